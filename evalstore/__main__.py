@@ -1,0 +1,3 @@
+from evalstore.cli import app
+
+app(prog_name="evalstore")

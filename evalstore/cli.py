@@ -1,0 +1,259 @@
+"""The ``evalstore`` command line: thin commands over the library.
+
+This is the only module that prints or exits. Errors raised on purpose by the library
+(:class:`~evalstore.errors.EvalstoreError`) become one ``Error: ...`` line on stderr and exit
+code 1; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Optional, TypeVar
+
+import polars as pl
+import typer
+from rich.console import Console
+
+from evalstore import render
+from evalstore.errors import EvalstoreError
+from evalstore.store import Progress, Store
+
+app = typer.Typer(
+    name="evalstore",
+    help="Track evaluation runs in DuckDB and compute exact metrics with SQL.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+# Piped output keeps whole rows rather than folding them at 80 columns.
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Fmt(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    md = "md"
+
+
+DbOpt = Annotated[
+    Optional[Path],
+    typer.Option("--db", envvar="EVALSTORE_DB", help="Database file [default: ./evalstore.duckdb]."),
+]
+LockOpt = Annotated[
+    float,
+    typer.Option("--lock-timeout", help="Seconds to wait while another process holds the database."),
+]
+FormatOpt = Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")]
+RunArg = Annotated[str, typer.Argument(help="Run: NAME, EXPERIMENT/NAME or id.", show_default=False)]
+
+
+def command(*args: Any, **kwargs: Any) -> Callable[[F], F]:
+    """Register a command whose library errors end as one line and exit code 1."""
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*a: Any, **kw: Any) -> Any:
+            try:
+                return fn(*a, **kw)
+            except EvalstoreError as exc:
+                err.print(f"Error: {exc}", markup=False)
+                raise typer.Exit(code=1) from None
+
+        app.command(*args, **kwargs)(wrapper)
+        return fn
+
+    return decorate
+
+
+def emit(frame: pl.DataFrame, fmt: Fmt, title: str | None = None) -> None:
+    """Print a result frame in the chosen format."""
+    if fmt is Fmt.table:
+        out.print(render.rich_table(frame, title))
+    else:
+        typer.echo(render.to_text(frame, fmt.value))
+
+
+@contextlib.contextmanager
+def progress_bar(enabled: bool, description: str) -> Iterator[Progress | None]:
+    """A transient rich progress display on stderr, shown only on a terminal after 1 s."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import Progress as RichProgress
+    from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    started = time.monotonic()
+    bar: RichProgress | None = None
+    task_id = None
+
+    def update(stage: str, done: int, total: int | None) -> None:
+        nonlocal bar, task_id
+        if bar is None:
+            if time.monotonic() - started < 1.0:
+                return
+            bar = RichProgress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                TextColumn("{task.completed:,} rows"),
+                TimeElapsedColumn(),
+                console=err,
+                transient=True,
+            )
+            bar.start()
+            task_id = bar.add_task(description, total=total)
+        assert task_id is not None  # set together with bar
+        bar.update(task_id, completed=done, total=total, description=f"{description}: {stage}")
+
+    try:
+        yield update
+    finally:
+        if bar is not None:
+            bar.stop()
+
+
+# -- commands ----------------------------------------------------------------------------
+
+
+@command("ingest")
+def ingest_cmd(
+    files: Annotated[list[Path], typer.Argument(help="Parquet, CSV/TSV, NDJSON or .npz files.", show_default=False)],
+    task: Annotated[str, typer.Option("--task", "-t", help="verification | matching | retrieval | classification.")],
+    run: Annotated[str, typer.Option("--run", "-r", help="Run name: NAME or EXPERIMENT/NAME.")],
+    experiment: Annotated[Optional[str], typer.Option("--experiment", "-e", help="Experiment of a bare run name [default: default].")] = None,
+    fmt: Annotated[Optional[str], typer.Option("--format", help="File format, overriding the extension.")] = None,
+    column: Annotated[Optional[list[str]], typer.Option("--column", "-c", help="OURS=THEIRS column mapping, e.g. score=distance.")] = None,
+    negate_score: Annotated[bool, typer.Option("--negate-score", help="Store -score (for distances).")] = False,
+    labels: Annotated[str, typer.Option("--labels", help="Label convention: pm1 (+1/-1/0) | 01 | bool.")] = "pm1",
+    groups: Annotated[Optional[Path], typer.Option("--groups", help="Per-list metadata: group_id, n_positives, slice columns.")] = None,
+    replace: Annotated[bool, typer.Option("--replace", help="Replace a run of the same name atomically.")] = False,
+    append: Annotated[bool, typer.Option("--append", help="Add this task to an existing run.")] = False,
+    param: Annotated[Optional[list[str]], typer.Option("--param", "-p", help="Run parameter key=value (JSON values stay typed).")] = None,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Tag the run (repeatable).")] = None,
+    notes: Annotated[Optional[str], typer.Option("--notes", help="Free text notes.")] = None,
+    created_at: Annotated[Optional[str], typer.Option("--created-at", help="Backfill the run's time (ISO 8601).")] = None,
+    git_commit: Annotated[Optional[str], typer.Option("--git-commit", help="Commit to record [default: the current directory's].")] = None,
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 10.0,
+    output: Annotated[Fmt, typer.Option("--output-format", help="How to print the summary.")] = Fmt.table,
+) -> None:
+    """Ingest ranked lists (scores and labels) into a new run."""
+    with Store(db, lock_timeout=lock_timeout) as store, progress_bar(output is not Fmt.json, "ingest") as cb:
+        result = store.ingest(
+            files, task=task, run=run, experiment=experiment, fmt=fmt, columns=column,
+            negate_score=negate_score, labels=labels, groups=groups, replace=replace,
+            append=append, params=param, tags=tag or (), notes=notes, created_at=created_at,
+            git_commit=git_commit if git_commit is not None else True, progress=cb,
+        )
+    if output is Fmt.table:
+        verb = "replaced" if result.replaced else "ingested"
+        out.print(
+            f"{verb} run {result.ref} (id {result.run_id}): {result.rows:,} {result.task} rows "
+            f"in {result.lists:,} list(s), {result.not_retrieved:,} not retrieved",
+            markup=False,
+        )
+    else:
+        emit(pl.DataFrame([vars(result)]), output)
+
+
+@command("runs")
+def runs_cmd(
+    experiment: Annotated[Optional[str], typer.Option("--experiment", "-e", help="Only this experiment.")] = None,
+    tag: Annotated[Optional[str], typer.Option("--tag", help="Only runs with this tag.")] = None,
+    sort: Annotated[str, typer.Option("--sort", help="created_at (newest first) | name | id.")] = "created_at",
+    limit: Annotated[Optional[int], typer.Option("--limit", "-n", help="At most this many runs.")] = None,
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 10.0,
+    fmt: FormatOpt = Fmt.table,
+) -> None:
+    """List runs."""
+    with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
+        frame = store.runs(experiment=experiment, tag=tag, sort=sort, limit=limit)
+    if fmt is Fmt.table:
+        frame = frame.select("run_id", "experiment", "name", "created_at", "tasks", "n_rows", "tags", "git_commit")
+        frame = frame.with_columns(pl.col("git_commit").str.slice(0, 10))
+    if fmt is Fmt.json:
+        rows = [{**r, "params": json.loads(r["params"] or "{}")} for r in frame.to_dicts()]
+        typer.echo(json.dumps(render._jsonable(rows), indent=2))
+        return
+    emit(frame, fmt)
+
+
+@command("show")
+def show_cmd(run: RunArg, db: DbOpt = None, lock_timeout: LockOpt = 10.0, fmt: FormatOpt = Fmt.table) -> None:
+    """Show one run: metadata, params, tags and what it holds."""
+    with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
+        info = store.run(run)
+    if fmt is Fmt.json:
+        typer.echo(json.dumps(render._jsonable(info), indent=2, default=str))
+        return
+    rows = [
+        ("run_id", info["run_id"]), ("experiment", info["experiment"]), ("name", info["name"]),
+        ("created_at", info["created_at"]), ("git_commit", info["git_commit"]),
+        ("tags", info["tags"]), ("notes", info["notes"]),
+    ]
+    rows += [(f"param {k}", json.dumps(v)) for k, v in info["params"].items()]
+    rows += [(f"task {t['task']}", f"{t['rows']:,} rows, {t['lists']:,} lists") for t in info["tasks"]]
+    frame = pl.DataFrame({"field": [r[0] for r in rows], "value": [render._cell(r[1]) for r in rows]})
+    emit(frame, fmt, title=f"{info['experiment']}/{info['name']}")
+
+
+@command("rm")
+def rm_cmd(
+    run: RunArg,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 10.0,
+) -> None:
+    """Delete a run and everything recorded for it."""
+    with Store(db, lock_timeout=lock_timeout) as store:
+        info = store.run(run)
+        ref = f"{info['experiment']}/{info['name']}"
+        if not yes and not typer.confirm(f"Delete run {ref} (id {info['run_id']})?", err=True):
+            err.print("Nothing deleted.")
+            raise typer.Exit(code=1)
+        store.remove(info["run_id"])
+    out.print(f"deleted run {ref} (id {info['run_id']})", markup=False)
+
+
+@command("tag")
+def tag_cmd(
+    run: RunArg,
+    tags: Annotated[list[str], typer.Argument(help="Tags to add.", show_default=False)],
+    remove: Annotated[bool, typer.Option("--remove", help="Remove these tags instead.")] = False,
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 10.0,
+) -> None:
+    """Add tags to a run (or remove them with --remove)."""
+    with Store(db, lock_timeout=lock_timeout) as store:
+        now = store.tag(run, tags, remove=remove)
+    out.print(f"tags: {', '.join(now) if now else '(none)'}", markup=False)
+
+
+@command("demo")
+def demo_cmd(db: DbOpt = None, fmt: FormatOpt = Fmt.table) -> None:
+    """Build a demo database of runs and list them."""
+    from evalstore import demo
+
+    with Store(db) as store:
+        demo.build(store)
+        frame = store.runs()
+    emit(frame.select("run_id", "experiment", "name", "created_at", "tasks", "n_rows", "tags"), fmt)
+    if fmt is Fmt.table:
+        err.print(f"database: {Path(db or 'evalstore.duckdb')}; try: evalstore runs, evalstore show RUN", markup=False)
+
+
+def main() -> None:
+    app()

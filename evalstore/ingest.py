@@ -1,0 +1,614 @@
+"""Ingest of ranked lists (scores and labels) into a run.
+
+Files are read with polars in bounded batches, validated column by column, and inserted in
+one transaction per run: a run is either fully there or not at all, whatever goes wrong
+(bad input, a crash, ``kill -9``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
+
+import duckdb
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from evalstore import queries, runs
+from evalstore.errors import InvalidInput, RunExists
+from evalstore.runs import delete_run_rows
+
+if TYPE_CHECKING:
+    from evalstore.store import Progress, Store
+
+__all__ = [
+    "FORMATS",
+    "LABEL_CONVENTIONS",
+    "TASKS",
+    "IngestResult",
+    "Source",
+    "ingest",
+    "parse_columns",
+]
+
+Source = Union[str, os.PathLike, pl.DataFrame, pl.LazyFrame, Mapping[str, Any], Any]
+"""A path, a polars/pandas frame, a pyarrow Table, or a dict of equal-length arrays."""
+
+TASKS = ("verification", "matching", "retrieval", "classification")
+LABEL_CONVENTIONS = ("pm1", "01", "bool")
+FORMATS = ("parquet", "csv", "tsv", "ndjson", "npz")
+_EXTENSIONS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".ndjson": "ndjson",
+    ".jsonl": "ndjson",
+    ".npz": "npz",
+}
+_COLUMNS = ("group_id", "item_id", "score", "label")
+BATCH_ROWS = 1 << 20
+
+
+@dataclass
+class IngestResult:
+    """What an ingest wrote."""
+
+    run_id: int
+    experiment: str
+    name: str
+    task: str
+    rows: int
+    lists: int
+    not_retrieved: int
+    replaced: bool = False
+    files: list[str] = field(default_factory=list)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.experiment}/{self.name}"
+
+
+def parse_columns(items: Sequence[str] | Mapping[str, str] | None) -> dict[str, str]:
+    """``["score=distance"]`` -> ``{"score": "distance"}`` (our column = the input's column)."""
+    if items is None:
+        return {}
+    if isinstance(items, Mapping):
+        mapping = dict(items)
+    else:
+        mapping = {}
+        for item in items:
+            ours, sep, theirs = item.partition("=")
+            if not sep or not ours.strip() or not theirs.strip():
+                raise InvalidInput(f"--column {item!r} is not OURS=THEIRS (e.g. score=distance)")
+            mapping[ours.strip()] = theirs.strip()
+    unknown = sorted(set(mapping) - set(_COLUMNS))
+    if unknown:
+        raise InvalidInput(
+            f"--column maps unknown column {unknown[0]!r}; evalstore's columns are "
+            + ", ".join(_COLUMNS)
+        )
+    return mapping
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Input:
+    label: str  # file path or a short description of an in-memory source
+    frames: Iterator[pl.DataFrame]
+
+
+def _format_of(path: Path, fmt: str | None) -> str:
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise InvalidInput(f"unknown --format {fmt!r}; use one of {', '.join(FORMATS)}")
+        return fmt
+    found = _EXTENSIONS.get(path.suffix.lower())
+    if found is None:
+        raise InvalidInput(
+            f"{path}: cannot tell the format from the extension {path.suffix!r}; "
+            f"pass --format ({', '.join(FORMATS)})"
+        )
+    return found
+
+
+def _lazy_file(path: Path, fmt: str) -> pl.LazyFrame | pl.DataFrame:
+    if fmt == "parquet":
+        return pl.scan_parquet(path)
+    if fmt in ("csv", "tsv"):
+        return pl.scan_csv(
+            path, separator="\t" if fmt == "tsv" else ",", infer_schema_length=10_000
+        )
+    if fmt == "ndjson":
+        return pl.scan_ndjson(path, infer_schema_length=10_000)
+    with np.load(path, allow_pickle=False) as npz:
+        return _frame_from_mapping({k: npz[k] for k in npz.files}, str(path))
+
+
+def _frame_from_mapping(data: Mapping[str, Any], label: str) -> pl.DataFrame:
+    columns = {}
+    for key, values in data.items():
+        arr = np.asarray(values)
+        if arr.ndim != 1:
+            raise InvalidInput(f"{label}: array {key!r} has shape {arr.shape}; expected 1-D")
+        columns[key] = arr
+    lengths = {k: len(v) for k, v in columns.items()}
+    if len(set(lengths.values())) > 1:
+        raise InvalidInput(f"{label}: arrays have different lengths: {lengths}")
+    return pl.DataFrame(columns)
+
+
+def _batches(frame: pl.LazyFrame | pl.DataFrame, label: str) -> Iterator[pl.DataFrame]:
+    if isinstance(frame, pl.DataFrame):
+        if frame.height == 0:
+            yield frame
+        for offset in range(0, frame.height, BATCH_ROWS):
+            yield frame.slice(offset, BATCH_ROWS)
+        return
+    try:
+        yield from frame.collect_batches(chunk_size=BATCH_ROWS)
+    except pl.exceptions.PolarsError as exc:
+        raise InvalidInput(f"{label}: cannot read: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _open(source: Source, fmt: str | None, index: int) -> tuple[str, pl.LazyFrame | pl.DataFrame]:
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.is_file():
+            raise InvalidInput(f"{path}: no such file")
+        if path.stat().st_size == 0:
+            raise InvalidInput(f"{path}: empty file")
+        kind = _format_of(path, fmt)
+        try:
+            frame = _lazy_file(path, kind)
+            schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
+        except InvalidInput:
+            raise
+        except (pl.exceptions.PolarsError, OSError, ValueError, EOFError) as exc:
+            raise InvalidInput(f"{path}: cannot read as {kind}: {_first_line(exc)}") from None
+        if not schema:
+            raise InvalidInput(f"{path}: no columns")
+        return str(path), frame
+    label = f"input #{index + 1}"
+    if isinstance(source, (pl.DataFrame, pl.LazyFrame)):
+        return label, source
+    if isinstance(source, Mapping):
+        return label, _frame_from_mapping(source, label)
+    try:
+        return label, pl.from_pandas(source) if _is_pandas(source) else pl.from_arrow(source)  # type: ignore[return-value]
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(
+            f"{label}: unsupported data of type {type(source).__name__}: {_first_line(exc)}"
+        ) from None
+
+
+def _is_pandas(obj: Any) -> bool:
+    return type(obj).__module__.startswith("pandas")
+
+
+# -- validation --------------------------------------------------------------------------
+
+
+@dataclass
+class _Spec:
+    task: str
+    columns: dict[str, str]
+    labels: str
+    negate_score: bool
+
+
+def _first_row(mask: pl.Series) -> int:
+    return int(mask.arg_true()[0])
+
+
+def _validate(batch: pl.DataFrame, spec: _Spec, label: str, offset: int) -> pl.DataFrame:
+    """Check one batch and return it in the stored layout (without seq)."""
+    rename = {theirs: ours for ours, theirs in spec.columns.items()}
+    missing_sources = [t for t in rename if t not in batch.columns]
+    if missing_sources:
+        raise InvalidInput(
+            f"{label}: missing column {missing_sources[0]!r} named by --column "
+            f"(columns: {', '.join(batch.columns)})"
+        )
+    shadowed = [c for c in batch.columns if c in set(spec.columns) and c not in rename]
+    batch = batch.drop(shadowed).rename(rename)
+    required = ["item_id", "score", "label"] + ([] if spec.task == "verification" else ["group_id"])
+    for col in required:
+        if col not in batch.columns:
+            raise InvalidInput(
+                f"{label}: missing column {col!r} (columns: {', '.join(batch.columns)}); "
+                f"map one with --column {col}=NAME"
+            )
+    if "group_id" not in batch.columns:
+        batch = batch.with_columns(group_id=pl.lit(None, dtype=pl.String))
+
+    def where(col: str, mask: pl.Series) -> str:
+        return f"{label}: column {col!r} row {offset + _first_row(mask) + 1}"
+
+    for col in ("group_id", "item_id"):
+        dtype = batch.schema[col]
+        if dtype.is_float():
+            raise InvalidInput(f"{label}: column {col!r} holds floats ({dtype}); ids must be integers or strings")
+        if dtype.is_nested():
+            raise InvalidInput(f"{label}: column {col!r} holds {dtype}; ids must be integers or strings")
+    ids = batch.select(
+        pl.col("group_id").cast(pl.String), pl.col("item_id").cast(pl.String)
+    )
+    if ids["item_id"].null_count():
+        raise InvalidInput(f"{where('item_id', ids['item_id'].is_null())} is empty")
+    if spec.task != "verification" and ids["group_id"].null_count():
+        raise InvalidInput(
+            f"{where('group_id', ids['group_id'].is_null())} is empty (task {spec.task} needs a list id)"
+        )
+
+    score = batch["score"]
+    if score.dtype == pl.String:  # text files: "nan", "inf", "-inf" or a typo
+        parsed = score.str.strip_chars().cast(pl.Float64, strict=False)
+        bad = parsed.is_null() & score.is_not_null() & (score.str.strip_chars() != "")
+        if bad.any():
+            raise InvalidInput(f"{where('score', bad)}: {score[_first_row(bad)]!r} is not a number")
+        score = parsed
+    if not (score.dtype.is_numeric() or score.dtype == pl.Null):
+        raise InvalidInput(f"{label}: column 'score' must be numeric, found {score.dtype}")
+    score = score.cast(pl.Float64)
+    if spec.negate_score:
+        score = -score
+    nan = score.is_nan().fill_null(False)
+    if nan.any():
+        raise InvalidInput(f"{where('score', nan)} is NaN; scores must be numbers (-inf = not retrieved)")
+    pos_inf = (score == np.inf).fill_null(False)
+    if pos_inf.any():
+        which = "-inf before --negate-score" if spec.negate_score else "+inf"
+        raise InvalidInput(f"{where('score', pos_inf)} is {which}; only -inf (= not retrieved) is allowed")
+    score = pl.select(
+        pl.when(score == -np.inf).then(None).otherwise(score).alias("score")
+    ).to_series()
+
+    labels = _labels(batch["label"], spec.labels, label, offset)
+    return pl.DataFrame(
+        {"group_id": ids["group_id"], "item_id": ids["item_id"], "score": score, "label": labels}
+    )
+
+
+_CONVENTION_TEXT = {
+    "pm1": "1 (positive), -1 (negative) or 0 (ignored)",
+    "01": "1 (positive) or 0 (negative)",
+    "bool": "true (positive) or false (negative)",
+}
+
+
+def _labels(raw: pl.Series, convention: str, label: str, offset: int) -> pl.Series:
+    if raw.null_count():
+        row = offset + _first_row(raw.is_null()) + 1
+        raise InvalidInput(f"{label}: column 'label' row {row} is empty")
+    expect = _CONVENTION_TEXT[convention]
+    if convention == "bool":
+        if raw.dtype == pl.Boolean:
+            out = raw
+        elif raw.dtype == pl.String:
+            lowered = raw.str.to_lowercase()
+            bad = ~lowered.is_in(["true", "false"])
+            if bad.any():
+                row = offset + _first_row(bad) + 1
+                raise InvalidInput(
+                    f"{label}: column 'label' row {row}: {raw[_first_row(bad)]!r} is not a label "
+                    f"under --labels bool (expected {expect})"
+                )
+            out = lowered == "true"
+        else:
+            raise InvalidInput(
+                f"{label}: column 'label' holds {raw.dtype}; --labels bool expects {expect}"
+            )
+        return pl.select(pl.when(out).then(1).otherwise(-1).cast(pl.Int8).alias("label")).to_series()
+    if raw.dtype == pl.Boolean:
+        raise InvalidInput(
+            f"{label}: column 'label' holds booleans; pass --labels bool to read them as "
+            "true = positive, false = negative"
+        )
+    if not raw.dtype.is_numeric():
+        raise InvalidInput(f"{label}: column 'label' must be numeric ({expect}), found {raw.dtype}")
+    allowed = [1, -1, 0] if convention == "pm1" else [1, 0]
+    as_float = raw.cast(pl.Float64)
+    bad = ~as_float.is_in([float(a) for a in allowed])
+    if bad.any():
+        i = _first_row(bad)
+        hint = "; pass --labels 01 for 0/1 labels" if convention == "pm1" else ""
+        raise InvalidInput(
+            f"{label}: column 'label' row {offset + i + 1}: {raw[i]!r} is not a label under "
+            f"--labels {convention} (expected {expect}){hint}"
+        )
+    out = as_float.cast(pl.Int8)
+    if convention == "01":
+        out = pl.select(pl.when(out == 1).then(1).otherwise(-1).cast(pl.Int8).alias("label")).to_series()
+    return out.alias("label")
+
+
+# -- groups ------------------------------------------------------------------------------
+
+
+def _read_groups(source: Source, fmt: str | None, task: str) -> pl.DataFrame:
+    label, frame = _open(source, fmt, 0)
+    if isinstance(frame, pl.LazyFrame):
+        try:
+            frame = frame.collect()
+        except pl.exceptions.PolarsError as exc:
+            raise InvalidInput(f"{label}: cannot read: {_first_line(exc)}") from None
+    if "group_id" not in frame.columns:
+        raise InvalidInput(f"{label}: missing column 'group_id' (columns: {', '.join(frame.columns)})")
+    if frame["group_id"].dtype.is_float():
+        raise InvalidInput(f"{label}: column 'group_id' holds floats; ids must be integers or strings")
+    gid = frame["group_id"].cast(pl.String)
+    if gid.null_count() and task != "verification":
+        raise InvalidInput(f"{label}: column 'group_id' row {_first_row(gid.is_null()) + 1} is empty")
+    dup = gid.is_duplicated()
+    if dup.any():
+        raise InvalidInput(f"{label}: column 'group_id' row {_first_row(dup) + 1}: {gid[_first_row(dup)]!r} appears twice")
+    if "n_positives" in frame.columns:
+        npos = frame["n_positives"]
+        if not npos.dtype.is_integer() and not (npos.dtype.is_float() and (npos.drop_nulls() == npos.drop_nulls().round()).all()):
+            raise InvalidInput(f"{label}: column 'n_positives' must hold whole numbers, found {npos.dtype}")
+        npos = npos.cast(pl.Int64)
+        bad = (npos < 0).fill_null(False)
+        if bad.any():
+            raise InvalidInput(f"{label}: column 'n_positives' row {_first_row(bad) + 1} is negative")
+    else:
+        npos = pl.Series("n_positives", [None] * frame.height, dtype=pl.Int64)
+    slice_cols = [c for c in frame.columns if c not in ("group_id", "n_positives")]
+    keys = pl.Series("keys", [slice_cols] * frame.height, dtype=pl.List(pl.String))
+    values = frame.select(
+        pl.concat_list([pl.col(c).cast(pl.String) for c in slice_cols]).alias("values")
+    )["values"] if slice_cols else pl.Series("values", [[]] * frame.height, dtype=pl.List(pl.String))
+    return pl.DataFrame(
+        {"group_id": gid, "n_positives": npos.cast(pl.Int32), "keys": keys, "values": values}
+    )
+
+
+# -- streaming into DuckDB ---------------------------------------------------------------
+
+_ARROW_SCHEMA = pa.schema(
+    [
+        ("group_id", pa.large_string()),
+        ("item_id", pa.large_string()),
+        ("score", pa.float64()),
+        ("label", pa.int8()),
+        ("seq", pa.int64()),
+    ]
+)
+
+
+class _Stream:
+    """Validated batches of every input as one Arrow stream, so that DuckDB inserts them in a
+    single statement with bounded memory. Errors raised while DuckDB pulls batches are kept in
+    ``error`` (DuckDB wraps them) and re-raised by the caller."""
+
+    def __init__(self, opened: list[tuple[str, pl.LazyFrame | pl.DataFrame]], spec: _Spec, progress: Progress | None) -> None:
+        self.opened = opened
+        self.spec = spec
+        self.progress = progress
+        self.error: InvalidInput | None = None
+        self.spans: list[tuple[str, int, int]] = []  # (label, first seq, end seq)
+        self.rows = 0
+        self.not_retrieved = 0
+        self._hashes: list[pl.Series] = []
+        self._groups: list[pl.Series] = []
+
+    def reader(self) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(_ARROW_SCHEMA, self._batches())
+
+    def _batches(self) -> Iterator[pa.RecordBatch]:
+        try:
+            for label, frame in self.opened:
+                start = self.rows
+                for batch in _batches(frame, label):
+                    clean = _validate(batch, self.spec, label, self.rows - start)
+                    n = clean.height
+                    clean = clean.with_columns(
+                        seq=pl.int_range(self.rows, self.rows + n, dtype=pl.Int64)
+                    )
+                    self.not_retrieved += clean["score"].null_count()
+                    keys = clean.select(
+                        pl.struct("group_id", "item_id").hash(seed=0).alias("h"),
+                    )
+                    self._hashes.append(keys["h"])
+                    self._groups.append(clean["group_id"].unique())
+                    self.rows += n
+                    table = clean.to_arrow(compat_level=pl.CompatLevel.oldest()).cast(_ARROW_SCHEMA)
+                    yield from table.to_batches()
+                    if self.progress is not None:
+                        self.progress("ingest", self.rows, None)
+                if self.rows == start:
+                    raise InvalidInput(f"{label}: no rows")
+                self.spans.append((label, start, self.rows))
+        except InvalidInput as exc:
+            self.error = exc
+            raise
+
+    def maybe_duplicates(self) -> bool:
+        """False when every (group_id, item_id) hash is distinct, which proves no duplicate."""
+        if not self._hashes:
+            return False
+        hashes = pl.concat(self._hashes)
+        return hashes.n_unique() < hashes.len()
+
+    def n_lists(self) -> int:
+        return pl.concat(self._groups).n_unique() if self._groups else 0
+
+
+# -- the transaction ---------------------------------------------------------------------
+
+
+def ingest(
+    store: Store,
+    data: Source | Sequence[Source],
+    *,
+    task: str,
+    run: str,
+    experiment: str | None = None,
+    fmt: str | None = None,
+    columns: Sequence[str] | Mapping[str, str] | None = None,
+    negate_score: bool = False,
+    labels: str = "pm1",
+    groups: Source | None = None,
+    groups_format: str | None = None,
+    replace: bool = False,
+    append: bool = False,
+    params: Sequence[str] | Mapping[str, Any] | None = None,
+    tags: Sequence[str] = (),
+    notes: str | None = None,
+    created_at: str | datetime | None = None,
+    git_commit: str | None | bool = True,
+    progress: Progress | None = None,
+) -> IngestResult:
+    """Ingest ranked lists into a run, all or nothing.
+
+    Args:
+        store: an open, writable :class:`~evalstore.Store`.
+        data: one source or several (their rows are concatenated in the given order): a path
+            (Parquet, CSV, TSV, NDJSON, ``.npz``), a polars or pandas frame, a pyarrow Table or
+            a dict of 1-D arrays. Columns ``group_id`` (optional for verification),
+            ``item_id``, ``score``, ``label``.
+        task: ``verification``, ``matching``, ``retrieval`` or ``classification``.
+        run: ``NAME`` or ``EXPERIMENT/NAME``.
+        experiment: the experiment when ``run`` is a bare name (default ``default``).
+        fmt: file format, overriding the extension.
+        columns: ``{"score": "distance"}`` or ``["score=distance"]``: where our columns are.
+        negate_score: store ``-score`` (for distances: smaller = better).
+        labels: ``pm1`` (+1/-1/0, default), ``01`` (1 = positive, 0 = negative) or ``bool``.
+        groups: per-list metadata (``group_id``, optional ``n_positives``, slice columns).
+        replace: replace an existing run of that name (atomically).
+        append: add this task to an existing run that does not have it yet.
+        params, tags, notes, created_at, git_commit: run metadata (``git_commit=True`` reads
+            the commit of the current directory).
+        progress: called with (stage, rows done, total or None).
+
+    Returns:
+        An :class:`IngestResult`.
+
+    Raises:
+        InvalidInput: bad data or options; nothing is written.
+        RunExists: the run exists and neither ``replace`` nor ``append`` was given.
+    """
+    if task not in TASKS:
+        raise InvalidInput(f"unknown task {task!r}; use one of {', '.join(TASKS)}")
+    if labels not in LABEL_CONVENTIONS:
+        raise InvalidInput(f"unknown --labels {labels!r}; use one of {', '.join(LABEL_CONVENTIONS)}")
+    if replace and append:
+        raise InvalidInput("--replace and --append exclude each other")
+    exp, name = runs.split_ref(run, experiment)
+    spec = _Spec(task, parse_columns(columns), labels, negate_score)
+    param_values = runs.parse_params(params)
+    when = runs.parse_time(created_at)
+    commit = runs.git_commit() if git_commit is True else (git_commit or None)
+    sources = list(data) if isinstance(data, (list, tuple)) else [data]
+    if not sources:
+        raise InvalidInput("nothing to ingest: no input given")
+    opened = [_open(s, fmt, i) for i, s in enumerate(sources)]
+    group_frame = _read_groups(groups, groups_format, task) if groups is not None else None
+
+    con = store.con
+    with store.transaction():
+        existing = queries.fetch_rows(con, "store/run_by_name", {"experiment": exp, "name": name})
+        replaced = False
+        if existing and append:
+            run_id = int(existing[0][0])
+            if queries.fetch_rows(con, "store/run_has_task", {"run_id": run_id, "task": task})[0][0]:
+                raise RunExists(f"run {exp}/{name} already has {task} rows; use --replace")
+        elif existing and not replace:
+            raise RunExists(
+                f"run {exp}/{name} exists; use --replace to overwrite it or --append to add a task"
+            )
+        else:
+            if existing:
+                delete_run_rows(con, int(existing[0][0]))
+                queries.run(con, "store/delete_run", {"run_id": int(existing[0][0])})
+                replaced = True
+            run_id = int(
+                queries.fetch_rows(
+                    con,
+                    "store/insert_run",
+                    {
+                        "experiment": exp,
+                        "name": name,
+                        "created_at": when,
+                        "git_commit": commit,
+                        "params": json.dumps(param_values),
+                        "tags": list(dict.fromkeys(tags)),
+                        "notes": notes,
+                    },
+                )[0][0]
+            )
+        stream = _Stream(opened, spec, progress)
+        reader = stream.reader()  # noqa: F841 (read by the SQL below)
+        con.register("_batch", reader)
+        try:
+            queries.run(con, "store/insert_scores", {"run_id": run_id, "task": task})
+        except duckdb.Error:
+            if stream.error is not None:
+                raise stream.error from None
+            raise
+        finally:
+            with contextlib.suppress(duckdb.Error):  # fails in an aborted transaction
+                con.unregister("_batch")
+        if stream.error is not None:  # raised where DuckDB did not pass it on
+            raise stream.error
+        spans = stream.spans
+        if stream.maybe_duplicates():
+            dup = queries.fetch_rows(con, "store/first_duplicate", {"run_id": run_id, "task": task})
+            if dup:
+                group_id, item_id, first, second = dup[0]
+                what = (
+                    f"item_id {item_id!r}"
+                    if group_id is None
+                    else f"(group_id, item_id) = ({group_id!r}, {item_id!r})"
+                )
+                raise InvalidInput(
+                    f"{_where(spans, second)}: duplicate {what}, first seen at {_where(spans, first)}"
+                )
+        n_lists = 0
+        if group_frame is not None:
+            _groups = group_frame.to_arrow()  # noqa: F841
+            con.register("_groups_raw", _groups)
+            try:
+                con.execute(queries.load("store/stage_groups").text)
+                queries.run(con, "store/insert_groups", {"run_id": run_id, "task": task})
+            finally:
+                with contextlib.suppress(duckdb.Error):
+                    con.execute("drop view if exists _groups")
+                    con.unregister("_groups_raw")
+        n_lists = stream.n_lists()
+    for view in ("_batch", "_groups_raw"):
+        with contextlib.suppress(duckdb.Error):
+            con.unregister(view)
+    return IngestResult(
+        run_id=run_id,
+        experiment=exp,
+        name=name,
+        task=task,
+        rows=stream.rows,
+        lists=n_lists,
+        not_retrieved=stream.not_retrieved,
+        replaced=replaced,
+        files=[label for label, _, _ in spans],
+    )
+
+
+def _where(spans: list[tuple[str, int, int]], seq: int) -> str:
+    for label, start, end in spans:
+        if start <= seq < end:
+            return f"{label} row {seq - start + 1}"
+    return f"input position {seq}"

@@ -1,0 +1,133 @@
+"""Named SQL queries kept as files under ``sql/``, and the one place that runs them.
+
+A file holds either one query (its stem is the name: ``sql/metrics/ap.sql`` -> ``metrics/ap``)
+or several, each introduced by a ``-- name: NAME`` line (``sql/store/runs.sql`` with
+``-- name: insert_run`` -> ``store/insert_run``). Values are always bound as ``$name``
+parameters; identifiers, which DuckDB cannot bind, go through :func:`quote_ident` from an
+allow-list.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from evalstore.errors import EvalstoreError
+
+__all__ = [
+    "Query",
+    "fetch",
+    "fetch_rows",
+    "load",
+    "names_with_prefix",
+    "quote_ident",
+    "run",
+    "sql_dir",
+]
+
+_NAME_LINE = re.compile(r"^--\s*name:\s*([A-Za-z_][A-Za-z0-9_]*)\s*$", re.MULTILINE)
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Query:
+    """One named query: its text and the SHA-256 of that text (its definition id)."""
+
+    name: str
+    text: str
+    path: Path
+
+    @property
+    def sha(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+
+def sql_dir() -> Path:
+    """The ``sql/`` folder: inside the installed package, or at the top of a source checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "sql", here.parent / "sql"):
+        if (candidate / "schema").is_dir():
+            return candidate
+    raise EvalstoreError(f"cannot find evalstore's sql/ folder next to {here}")
+
+
+@functools.cache
+def _catalogue(root: Path) -> dict[str, Query]:
+    queries: dict[str, Query] = {}
+    for path in sorted(root.rglob("*.sql")):
+        rel = path.relative_to(root).with_suffix("")
+        text = path.read_text()
+        marks = list(_NAME_LINE.finditer(text))
+        if not marks:
+            queries[rel.as_posix()] = Query(rel.as_posix(), text, path)
+            continue
+        for i, mark in enumerate(marks):
+            end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
+            name = f"{rel.parent.as_posix()}/{mark.group(1)}"
+            queries[name] = Query(name, text[mark.end() : end].strip(), path)
+    return queries
+
+
+def load(name: str) -> Query:
+    """Return the query called ``name`` (``"store/insert_run"``, ``"metrics/ap"``)."""
+    catalogue = _catalogue(sql_dir())
+    try:
+        return catalogue[name]
+    except KeyError:
+        raise EvalstoreError(f"no SQL query named {name!r} under {sql_dir()}") from None
+
+
+def names_with_prefix(prefix: str) -> list[str]:
+    """Every query name starting with ``prefix``, sorted."""
+    return sorted(n for n in _catalogue(sql_dir()) if n.startswith(prefix))
+
+
+def quote_ident(name: str, allowed: set[str] | frozenset[str] | None = None) -> str:
+    """Quote an identifier that cannot be bound as a parameter.
+
+    Raises:
+        EvalstoreError: when ``name`` is not a plain identifier or not in ``allowed``.
+    """
+    if not _IDENT.match(name) or (allowed is not None and name not in allowed):
+        raise EvalstoreError(f"not an allowed column name: {name!r}")
+    return f'"{name}"'
+
+
+def _params(query: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    # DuckDB refuses parameters the query does not use, so pass only those it names.
+    if not params:
+        return {}
+    used = set(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", query))
+    return {k: v for k, v in params.items() if k in used}
+
+
+def run(con: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, Any] | None = None) -> None:
+    """Execute a named statement for its effect."""
+    text = load(name).text
+    con.execute(text, _params(text, params))
+
+
+def fetch(
+    con: duckdb.DuckDBPyConnection,
+    name_or_query: str | Query,
+    params: Mapping[str, Any] | None = None,
+) -> pl.DataFrame:
+    """Run a named query and return the fully fetched result as a polars frame."""
+    text = name_or_query.text if isinstance(name_or_query, Query) else load(name_or_query).text
+    return con.sql(text, params=_params(text, params)).pl()
+
+
+def fetch_rows(
+    con: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, Any] | None = None
+) -> list[tuple[Any, ...]]:
+    """Run a named query and return its rows as tuples (for small control queries)."""
+    text = load(name).text
+    return con.execute(text, _params(text, params)).fetchall()

@@ -1,0 +1,200 @@
+"""Runs: naming, metadata, listing, tagging and removal."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Union
+
+import polars as pl
+
+from evalstore import queries
+from evalstore.errors import InvalidInput, RunNotFound
+
+if TYPE_CHECKING:
+    from evalstore.store import Store
+
+__all__ = [
+    "RunRef",
+    "get_run",
+    "git_commit",
+    "list_runs",
+    "parse_params",
+    "remove_run",
+    "resolve",
+    "split_ref",
+    "tag_run",
+]
+
+RunRef = Union[str, int]
+"""A run: ``NAME``, ``EXPERIMENT/NAME``, or its numeric id (``12`` or ``id:12``)."""
+
+SORT_KEYS = ("created_at", "name", "id")
+DEFAULT_EXPERIMENT = "default"
+
+
+def split_ref(ref: str, experiment: str | None = None) -> tuple[str, str]:
+    """Split ``EXPERIMENT/NAME`` (or ``NAME`` with ``experiment``) into its two parts."""
+    if "/" in ref:
+        exp, name = ref.split("/", 1)
+        if experiment is not None and experiment != exp:
+            raise InvalidInput(f"run {ref!r} names experiment {exp!r} but --experiment is {experiment!r}")
+    else:
+        exp, name = experiment or DEFAULT_EXPERIMENT, ref
+    if not exp or not name or not name.strip():
+        raise InvalidInput(f"run name {ref!r} is empty")
+    return exp, name
+
+
+def resolve(store: Store, ref: RunRef) -> int:
+    """Return the run id of ``ref``.
+
+    A full ``EXPERIMENT/NAME`` wins, then a bare ``NAME`` (which must be unique across
+    experiments), then the numeric id.
+
+    Raises:
+        RunNotFound: nothing matches, or a bare name matches runs of several experiments.
+    """
+    text = str(ref)
+    rows = queries.fetch_rows(store.con, "store/find_run", {"ref": text})
+    for how in ("path", "name", "id"):
+        hits = [r for r in rows if r[3] == how]
+        if len(hits) == 1:
+            return int(hits[0][0])
+        if len(hits) > 1:
+            names = ", ".join(f"{r[1]}/{r[2]}" for r in hits)
+            raise RunNotFound(f"run {text!r} is ambiguous: {names}; name it as EXPERIMENT/NAME")
+    raise RunNotFound(f"no run {text!r} in {store.path}")
+
+
+def list_runs(
+    store: Store,
+    *,
+    experiment: str | None = None,
+    tag: str | None = None,
+    sort: str = "created_at",
+    limit: int | None = None,
+) -> pl.DataFrame:
+    """Runs with their metadata and row counts.
+
+    Args:
+        experiment: only this experiment.
+        tag: only runs carrying this tag.
+        sort: ``created_at`` (newest first), ``name`` or ``id``.
+        limit: at most this many rows.
+    """
+    if sort not in SORT_KEYS:
+        raise InvalidInput(f"unknown sort key {sort!r}; use one of {', '.join(SORT_KEYS)}")
+    if limit is not None and limit < 0:
+        raise InvalidInput(f"--limit must be >= 0, got {limit}")
+    return store.query(
+        "store/list_runs",
+        {"experiment": experiment, "tag": tag, "sort": sort, "limit": limit},
+    )
+
+
+def get_run(store: Store, ref: RunRef) -> dict[str, Any]:
+    """One run as a dict: metadata, ``params`` decoded, and ``tasks`` with row/list counts."""
+    run_id = resolve(store, ref)
+    row = store.query("store/get_run", {"run_id": run_id}).to_dicts()[0]
+    row["params"] = json.loads(row["params"]) if row["params"] else {}
+    row["tasks"] = row["tasks"] or []
+    return row
+
+
+def remove_run(store: Store, ref: RunRef) -> dict[str, Any]:
+    """Delete a run and all rows recorded for it, in one transaction."""
+    info = get_run(store, ref)
+    with store.transaction() as con:
+        delete_run_rows(con, info["run_id"])
+        queries.run(con, "store/delete_run", {"run_id": info["run_id"]})
+    return info
+
+
+def delete_run_rows(con: Any, run_id: int) -> None:
+    """Delete every raw and derived row of a run, leaving its ``runs`` row."""
+    for name in queries.names_with_prefix("store/delete_run_"):
+        queries.run(con, name, {"run_id": run_id})
+
+
+def tag_run(store: Store, ref: RunRef, tags: Sequence[str], *, remove: bool = False) -> list[str]:
+    """Add tags to a run (or remove them); returns the tags afterwards, in order."""
+    info = get_run(store, ref)
+    for t in tags:
+        if not t or not t.strip():
+            raise InvalidInput("a tag cannot be empty")
+    current: list[str] = list(info["tags"])
+    if remove:
+        missing = [t for t in tags if t not in current]
+        if missing:
+            raise InvalidInput(f"run {info['experiment']}/{info['name']} has no tag {missing[0]!r}")
+        new = [t for t in current if t not in set(tags)]
+    else:
+        new = current + [t for t in dict.fromkeys(tags) if t not in current]
+    with store.transaction() as con:
+        queries.run(con, "store/set_tags", {"run_id": info["run_id"], "tags": new})
+    return new
+
+
+def parse_params(items: Iterable[str] | Mapping[str, Any] | None) -> dict[str, Any]:
+    """Parse ``key=value`` strings; values are read as JSON when they parse (``0.1`` -> 0.1,
+    ``true`` -> True, ``[1,2]`` -> list), else kept as strings.
+
+    Raises:
+        InvalidInput: an item without ``=`` or with an empty key, or a repeated key.
+    """
+    if items is None:
+        return {}
+    if isinstance(items, Mapping):
+        return dict(items)
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InvalidInput(f"param {item!r} is not key=value")
+        if key in out:
+            raise InvalidInput(f"param {key!r} given twice")
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw
+        if isinstance(value, float) and value != value:  # NaN is not valid JSON in DuckDB
+            value = raw
+        out[key] = value
+    return out
+
+
+def parse_time(value: str | datetime | None) -> datetime:
+    """A naive UTC timestamp from an ISO 8601 string or datetime; now when ``None``."""
+    if value is None:
+        return datetime.now(timezone.utc).replace(tzinfo=None)
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            raise InvalidInput(
+                f"--created-at {value!r} is not an ISO 8601 time (e.g. 2026-05-01T12:00)"
+            ) from None
+    if value.tzinfo is not None:
+        value = value.astimezone(timezone.utc).replace(tzinfo=None)
+    return value
+
+
+def git_commit(cwd: str | None = None) -> str | None:
+    """The commit checked out in ``cwd`` (the current directory), or ``None`` outside git."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--verify", "-q", "HEAD"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = out.stdout.strip()
+    return sha if out.returncode == 0 and sha else None

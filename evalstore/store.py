@@ -1,0 +1,231 @@
+"""The DuckDB store: opening the file, the lock, schema migrations and transactions."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import polars as pl
+
+from evalstore import queries
+from evalstore.errors import EvalstoreError, SchemaError, StoreLocked
+
+if TYPE_CHECKING:
+    from evalstore.ingest import IngestResult, Source
+    from evalstore.runs import RunRef
+
+__all__ = ["DEFAULT_DB", "Progress", "Store", "default_path"]
+
+DEFAULT_DB = "evalstore.duckdb"
+Progress = Callable[[str, int, "int | None"], None]
+"""Progress callback: (stage, done, total or None)."""
+
+_SCHEMA_FILE = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
+
+
+def default_path() -> Path:
+    """``$EVALSTORE_DB`` when set, else ``./evalstore.duckdb``."""
+    return Path(os.environ.get("EVALSTORE_DB") or DEFAULT_DB)
+
+
+def _schema_files() -> list[tuple[int, str, Path]]:
+    found = []
+    for path in sorted((queries.sql_dir() / "schema").glob("*.sql")):
+        m = _SCHEMA_FILE.match(path.name)
+        if m:
+            found.append((int(m.group(1)), m.group(2), path))
+    return found
+
+
+def latest_schema_version() -> int:
+    """The schema version this evalstore writes."""
+    return max(v for v, _, _ in _schema_files())
+
+
+def _connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBPyConnection:
+    deadline = time.monotonic() + lock_timeout
+    delay = 0.05
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as exc:
+            message = str(exc)
+            if "lock" not in message.lower():
+                raise SchemaError(f"{path}: cannot open as a DuckDB database: {message}") from None
+            if time.monotonic() >= deadline:
+                holder = re.search(r"\(PID (\d+)\)", message)
+                who = f" by process {holder.group(1)}" if holder else ""
+                raise StoreLocked(
+                    f"{path} is locked{who}; gave up after {lock_timeout:g} s "
+                    "(raise --lock-timeout to wait longer)"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+        except duckdb.Error as exc:
+            raise SchemaError(f"{path}: cannot open as a DuckDB database: {exc}") from None
+
+
+class Store:
+    """An evalstore database: one DuckDB file with runs, raw outputs and metric values.
+
+    Args:
+        path: the database file; default ``$EVALSTORE_DB`` or ``./evalstore.duckdb``.
+        read_only: open without write access (several readers may share the file).
+        lock_timeout: seconds to wait for another process to release the file.
+
+    Raises:
+        StoreLocked: another process kept the file locked for ``lock_timeout`` seconds.
+        SchemaError: the file is not an evalstore database, or of a newer schema.
+        EvalstoreError: ``read_only`` and the file does not exist.
+
+    The store is a context manager; DuckDB lets one process write a file at a time, so close
+    the store (or leave the ``with`` block) to let other processes in.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        read_only: bool = False,
+        lock_timeout: float = 10.0,
+    ) -> None:
+        self.path = Path(path) if path is not None else default_path()
+        self.read_only = read_only
+        self.lock_timeout = lock_timeout
+        if read_only and not self.path.exists():
+            raise EvalstoreError(
+                f"no evalstore database at {self.path} (ingest a run first, or pass --db)"
+            )
+        self.con = _connect(self.path, read_only, lock_timeout)
+        try:
+            pending = self._pending_migrations()
+            if pending and read_only:
+                self.con.close()
+                self.con = _connect(self.path, False, lock_timeout)
+                self._migrate(pending)
+                self.con.close()
+                self.con = _connect(self.path, True, lock_timeout)
+            elif pending:
+                self._migrate(pending)
+        except BaseException:
+            self.con.close()
+            raise
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the connection and release the file lock."""
+        self.con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        mode = "read-only" if self.read_only else "read-write"
+        return f"Store({str(self.path)!r}, {mode})"
+
+    # -- schema ----------------------------------------------------------------------------
+
+    def schema_version(self) -> int:
+        """The schema version recorded in the file."""
+        return int(queries.fetch_rows(self.con, "store/current_version")[0][0])
+
+    def _pending_migrations(self) -> list[tuple[int, str, Path]]:
+        known = _schema_files()
+        latest = max(v for v, _, _ in known)
+        has_version = queries.fetch_rows(self.con, "store/has_table", {"table": "schema_version"})
+        if has_version[0][0] == 0:
+            if queries.fetch_rows(self.con, "store/count_tables")[0][0] > 0:
+                raise SchemaError(
+                    f"{self.path} is a DuckDB database but not an evalstore store "
+                    "(it has no schema_version table)"
+                )
+            return known
+        current = self.schema_version()
+        if current > latest:
+            raise SchemaError(
+                f"{self.path} has schema version {current}, newer than this evalstore supports "
+                f"({latest}); upgrade evalstore"
+            )
+        return [m for m in known if m[0] > current]
+
+    def _migrate(self, pending: Sequence[tuple[int, str, Path]]) -> None:
+        with self.transaction():
+            queries.run(self.con, "store/create_schema_version")
+            for version, name, path in pending:
+                self.con.execute(path.read_text())
+                queries.run(self.con, "store/record_version", {"version": version, "name": name})
+
+    # -- transactions and queries -----------------------------------------------------------
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """All statements inside commit together or not at all."""
+        self.con.execute("begin transaction")
+        try:
+            yield self.con
+        except BaseException:
+            self.con.execute("rollback")
+            raise
+        else:
+            self.con.execute("commit")
+
+    def query(self, name: str, params: Mapping[str, Any] | None = None) -> pl.DataFrame:
+        """Run a named query from ``sql/`` (e.g. ``"store/list_runs"``) and return a frame."""
+        return queries.fetch(self.con, name, params)
+
+    # -- runs ------------------------------------------------------------------------------
+
+    def runs(
+        self,
+        *,
+        experiment: str | None = None,
+        tag: str | None = None,
+        sort: str = "created_at",
+        limit: int | None = None,
+    ) -> pl.DataFrame:
+        """List runs, newest first by default; see :func:`evalstore.runs.list_runs`."""
+        from evalstore import runs
+
+        return runs.list_runs(self, experiment=experiment, tag=tag, sort=sort, limit=limit)
+
+    def run(self, ref: RunRef) -> dict[str, Any]:
+        """One run with its metadata and per-task counts."""
+        from evalstore import runs
+
+        return runs.get_run(self, ref)
+
+    def resolve(self, ref: RunRef) -> int:
+        """The run id of a reference: ``NAME``, ``EXPERIMENT/NAME`` or an id."""
+        from evalstore import runs
+
+        return runs.resolve(self, ref)
+
+    def remove(self, ref: RunRef) -> dict[str, Any]:
+        """Delete a run and everything recorded for it; returns what was deleted."""
+        from evalstore import runs
+
+        return runs.remove_run(self, ref)
+
+    def tag(self, ref: RunRef, tags: Sequence[str], *, remove: bool = False) -> list[str]:
+        """Add (or remove) tags of a run; returns the run's tags afterwards."""
+        from evalstore import runs
+
+        return runs.tag_run(self, ref, tags, remove=remove)
+
+    # -- ingest ----------------------------------------------------------------------------
+
+    def ingest(self, data: Source | Sequence[Source], *, task: str, run: str, **options: Any) -> IngestResult:
+        """Ingest ranked lists into a new run; see :func:`evalstore.ingest.ingest` for options."""
+        from evalstore.ingest import ingest
+
+        return ingest(self, data, task=task, run=run, **options)

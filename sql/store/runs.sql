@@ -1,0 +1,73 @@
+-- Runs: create, find, list, tag, remove.
+
+-- name: insert_run
+-- $experiment, $name: varchar; $created_at: timestamp; $git_commit, $notes: varchar or null;
+-- $params: json text; $tags: varchar[]. Returns the new run_id.
+insert into runs (experiment, name, created_at, git_commit, params, tags, notes)
+values ($experiment, $name, $created_at, $git_commit, $params::json, $tags, $notes)
+returning run_id;
+
+-- name: find_run
+-- Candidates for a run reference $ref: 'EXPERIMENT/NAME', 'NAME' or the numeric id.
+-- Output: run_id, experiment, name, how ('path' | 'name' | 'id').
+select run_id, experiment, name,
+       case when experiment || '/' || name = $ref then 'path'
+            when name = $ref then 'name'
+            else 'id' end as how
+from runs
+where experiment || '/' || name = $ref
+   or name = $ref
+   or cast(run_id as varchar) = $ref
+   or 'id:' || cast(run_id as varchar) = $ref
+order by run_id;
+
+-- name: run_by_name
+select run_id from runs where experiment = $experiment and name = $name;
+
+-- name: get_run
+-- One run with its per-task row counts. Output: the runs columns plus tasks (struct list).
+select r.run_id, r.experiment, r.name, r.created_at, r.git_commit, r.params, r.tags, r.notes,
+       (select list({'task': cast(s.task as varchar), 'rows': s.n, 'lists': s.lists}
+                    order by s.task)
+          from (select task, count(*) as n, count(distinct group_id) as lists
+                  from scores where run_id = r.run_id group by task) s) as tasks
+from runs r
+where r.run_id = $run_id;
+
+-- name: list_runs
+-- $experiment: varchar or null (all); $tag: varchar or null (any); $limit: integer or null.
+-- Output: run_id, experiment, name, created_at, git_commit, tags, params, notes, tasks, rows.
+with counts as (
+    select run_id,
+           string_agg(distinct cast(task as varchar), ',' order by cast(task as varchar)) as tasks,
+           count(*) as n_rows
+    from scores
+    group by run_id
+)
+select r.run_id, r.experiment, r.name, r.created_at, r.git_commit, r.tags, r.params, r.notes,
+       coalesce(c.tasks, '') as tasks, coalesce(c.n_rows, 0) as n_rows
+from runs r
+left join counts c on c.run_id = r.run_id
+where ($experiment is null or r.experiment = $experiment)
+  and ($tag is null or list_contains(r.tags, $tag))
+order by
+    case when $sort = 'created_at' then epoch(r.created_at) end desc nulls last,
+    case when $sort = 'name' then r.experiment || '/' || r.name end asc nulls last,
+    case when $sort = 'id' then r.run_id end asc nulls last,
+    r.run_id desc
+limit coalesce($limit, 1000000000);
+
+-- name: set_tags
+update runs set tags = $tags where run_id = $run_id;
+
+-- name: delete_run_scores
+delete from scores where run_id = $run_id;
+
+-- name: delete_run_groups
+delete from groups where run_id = $run_id;
+
+-- name: delete_run
+delete from runs where run_id = $run_id;
+
+-- name: run_tasks
+select distinct cast(task as varchar) as task from scores where run_id = $run_id order by 1;
