@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Optional, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import polars as pl
 import typer
@@ -49,15 +49,21 @@ class Fmt(str, Enum):
 
 
 DbOpt = Annotated[
-    Optional[Path],
-    typer.Option("--db", envvar="EVALSTORE_DB", help="Database file [default: ./evalstore.duckdb]."),
+    Path | None,
+    typer.Option(
+        "--db", envvar="EVALSTORE_DB", help="Database file [default: ./evalstore.duckdb]."
+    ),
 ]
 LockOpt = Annotated[
     float,
-    typer.Option("--lock-timeout", help="Seconds to wait while another process holds the database."),
+    typer.Option(
+        "--lock-timeout", help="Seconds to wait while another process holds the database."
+    ),
 ]
 FormatOpt = Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")]
-RunArg = Annotated[str, typer.Argument(help="Run: NAME, EXPERIMENT/NAME or id.", show_default=False)]
+RunArg = Annotated[
+    str, typer.Argument(help="Run: NAME, EXPERIMENT/NAME or id.", show_default=False)
+]
 
 
 def command(*args: Any, **kwargs: Any) -> Callable[[F], F]:
@@ -129,33 +135,88 @@ def progress_bar(enabled: bool, description: str) -> Iterator[Progress | None]:
 
 @command("ingest")
 def ingest_cmd(
-    files: Annotated[list[Path], typer.Argument(help="Parquet, CSV/TSV, NDJSON or .npz files.", show_default=False)],
-    task: Annotated[str, typer.Option("--task", "-t", help="verification | matching | retrieval | classification.")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(help="Parquet, CSV/TSV, NDJSON or .npz files.", show_default=False),
+    ],
+    task: Annotated[
+        str,
+        typer.Option("--task", "-t", help="verification | matching | retrieval | classification."),
+    ],
     run: Annotated[str, typer.Option("--run", "-r", help="Run name: NAME or EXPERIMENT/NAME.")],
-    experiment: Annotated[Optional[str], typer.Option("--experiment", "-e", help="Experiment of a bare run name [default: default].")] = None,
-    fmt: Annotated[Optional[str], typer.Option("--format", help="File format, overriding the extension.")] = None,
-    column: Annotated[Optional[list[str]], typer.Option("--column", "-c", help="OURS=THEIRS column mapping, e.g. score=distance.")] = None,
-    negate_score: Annotated[bool, typer.Option("--negate-score", help="Store -score (for distances).")] = False,
-    labels: Annotated[str, typer.Option("--labels", help="Label convention: pm1 (+1/-1/0) | 01 | bool.")] = "pm1",
-    groups: Annotated[Optional[Path], typer.Option("--groups", help="Per-list metadata: group_id, n_positives, slice columns.")] = None,
-    replace: Annotated[bool, typer.Option("--replace", help="Replace a run of the same name atomically.")] = False,
-    append: Annotated[bool, typer.Option("--append", help="Add this task to an existing run.")] = False,
-    param: Annotated[Optional[list[str]], typer.Option("--param", "-p", help="Run parameter key=value (JSON values stay typed).")] = None,
-    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Tag the run (repeatable).")] = None,
-    notes: Annotated[Optional[str], typer.Option("--notes", help="Free text notes.")] = None,
-    created_at: Annotated[Optional[str], typer.Option("--created-at", help="Backfill the run's time (ISO 8601).")] = None,
-    git_commit: Annotated[Optional[str], typer.Option("--git-commit", help="Commit to record [default: the current directory's].")] = None,
+    experiment: Annotated[
+        str | None,
+        typer.Option(
+            "--experiment", "-e", help="Experiment of a bare run name [default: default]."
+        ),
+    ] = None,
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="File format, overriding the extension.")
+    ] = None,
+    column: Annotated[
+        list[str] | None,
+        typer.Option("--column", "-c", help="OURS=THEIRS column mapping, e.g. score=distance."),
+    ] = None,
+    negate_score: Annotated[
+        bool, typer.Option("--negate-score", help="Store -score (for distances).")
+    ] = False,
+    labels: Annotated[
+        str, typer.Option("--labels", help="Label convention: pm1 (+1/-1/0) | 01 | bool.")
+    ] = "pm1",
+    groups: Annotated[
+        Path | None,
+        typer.Option("--groups", help="Per-list metadata: group_id, n_positives, slice columns."),
+    ] = None,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Replace a run of the same name atomically.")
+    ] = False,
+    append: Annotated[
+        bool, typer.Option("--append", help="Add this task to an existing run.")
+    ] = False,
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", "-p", help="Run parameter key=value (JSON values stay typed)."),
+    ] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="Tag the run (repeatable).")
+    ] = None,
+    notes: Annotated[str | None, typer.Option("--notes", help="Free text notes.")] = None,
+    created_at: Annotated[
+        str | None, typer.Option("--created-at", help="Backfill the run's time (ISO 8601).")
+    ] = None,
+    git_commit: Annotated[
+        str | None,
+        typer.Option("--git-commit", help="Commit to record [default: the current directory's]."),
+    ] = None,
     db: DbOpt = None,
     lock_timeout: LockOpt = 10.0,
-    output: Annotated[Fmt, typer.Option("--output-format", help="How to print the summary.")] = Fmt.table,
+    output: Annotated[
+        Fmt, typer.Option("--output-format", help="How to print the summary.")
+    ] = Fmt.table,
 ) -> None:
     """Ingest ranked lists (scores and labels) into a new run."""
-    with Store(db, lock_timeout=lock_timeout) as store, progress_bar(output is not Fmt.json, "ingest") as cb:
+    with (
+        Store(db, lock_timeout=lock_timeout) as store,
+        progress_bar(output is not Fmt.json, "ingest") as cb,
+    ):
         result = store.ingest(
-            files, task=task, run=run, experiment=experiment, fmt=fmt, columns=column,
-            negate_score=negate_score, labels=labels, groups=groups, replace=replace,
-            append=append, params=param, tags=tag or (), notes=notes, created_at=created_at,
-            git_commit=git_commit if git_commit is not None else True, progress=cb,
+            files,
+            task=task,
+            run=run,
+            experiment=experiment,
+            fmt=fmt,
+            columns=column,
+            negate_score=negate_score,
+            labels=labels,
+            groups=groups,
+            replace=replace,
+            append=append,
+            params=param,
+            tags=tag or (),
+            notes=notes,
+            created_at=created_at,
+            git_commit=git_commit if git_commit is not None else True,
+            progress=cb,
         )
     if output is Fmt.table:
         verb = "replaced" if result.replaced else "ingested"
@@ -170,10 +231,16 @@ def ingest_cmd(
 
 @command("runs")
 def runs_cmd(
-    experiment: Annotated[Optional[str], typer.Option("--experiment", "-e", help="Only this experiment.")] = None,
-    tag: Annotated[Optional[str], typer.Option("--tag", help="Only runs with this tag.")] = None,
-    sort: Annotated[str, typer.Option("--sort", help="created_at (newest first) | name | id.")] = "created_at",
-    limit: Annotated[Optional[int], typer.Option("--limit", "-n", help="At most this many runs.")] = None,
+    experiment: Annotated[
+        str | None, typer.Option("--experiment", "-e", help="Only this experiment.")
+    ] = None,
+    tag: Annotated[str | None, typer.Option("--tag", help="Only runs with this tag.")] = None,
+    sort: Annotated[
+        str, typer.Option("--sort", help="created_at (newest first) | name | id.")
+    ] = "created_at",
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", help="At most this many runs.")
+    ] = None,
     db: DbOpt = None,
     lock_timeout: LockOpt = 10.0,
     fmt: FormatOpt = Fmt.table,
@@ -182,7 +249,9 @@ def runs_cmd(
     with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
         frame = store.runs(experiment=experiment, tag=tag, sort=sort, limit=limit)
     if fmt is Fmt.table:
-        frame = frame.select("run_id", "experiment", "name", "created_at", "tasks", "n_rows", "tags", "git_commit")
+        frame = frame.select(
+            "run_id", "experiment", "name", "created_at", "tasks", "n_rows", "tags", "git_commit"
+        )
         frame = frame.with_columns(pl.col("git_commit").str.slice(0, 10))
     if fmt is Fmt.json:
         rows = [{**r, "params": json.loads(r["params"] or "{}")} for r in frame.to_dicts()]
@@ -192,7 +261,9 @@ def runs_cmd(
 
 
 @command("show")
-def show_cmd(run: RunArg, db: DbOpt = None, lock_timeout: LockOpt = 10.0, fmt: FormatOpt = Fmt.table) -> None:
+def show_cmd(
+    run: RunArg, db: DbOpt = None, lock_timeout: LockOpt = 10.0, fmt: FormatOpt = Fmt.table
+) -> None:
     """Show one run: metadata, params, tags and what it holds."""
     with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
         info = store.run(run)
@@ -200,13 +271,21 @@ def show_cmd(run: RunArg, db: DbOpt = None, lock_timeout: LockOpt = 10.0, fmt: F
         typer.echo(json.dumps(render._jsonable(info), indent=2, default=str))
         return
     rows = [
-        ("run_id", info["run_id"]), ("experiment", info["experiment"]), ("name", info["name"]),
-        ("created_at", info["created_at"]), ("git_commit", info["git_commit"]),
-        ("tags", info["tags"]), ("notes", info["notes"]),
+        ("run_id", info["run_id"]),
+        ("experiment", info["experiment"]),
+        ("name", info["name"]),
+        ("created_at", info["created_at"]),
+        ("git_commit", info["git_commit"]),
+        ("tags", info["tags"]),
+        ("notes", info["notes"]),
     ]
     rows += [(f"param {k}", json.dumps(v)) for k, v in info["params"].items()]
-    rows += [(f"task {t['task']}", f"{t['rows']:,} rows, {t['lists']:,} lists") for t in info["tasks"]]
-    frame = pl.DataFrame({"field": [r[0] for r in rows], "value": [render._cell(r[1]) for r in rows]})
+    rows += [
+        (f"task {t['task']}", f"{t['rows']:,} rows, {t['lists']:,} lists") for t in info["tasks"]
+    ]
+    frame = pl.DataFrame(
+        {"field": [r[0] for r in rows], "value": [render._cell(r[1]) for r in rows]}
+    )
     emit(frame, fmt, title=f"{info['experiment']}/{info['name']}")
 
 
@@ -252,7 +331,10 @@ def demo_cmd(db: DbOpt = None, fmt: FormatOpt = Fmt.table) -> None:
         frame = store.runs()
     emit(frame.select("run_id", "experiment", "name", "created_at", "tasks", "n_rows", "tags"), fmt)
     if fmt is Fmt.table:
-        err.print(f"database: {Path(db or 'evalstore.duckdb')}; try: evalstore runs, evalstore show RUN", markup=False)
+        err.print(
+            f"database: {Path(db or 'evalstore.duckdb')}; try: evalstore runs, evalstore show RUN",
+            markup=False,
+        )
 
 
 def main() -> None:

@@ -11,7 +11,9 @@ from evalstore.store import Progress, Store
 __all__ = ["build"]
 
 
-def _retrieval_run(rng: np.random.Generator, quality: float, n_queries: int = 50, n_items: int = 200) -> dict[str, np.ndarray]:
+def _retrieval_run(
+    rng: np.random.Generator, quality: float, n_queries: int = 50, n_items: int = 200
+) -> dict[str, np.ndarray]:
     group = np.repeat(np.arange(n_queries), n_items)
     item = np.tile(np.arange(n_items), n_queries)
     label = np.where(rng.random(group.size) < 0.05, 1, -1)

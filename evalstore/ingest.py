@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import numpy as np
@@ -38,7 +38,7 @@ __all__ = [
     "parse_columns",
 ]
 
-Source = Union[str, os.PathLike, pl.DataFrame, pl.LazyFrame, Mapping[str, Any], Any]
+Source = str | os.PathLike | pl.DataFrame | pl.LazyFrame | Mapping[str, Any] | Any
 """A path, a polars/pandas frame, a pyarrow Table, or a dict of equal-length arrays."""
 
 TASKS = ("verification", "matching", "retrieval", "classification")
@@ -243,17 +243,20 @@ def _validate(batch: pl.DataFrame, spec: _Spec, label: str, offset: int) -> pl.D
     for col in ("group_id", "item_id"):
         dtype = batch.schema[col]
         if dtype.is_float():
-            raise InvalidInput(f"{label}: column {col!r} holds floats ({dtype}); ids must be integers or strings")
+            raise InvalidInput(
+                f"{label}: column {col!r} holds floats ({dtype}); ids must be integers or strings"
+            )
         if dtype.is_nested():
-            raise InvalidInput(f"{label}: column {col!r} holds {dtype}; ids must be integers or strings")
-    ids = batch.select(
-        pl.col("group_id").cast(pl.String), pl.col("item_id").cast(pl.String)
-    )
+            raise InvalidInput(
+                f"{label}: column {col!r} holds {dtype}; ids must be integers or strings"
+            )
+    ids = batch.select(pl.col("group_id").cast(pl.String), pl.col("item_id").cast(pl.String))
     if ids["item_id"].null_count():
         raise InvalidInput(f"{where('item_id', ids['item_id'].is_null())} is empty")
     if spec.task != "verification" and ids["group_id"].null_count():
         raise InvalidInput(
-            f"{where('group_id', ids['group_id'].is_null())} is empty (task {spec.task} needs a list id)"
+            f"{where('group_id', ids['group_id'].is_null())} is empty "
+            f"(task {spec.task} needs a list id)"
         )
 
     score = batch["score"]
@@ -270,11 +273,15 @@ def _validate(batch: pl.DataFrame, spec: _Spec, label: str, offset: int) -> pl.D
         score = -score
     nan = score.is_nan().fill_null(False)
     if nan.any():
-        raise InvalidInput(f"{where('score', nan)} is NaN; scores must be numbers (-inf = not retrieved)")
+        raise InvalidInput(
+            f"{where('score', nan)} is NaN; scores must be numbers (-inf = not retrieved)"
+        )
     pos_inf = (score == np.inf).fill_null(False)
     if pos_inf.any():
         which = "-inf before --negate-score" if spec.negate_score else "+inf"
-        raise InvalidInput(f"{where('score', pos_inf)} is {which}; only -inf (= not retrieved) is allowed")
+        raise InvalidInput(
+            f"{where('score', pos_inf)} is {which}; only -inf (= not retrieved) is allowed"
+        )
     score = pl.select(
         pl.when(score == -np.inf).then(None).otherwise(score).alias("score")
     ).to_series()
@@ -314,7 +321,9 @@ def _labels(raw: pl.Series, convention: str, label: str, offset: int) -> pl.Seri
             raise InvalidInput(
                 f"{label}: column 'label' holds {raw.dtype}; --labels bool expects {expect}"
             )
-        return pl.select(pl.when(out).then(1).otherwise(-1).cast(pl.Int8).alias("label")).to_series()
+        return pl.select(
+            pl.when(out).then(1).otherwise(-1).cast(pl.Int8).alias("label")
+        ).to_series()
     if raw.dtype == pl.Boolean:
         raise InvalidInput(
             f"{label}: column 'label' holds booleans; pass --labels bool to read them as "
@@ -334,7 +343,9 @@ def _labels(raw: pl.Series, convention: str, label: str, offset: int) -> pl.Seri
         )
     out = as_float.cast(pl.Int8)
     if convention == "01":
-        out = pl.select(pl.when(out == 1).then(1).otherwise(-1).cast(pl.Int8).alias("label")).to_series()
+        out = pl.select(
+            pl.when(out == 1).then(1).otherwise(-1).cast(pl.Int8).alias("label")
+        ).to_series()
     return out.alias("label")
 
 
@@ -349,30 +360,49 @@ def _read_groups(source: Source, fmt: str | None, task: str) -> pl.DataFrame:
         except pl.exceptions.PolarsError as exc:
             raise InvalidInput(f"{label}: cannot read: {_first_line(exc)}") from None
     if "group_id" not in frame.columns:
-        raise InvalidInput(f"{label}: missing column 'group_id' (columns: {', '.join(frame.columns)})")
+        raise InvalidInput(
+            f"{label}: missing column 'group_id' (columns: {', '.join(frame.columns)})"
+        )
     if frame["group_id"].dtype.is_float():
-        raise InvalidInput(f"{label}: column 'group_id' holds floats; ids must be integers or strings")
+        raise InvalidInput(
+            f"{label}: column 'group_id' holds floats; ids must be integers or strings"
+        )
     gid = frame["group_id"].cast(pl.String)
     if gid.null_count() and task != "verification":
-        raise InvalidInput(f"{label}: column 'group_id' row {_first_row(gid.is_null()) + 1} is empty")
+        raise InvalidInput(
+            f"{label}: column 'group_id' row {_first_row(gid.is_null()) + 1} is empty"
+        )
     dup = gid.is_duplicated()
     if dup.any():
-        raise InvalidInput(f"{label}: column 'group_id' row {_first_row(dup) + 1}: {gid[_first_row(dup)]!r} appears twice")
+        raise InvalidInput(
+            f"{label}: column 'group_id' row {_first_row(dup) + 1}: "
+            f"{gid[_first_row(dup)]!r} appears twice"
+        )
     if "n_positives" in frame.columns:
         npos = frame["n_positives"]
-        if not npos.dtype.is_integer() and not (npos.dtype.is_float() and (npos.drop_nulls() == npos.drop_nulls().round()).all()):
-            raise InvalidInput(f"{label}: column 'n_positives' must hold whole numbers, found {npos.dtype}")
+        if not npos.dtype.is_integer() and not (
+            npos.dtype.is_float() and (npos.drop_nulls() == npos.drop_nulls().round()).all()
+        ):
+            raise InvalidInput(
+                f"{label}: column 'n_positives' must hold whole numbers, found {npos.dtype}"
+            )
         npos = npos.cast(pl.Int64)
         bad = (npos < 0).fill_null(False)
         if bad.any():
-            raise InvalidInput(f"{label}: column 'n_positives' row {_first_row(bad) + 1} is negative")
+            raise InvalidInput(
+                f"{label}: column 'n_positives' row {_first_row(bad) + 1} is negative"
+            )
     else:
         npos = pl.Series("n_positives", [None] * frame.height, dtype=pl.Int64)
     slice_cols = [c for c in frame.columns if c not in ("group_id", "n_positives")]
     keys = pl.Series("keys", [slice_cols] * frame.height, dtype=pl.List(pl.String))
-    values = frame.select(
-        pl.concat_list([pl.col(c).cast(pl.String) for c in slice_cols]).alias("values")
-    )["values"] if slice_cols else pl.Series("values", [[]] * frame.height, dtype=pl.List(pl.String))
+    values = (
+        frame.select(
+            pl.concat_list([pl.col(c).cast(pl.String) for c in slice_cols]).alias("values")
+        )["values"]
+        if slice_cols
+        else pl.Series("values", [[]] * frame.height, dtype=pl.List(pl.String))
+    )
     return pl.DataFrame(
         {"group_id": gid, "n_positives": npos.cast(pl.Int32), "keys": keys, "values": values}
     )
@@ -396,7 +426,12 @@ class _Stream:
     single statement with bounded memory. Errors raised while DuckDB pulls batches are kept in
     ``error`` (DuckDB wraps them) and re-raised by the caller."""
 
-    def __init__(self, opened: list[tuple[str, pl.LazyFrame | pl.DataFrame]], spec: _Spec, progress: Progress | None) -> None:
+    def __init__(
+        self,
+        opened: list[tuple[str, pl.LazyFrame | pl.DataFrame]],
+        spec: _Spec,
+        progress: Progress | None,
+    ) -> None:
         self.opened = opened
         self.spec = spec
         self.progress = progress
@@ -471,7 +506,7 @@ def ingest(
     tags: Sequence[str] = (),
     notes: str | None = None,
     created_at: str | datetime | None = None,
-    git_commit: str | None | bool = True,
+    git_commit: str | bool | None = True,
     progress: Progress | None = None,
 ) -> IngestResult:
     """Ingest ranked lists into a run, all or nothing.
@@ -506,7 +541,9 @@ def ingest(
     if task not in TASKS:
         raise InvalidInput(f"unknown task {task!r}; use one of {', '.join(TASKS)}")
     if labels not in LABEL_CONVENTIONS:
-        raise InvalidInput(f"unknown --labels {labels!r}; use one of {', '.join(LABEL_CONVENTIONS)}")
+        raise InvalidInput(
+            f"unknown --labels {labels!r}; use one of {', '.join(LABEL_CONVENTIONS)}"
+        )
     if replace and append:
         raise InvalidInput("--replace and --append exclude each other")
     exp, name = runs.split_ref(run, experiment)
@@ -526,7 +563,9 @@ def ingest(
         replaced = False
         if existing and append:
             run_id = int(existing[0][0])
-            if queries.fetch_rows(con, "store/run_has_task", {"run_id": run_id, "task": task})[0][0]:
+            if queries.fetch_rows(con, "store/run_has_task", {"run_id": run_id, "task": task})[0][
+                0
+            ]:
                 raise RunExists(f"run {exp}/{name} already has {task} rows; use --replace")
         elif existing and not replace:
             raise RunExists(
@@ -553,7 +592,7 @@ def ingest(
                 )[0][0]
             )
         stream = _Stream(opened, spec, progress)
-        reader = stream.reader()  # noqa: F841 (read by the SQL below)
+        reader = stream.reader()
         con.register("_batch", reader)
         try:
             queries.run(con, "store/insert_scores", {"run_id": run_id, "task": task})
@@ -576,12 +615,13 @@ def ingest(
                     if group_id is None
                     else f"(group_id, item_id) = ({group_id!r}, {item_id!r})"
                 )
-                raise InvalidInput(
-                    f"{_where(spans, second)}: duplicate {what}, first seen at {_where(spans, first)}"
-                )
+                here, there = _where(spans, second), _where(spans, first)
+                if here.rsplit(" row ", 1)[0] == there.rsplit(" row ", 1)[0]:
+                    there = "row " + there.rsplit(" row ", 1)[1]
+                raise InvalidInput(f"{here}: duplicate {what}, first seen at {there}")
         n_lists = 0
         if group_frame is not None:
-            _groups = group_frame.to_arrow()  # noqa: F841
+            _groups = group_frame.to_arrow()
             con.register("_groups_raw", _groups)
             try:
                 con.execute(queries.load("store/stage_groups").text)

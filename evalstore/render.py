@@ -82,9 +82,7 @@ def rich_table(frame: pl.DataFrame, title: str | None = None) -> Table:
     """A rich table of ``frame``; user strings are shown as text, never as markup."""
     table = Table(title=title, box=box.SIMPLE_HEAD, header_style="bold")
     for name, dtype in frame.schema.items():
-        table.add_column(
-            name, justify="right" if dtype.is_numeric() else "left", overflow="fold"
-        )
+        table.add_column(name, justify="right" if dtype.is_numeric() else "left", overflow="fold")
     for row in frame.iter_rows():
         table.add_row(*(Text(_cell(v)) for v in row))
     return table

@@ -6,7 +6,7 @@ import json
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -28,7 +28,7 @@ __all__ = [
     "tag_run",
 ]
 
-RunRef = Union[str, int]
+RunRef = str | int
 """A run: ``NAME``, ``EXPERIMENT/NAME``, or its numeric id (``12`` or ``id:12``)."""
 
 SORT_KEYS = ("created_at", "name", "id")
@@ -40,7 +40,9 @@ def split_ref(ref: str, experiment: str | None = None) -> tuple[str, str]:
     if "/" in ref:
         exp, name = ref.split("/", 1)
         if experiment is not None and experiment != exp:
-            raise InvalidInput(f"run {ref!r} names experiment {exp!r} but --experiment is {experiment!r}")
+            raise InvalidInput(
+                f"run {ref!r} names experiment {exp!r} but --experiment is {experiment!r}"
+            )
     else:
         exp, name = experiment or DEFAULT_EXPERIMENT, ref
     if not exp or not name or not name.strip():

@@ -53,7 +53,9 @@ def _connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBP
     delay = 0.05
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only)
+            con = duckdb.connect(str(path), read_only=read_only)
+            con.execute("set enable_progress_bar = false")  # the library never prints
+            return con
         except duckdb.IOException as exc:
             message = str(exc)
             if "lock" not in message.lower():
@@ -224,7 +226,9 @@ class Store:
 
     # -- ingest ----------------------------------------------------------------------------
 
-    def ingest(self, data: Source | Sequence[Source], *, task: str, run: str, **options: Any) -> IngestResult:
+    def ingest(
+        self, data: Source | Sequence[Source], *, task: str, run: str, **options: Any
+    ) -> IngestResult:
         """Ingest ranked lists into a new run; see :func:`evalstore.ingest.ingest` for options."""
         from evalstore.ingest import ingest
 

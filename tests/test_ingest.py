@@ -1,0 +1,441 @@
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+from conftest import ranked, snapshot
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from evalstore import InvalidInput, RunExists, Store
+
+COLUMNS = ["group_id", "item_id", "score", "label", "seq"]
+
+
+def stored(store: Store, run: str = "r") -> pl.DataFrame:
+    run_id = store.resolve(run)
+    return store.con.sql(
+        "select group_id, item_id, score, label, seq from scores where run_id = $r order by seq",
+        params={"r": run_id},
+    ).pl()
+
+
+def expected(data: dict[str, np.ndarray]) -> pl.DataFrame:
+    score = [None if s == -np.inf else float(s) for s in data["score"]]
+    return pl.DataFrame(
+        {
+            "group_id": [str(g) for g in data["group_id"]],
+            "item_id": [str(i) for i in data["item_id"]],
+            "score": score,
+            "label": np.asarray(data["label"], dtype=np.int8),
+            "seq": np.arange(len(score), dtype=np.int64),
+        }
+    )
+
+
+def write(frame: pl.DataFrame, path: Path) -> Path:
+    suffix = path.suffix
+    if suffix == ".parquet":
+        frame.write_parquet(path)
+    elif suffix == ".csv":
+        frame.write_csv(path)
+    elif suffix == ".tsv":
+        frame.write_csv(path, separator="\t")
+    elif suffix == ".ndjson":
+        frame.write_ndjson(path)
+    elif suffix == ".npz":
+        np.savez(path, **{c: frame[c].to_numpy() for c in frame.columns})
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv", ".tsv", ".ndjson", ".npz"])
+def test_file_formats_round_trip(store: Store, tmp_path: Path, suffix: str) -> None:
+    data = ranked(seed=3)
+    path = write(pl.DataFrame(data), tmp_path / f"run{suffix}")
+    result = store.ingest(path, task="retrieval", run="r")
+    assert (result.rows, result.lists) == (15, 3)
+    assert stored(store).equals(expected(data))
+
+
+@pytest.mark.parametrize(
+    "convert",
+    [pl.DataFrame, pd.DataFrame, pa.table, dict],
+    ids=["polars", "pandas", "pyarrow", "dict"],
+)
+def test_in_memory_sources_round_trip(store: Store, convert: Any) -> None:
+    data = ranked(seed=4)
+    store.ingest(convert(data), task="retrieval", run="r")
+    assert stored(store).equals(expected(data))
+
+
+def test_format_option_overrides_extension(store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "scores.txt"
+    pl.DataFrame(ranked()).write_csv(path)
+    store.ingest(path, task="retrieval", run="r", fmt="csv")
+    assert stored(store).height == 15
+
+
+def test_several_files_keep_their_order(store: Store, tmp_path: Path) -> None:
+    a, b = ranked(1, 4, seed=1), ranked(1, 4, seed=2)
+    b["group_id"] = b["group_id"] + 1
+    paths = [write(pl.DataFrame(d), tmp_path / f"{n}.parquet") for n, d in (("a", a), ("b", b))]
+    store.ingest(paths, task="retrieval", run="r")
+    both = {k: np.concatenate([a[k], b[k]]) for k in a}
+    assert stored(store).equals(expected(both))
+
+
+def test_column_mapping_negation_and_not_retrieved(store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text("query,doc,distance,label\nq1,a,0.5,1\nq1,b,inf,1\nq2,a,0.25,-1\n")
+    result = store.ingest(
+        path,
+        task="retrieval",
+        run="r",
+        columns=["group_id=query", "item_id=doc", "score=distance"],
+        negate_score=True,
+    )
+    assert result.not_retrieved == 1
+    rows = stored(store).rows()
+    assert rows == [("q1", "a", -0.5, 1, 0), ("q1", "b", None, 1, 1), ("q2", "a", -0.25, -1, 2)]
+
+
+@pytest.mark.parametrize(
+    ("convention", "raw", "labels"),
+    [
+        ("01", [1, 0, 1], [1, -1, 1]),
+        ("bool", [True, False, False], [1, -1, -1]),
+        ("pm1", [1, -1, 0], [1, -1, 0]),
+    ],
+)
+def test_label_conventions(
+    store: Store, convention: str, raw: list[Any], labels: list[int]
+) -> None:
+    data = {"item_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0], "label": raw}
+    store.ingest(data, task="verification", run="r", labels=convention)
+    assert stored(store)["label"].to_list() == labels
+
+
+def test_verification_needs_no_group(store: Store) -> None:
+    store.ingest(
+        {"item_id": [1, 2], "score": [0.5, 0.1], "label": [1, -1]}, task="verification", run="r"
+    )
+    assert stored(store)["group_id"].to_list() == [None, None]
+
+
+def test_groups_file_sets_n_positives_and_slices(store: Store, tmp_path: Path) -> None:
+    groups = tmp_path / "groups.csv"
+    groups.write_text("group_id,n_positives,sequence,difficulty\n0,7,i_boat,easy\n1,,v_home,hard\n")
+    store.ingest(ranked(2, 3), task="matching", run="r", groups=groups)
+    rows = store.con.sql("select group_id, n_positives, slices from groups order by 1").fetchall()
+    assert rows == [
+        ("0", 7, {"sequence": "i_boat", "difficulty": "easy"}),
+        ("1", None, {"sequence": "v_home", "difficulty": "hard"}),
+    ]
+
+
+def test_run_metadata(store: Store) -> None:
+    store.ingest(
+        ranked(),
+        task="retrieval",
+        run="exp/r",
+        params=["lr=0.001", "arch=resnet", "layers=[1,2]", "flag=true"],
+        tags=["a", "b", "a"],
+        notes="first try",
+        created_at="2026-03-01T10:00:00+02:00",
+        git_commit="abc123",
+    )
+    info = store.run("exp/r")
+    assert info["params"] == {"lr": 0.001, "arch": "resnet", "layers": [1, 2], "flag": True}
+    assert info["tags"] == ["a", "b"]
+    assert info["notes"] == "first try"
+    assert info["git_commit"] == "abc123"
+    assert info["created_at"].isoformat() == "2026-03-01T08:00:00"
+    assert info["tasks"] == [{"task": "retrieval", "rows": 15, "lists": 3}]
+
+
+def test_replace_is_atomic_and_append_adds_a_task(store: Store) -> None:
+    store.ingest(ranked(seed=1), task="retrieval", run="r")
+    with pytest.raises(RunExists, match="default/r exists"):
+        store.ingest(ranked(seed=2), task="retrieval", run="r")
+    result = store.ingest(ranked(seed=2), task="retrieval", run="r", replace=True)
+    assert result.replaced
+    assert stored(store).equals(expected(ranked(seed=2)))
+    store.ingest(ranked(seed=3), task="matching", run="r", append=True)
+    assert [t["task"] for t in store.run("r")["tasks"]] == ["matching", "retrieval"]
+    with pytest.raises(RunExists, match="already has matching rows"):
+        store.ingest(ranked(seed=3), task="matching", run="r", append=True)
+
+
+def test_failed_replace_keeps_the_old_run(store: Store) -> None:
+    store.ingest(ranked(seed=1), task="retrieval", run="r")
+    before = snapshot_of(store)
+    bad = ranked(seed=2)
+    bad["score"][4] = np.nan
+    with pytest.raises(InvalidInput, match="row 5 is NaN"):
+        store.ingest(bad, task="retrieval", run="r", replace=True)
+    assert snapshot_of(store) == before
+
+
+def snapshot_of(store: Store) -> list[tuple[Any, ...]]:
+    return (
+        store.con.sql("select * from scores order by run_id, seq").fetchall()
+        + store.con.sql("select run_id, name from runs order by 1").fetchall()
+    )
+
+
+# -- bad input through the CLI: one line, exit 1, database unchanged -----------------------
+
+GOOD = "group_id,item_id,score,label\nq1,a,0.9,1\nq1,b,0.5,-1\nq2,a,0.3,0\n"
+
+BAD_INPUTS = {
+    "missing_column": (
+        "scores.csv",
+        "group_id,item_id,label\nq1,a,1\n",
+        [],
+        "scores.csv: missing column 'score'",
+    ),
+    "misnamed_mapping": (
+        "scores.csv",
+        GOOD,
+        ["--column", "score=dist"],
+        "missing column 'dist' named by --column",
+    ),
+    "nan_score": (
+        "scores.csv",
+        "group_id,item_id,score,label\nq1,a,0.9,1\nq1,b,nan,-1\n",
+        [],
+        "column 'score' row 2 is NaN",
+    ),
+    "pos_inf_score": (
+        "scores.csv",
+        "group_id,item_id,score,label\nq1,a,inf,1\n",
+        [],
+        "column 'score' row 1 is +inf",
+    ),
+    "text_score": (
+        "scores.csv",
+        "group_id,item_id,score,label\nq1,a,high,1\n",
+        [],
+        "column 'score' row 1: 'high' is not a number",
+    ),
+    "bad_label": (
+        "scores.csv",
+        "group_id,item_id,score,label\nq1,a,0.9,1\nq1,b,0.5,2\n",
+        [],
+        "column 'label' row 2: 2 is not a label",
+    ),
+    "label_outside_01": (
+        "scores.csv",
+        GOOD,
+        ["--labels", "01"],
+        "column 'label' row 2: -1 is not a label under --labels 01",
+    ),
+    "duplicate": (
+        "scores.csv",
+        GOOD + "q1,a,0.1,1\n",
+        [],
+        "scores.csv row 4: duplicate (group_id, item_id) = ('q1', 'a'), first seen at row 1",
+    ),
+    "empty_file": ("scores.csv", "", [], "scores.csv: empty file"),
+    "header_only": ("scores.csv", "group_id,item_id,score,label\n", [], "scores.csv: no rows"),
+    "truncated_parquet": ("scores.parquet", None, [], "scores.parquet: cannot read as parquet"),
+    "unknown_task": ("scores.csv", GOOD, ["--task", "ranking"], "unknown task 'ranking'"),
+    "existing_run": ("scores.csv", GOOD, ["--run", "base"], "run default/base exists"),
+    "missing_group": (
+        "scores.csv",
+        "item_id,score,label\na,1,1\n",
+        [],
+        "missing column 'group_id'",
+    ),
+    "no_such_file": ("other.csv", GOOD, ["--", "nothere.csv"], "nothere.csv: no such file"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_is_one_line_and_changes_nothing(
+    cli: Any, db: Path, tmp_path: Path, case: str
+) -> None:
+    base = tmp_path / "base.csv"
+    base.write_text(GOOD)
+    assert cli("ingest", str(base), "--task", "retrieval", "--run", "base").exit_code == 0
+    name, text, extra, message = BAD_INPUTS[case]
+    path = tmp_path / name
+    if text is None:  # a parquet file cut in the middle
+        pl.DataFrame(ranked(50, 50)).write_parquet(tmp_path / "whole.parquet")
+        data = (tmp_path / "whole.parquet").read_bytes()
+        path.write_bytes(data[: len(data) // 2])
+    else:
+        path.write_text(text)
+    before = snapshot(db)
+    args = ["ingest", str(path), "--task", "retrieval", "--run", "new", *extra]
+    if "--task" in extra:
+        args = ["ingest", str(path), "--run", "new", *extra]
+    if "--run" in extra:
+        args = ["ingest", str(path), "--task", "retrieval", *extra]
+    if extra[:1] == ["--"]:
+        args = ["ingest", "--task", "retrieval", "--run", "new", str(tmp_path / extra[1])]
+    result = cli(*args)
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    assert message in lines[0]
+    assert "Traceback" not in result.output
+    assert snapshot(db) == before
+
+
+# -- hypothesis round trip -------------------------------------------------------------------
+
+ids = st.one_of(st.integers(-(2**40), 2**40).map(str), st.text(min_size=1, max_size=8))
+scores = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+    st.just(-math.inf),
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=st.lists(
+        st.tuples(ids, ids, scores, st.sampled_from([-1, 0, 1])),
+        min_size=1,
+        max_size=60,
+        unique_by=lambda r: (r[0], r[1]),
+    )
+)
+def test_what_goes_in_comes_out(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[tuple[str, str, float, int]]
+) -> None:
+    path = tmp_path_factory.mktemp("h") / "db.duckdb"
+    data = {
+        "group_id": np.array([r[0] for r in rows], dtype=object),
+        "item_id": np.array([r[1] for r in rows], dtype=object),
+        "score": np.array([r[2] for r in rows], dtype=np.float64),
+        "label": np.array([r[3] for r in rows], dtype=np.int64),
+    }
+    with Store(path) as store:
+        store.ingest(pl.DataFrame(data), task="retrieval", run="r")
+        got = stored(store)
+    assert got.equals(expected(data))
+
+
+# -- crashes and concurrent writers -------------------------------------------------------------
+
+CHILD = """
+import sys, numpy as np, pyarrow as pa, pyarrow.parquet as pq
+from evalstore import Store
+with Store(sys.argv[1]) as store:
+    def progress(stage, done, total):
+        if done >= 2_000_000:
+            print("inside", flush=True)
+            sys.stdin.readline()  # wait here, mid-transaction, until killed
+    store.ingest(sys.argv[2], task="retrieval", run="big", progress=progress)
+"""
+
+
+def big_parquet(path: Path, n: int) -> Path:
+    rng = np.random.default_rng(0)
+    table = pa.table(
+        {
+            "group_id": np.repeat(np.arange(n // 1000, dtype=np.int32), 1000),
+            "item_id": np.tile(np.arange(1000, dtype=np.int32), n // 1000),
+            "score": rng.standard_normal(n).astype(np.float32),
+            "label": np.where(rng.random(n) < 0.1, 1, -1).astype(np.int8),
+        }
+    )
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, path)
+    return path
+
+
+def test_kill_9_mid_ingest_leaves_the_database_unchanged(db: Path, tmp_path: Path) -> None:
+    with Store(db) as store:
+        store.ingest(ranked(), task="retrieval", run="before")
+    before = snapshot(db)
+    source = big_parquet(tmp_path / "big.parquet", 4_000_000)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(db), str(source)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "inside"
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait()
+    assert child.returncode == -signal.SIGKILL
+    assert snapshot(db) == before
+    with Store(db) as store:  # openable and writable again
+        store.ingest(ranked(seed=9), task="retrieval", run="after")
+
+
+def test_second_writer_waits_then_fails_naming_the_file(db: Path, tmp_path: Path) -> None:
+    csv = tmp_path / "s.csv"
+    csv.write_text(GOOD)
+    env = {**os.environ, "EVALSTORE_DB": str(db)}
+    cmd = [
+        sys.executable,
+        "-m",
+        "evalstore",
+        "ingest",
+        str(csv),
+        "--task",
+        "retrieval",
+        "--run",
+        "late",
+    ]
+    with Store(db):
+        started = time.monotonic()
+        proc = subprocess.run(
+            [*cmd, "--lock-timeout", "1.5"], capture_output=True, text=True, env=env
+        )
+        waited = time.monotonic() - started
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
+    assert f"Error: {db} is locked by process {os.getpid()}" in proc.stderr
+    assert waited >= 1.5
+    # once the holder lets go within the timeout, the writer gets through
+    holder = Store(db)
+    waiter = subprocess.Popen(
+        [*cmd, "--lock-timeout", "20"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    time.sleep(1.0)
+    holder.close()
+    _, errs = waiter.communicate(timeout=60)
+    assert waiter.returncode == 0, errs
+    with Store(db, read_only=True) as store:
+        assert store.run("late")["tasks"][0]["rows"] == 3
+
+
+def test_json_summary(cli: Any, tmp_path: Path) -> None:
+    csv = tmp_path / "s.csv"
+    csv.write_text(GOOD)
+    result = cli(
+        "ingest", str(csv), "--task", "retrieval", "--run", "e/x", "--output-format", "json"
+    )
+    assert result.exit_code == 0
+    [summary] = json.loads(result.stdout)
+    assert (summary["experiment"], summary["name"], summary["rows"], summary["lists"]) == (
+        "e",
+        "x",
+        3,
+        2,
+    )
