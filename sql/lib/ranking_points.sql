@@ -1,0 +1,68 @@
+-- Shared steps of every ranking metric: the precision/recall points of each ranked list.
+-- Included (as CTEs) by sql/metrics/*.sql through `-- @include lib/ranking_points.sql`.
+-- Parameters: $runs integer[]; $task varchar; $ties 'grouped' | 'optimistic' | 'pessimistic'
+-- | 'input'.
+-- CTEs it defines:
+--   lists(run_id, group_id, n_pos, n_neg): one row per list; n_pos = the +1 labels, or the
+--       groups.n_positives override; n_neg = the -1 labels (retrieved or not);
+--   curve(run_id, group_id, rn, d_tp, d_fp, tp, fp, n_pos, n_neg, prec, rec): one row per
+--       point (a distinct score under `grouped`, else one ranked item), rn = 1, 2, ... in
+--       ranking order, tp/fp cumulative, prec = tp / (tp + fp), rec = tp / n_pos.
+items as (
+    -- the rows of the requested runs and task
+    select s.run_id, s.group_id, s.score, s.label, s.seq
+    from scores s
+    where list_contains($runs, s.run_id) and s.task = $task
+),
+label_counts as (
+    select run_id, group_id,
+           sum(case when label = 1 then 1 else 0 end) as n_pos_labels,
+           sum(case when label = -1 then 1 else 0 end) as n_neg
+    from items
+    group by run_id, group_id
+),
+lists as (
+    -- one row per list, with the n_positives override of the groups table when given
+    select c.run_id, c.group_id, coalesce(g.n_positives, c.n_pos_labels) as n_pos, c.n_neg
+    from label_counts c
+    left join groups g
+      on g.run_id = c.run_id and g.task = $task and g.group_id is not distinct from c.group_id
+),
+ranked as (
+    -- retrieved, non-ignored items with the tie-break keys of the policy:
+    -- optimistic puts positives first, pessimistic negatives first, input keeps input order
+    select run_id, group_id, score, label,
+           case when $ties = 'optimistic' then -label
+                when $ties = 'pessimistic' then label
+                else 0 end as k1,
+           case when $ties = 'grouped' then 0 else seq end as k2
+    from items
+    where label <> 0 and score is not null
+),
+steps as (
+    -- one row per point: under `grouped` all items of one score enter together
+    select run_id, group_id, score, k1, k2,
+           sum(case when label = 1 then 1 else 0 end) as d_tp,
+           sum(case when label = -1 then 1 else 0 end) as d_fp
+    from ranked
+    group by run_id, group_id, score, k1, k2
+),
+points as (
+    select run_id, group_id, d_tp, d_fp,
+           sum(d_tp) over w as tp,
+           sum(d_fp) over w as fp,
+           row_number() over w as rn
+    from steps
+    window w as (
+        partition by run_id, group_id
+        order by score desc, k1, k2
+        rows between unbounded preceding and current row
+    )
+),
+curve as (
+    select p.run_id, p.group_id, p.rn, p.d_tp, p.d_fp, p.tp, p.fp, l.n_pos, l.n_neg,
+           cast(p.tp as double) / nullif(cast(p.tp + p.fp as double), 0) as prec,
+           cast(p.tp as double) / nullif(cast(l.n_pos as double), 0) as rec
+    from points p
+    join lists l on l.run_id = p.run_id and l.group_id is not distinct from p.group_id
+)

@@ -1,0 +1,22 @@
+-- ap_voc10: PASCAL VOC 2010+ AP (devkit VOCap.m), the area under the precision envelope:
+--   AP = sum_i (R_i - R_{i-1}) * max_{j >= i} P_j, with R_0 = 0 (the sentinels (0, 0) and
+--   (1, 0) of VOCap add nothing). P = 0 -> NULL.
+-- Parameters: $runs integer[], $task varchar, $ties varchar.
+-- Output: run_id, group_id, value (one row per list).
+with
+-- @include lib/ranking_points.sql
+,
+-- @include lib/envelope.sql
+,
+areas as (
+    select run_id, group_id,
+           (rec - lag(rec, 1, 0.0) over (partition by run_id, group_id order by rn)) * env as a
+    from enveloped
+),
+per_list as (
+    select run_id, group_id, sum(a) as s from areas group by run_id, group_id
+)
+select l.run_id, l.group_id,
+       case when l.n_pos = 0 then null else coalesce(p.s, 0.0) end as value
+from lists l
+left join per_list p on p.run_id = l.run_id and p.group_id is not distinct from l.group_id
