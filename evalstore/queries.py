@@ -24,6 +24,7 @@ from evalstore.errors import EvalstoreError
 
 __all__ = [
     "Query",
+    "bind",
     "fetch",
     "fetch_rows",
     "load",
@@ -121,7 +122,7 @@ def quote_ident(name: str, allowed: set[str] | frozenset[str] | None = None) -> 
     return f'"{name}"'
 
 
-def _params(query: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+def bind(query: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
     # DuckDB refuses parameters the query does not use, so pass only those it names.
     if not params:
         return {}
@@ -132,7 +133,7 @@ def _params(query: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
 def run(con: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, Any] | None = None) -> None:
     """Execute a named statement for its effect."""
     text = load(name).text
-    con.execute(text, _params(text, params))
+    con.execute(text, bind(text, params))
 
 
 def fetch(
@@ -142,7 +143,7 @@ def fetch(
 ) -> pl.DataFrame:
     """Run a named query and return the fully fetched result as a polars frame."""
     text = name_or_query.text if isinstance(name_or_query, Query) else load(name_or_query).text
-    return con.sql(text, params=_params(text, params)).pl()
+    return con.sql(text, params=bind(text, params)).pl()
 
 
 def fetch_rows(
@@ -150,4 +151,4 @@ def fetch_rows(
 ) -> list[tuple[Any, ...]]:
     """Run a named query and return its rows as tuples (for small control queries)."""
     text = load(name).text
-    return con.execute(text, _params(text, params)).fetchall()
+    return con.execute(text, bind(text, params)).fetchall()

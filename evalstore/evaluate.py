@@ -1,0 +1,234 @@
+"""Computing metrics: run the metric SQL over raw rows, cache the values, read them back."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from evalstore import queries
+from evalstore.core.ranking import TIES
+from evalstore.errors import InvalidInput
+from evalstore.ingest import TASKS
+from evalstore.metrics import LIST_NOUN, METRICS, Metric, metrics_for
+
+if TYPE_CHECKING:
+    from evalstore.runs import RunRef
+    from evalstore.store import Progress, Store
+
+__all__ = ["DEFAULT_K", "RESULT_COLUMNS", "evaluate", "stored_metrics"]
+
+DEFAULT_K = 10
+RESULT_COLUMNS = [
+    "run",
+    "run_id",
+    "experiment",
+    "task",
+    "metric",
+    "slice",
+    "value",
+    "n_lists",
+    "n_skipped",
+    "params",
+    "definition_sha",
+    "stale",
+]
+
+
+def _params(metric: Metric, ties: str, k: int) -> str:
+    values: dict[str, Any] = {"ties": ties}
+    if "k" in metric.params:
+        values["k"] = k
+    return json.dumps(values, sort_keys=True, separators=(",", ":"))
+
+
+def _run_ids(store: Store, runs: Sequence[RunRef] | None, all_runs: bool) -> list[int]:
+    if all_runs:
+        return [int(r[0]) for r in queries.fetch_rows(store.con, "eval/all_run_ids")]
+    if not runs:
+        raise InvalidInput("name at least one run, or pass --all")
+    return list(dict.fromkeys(store.resolve(r) for r in runs))
+
+
+def _compute(
+    store: Store, metric: Metric, task: str, run_ids: list[int], params: str, ties: str, k: int
+) -> None:
+    """Compute one metric for some runs of one task and replace their cached values."""
+    con = store.con
+    bind = {"runs": run_ids, "task": task, "ties": ties, "k": k}
+    text = metric.query.text
+    keys = {
+        "runs": run_ids,
+        "task": task,
+        "metric": metric.name,
+        "params": params,
+        "sha": metric.sha,
+    }
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    with store.transaction():
+        # The statement is our own SQL file; values are bound, never spliced in.
+        con.execute("create or replace temp table _per_list as " + text, queries.bind(text, bind))
+        try:
+            for name in ("eval/clear_values", "eval/clear_list_values", "eval/insert_list_values"):
+                queries.run(con, name, keys)
+            queries.run(con, "eval/insert_overall", {**keys, "now": now})
+        finally:
+            con.execute("drop table if exists _per_list")
+
+
+def _slices(
+    store: Store, metric: Metric, task: str, run_ids: list[int], params: str, key: str
+) -> None:
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    keys = {"runs": run_ids, "task": task, "metric": metric.name, "params": params, "key": key}
+    with store.transaction():
+        queries.run(store.con, "eval/clear_slices", keys)
+        queries.run(store.con, "eval/insert_slices", {**keys, "now": now})
+
+
+def evaluate(
+    store: Store,
+    runs: Sequence[RunRef] | None,
+    *,
+    metrics: Sequence[str] | None = None,
+    ties: str = "grouped",
+    k: int | None = None,
+    by: Sequence[str] = (),
+    recompute: bool = False,
+    all_runs: bool = False,
+    progress: Progress | None = None,
+) -> pl.DataFrame:
+    """Compute (or reuse) metrics of runs and return them.
+
+    For every task a run holds, the requested metrics (default: the task's standard ones, see
+    :data:`evalstore.metrics.DEFAULTS`) are computed in SQL over the raw rows, unless values
+    computed by the same SQL (same definition SHA) and parameters are already stored.
+
+    Args:
+        store: an open, writable store.
+        runs: run references; ignored with ``all_runs``.
+        metrics: metric names (``ap``, ``ap_voc07``, ...; ``map`` is accepted for ``ap``).
+        ties: ``grouped`` (default), ``optimistic``, ``pessimistic`` or ``input``.
+        k: the cut-off of ``precision_at_k`` / ``recall_at_k`` (default 10).
+        by: slice keys: a key of the groups' slice metadata (``sequence``, ``difficulty``...)
+            gives the mean per value; the task's list noun (``class``, ``query``, ``pair``,
+            ``list``) gives one row per list.
+        recompute: recompute even when up-to-date values are stored.
+        all_runs: every run of the store.
+        progress: called with ("metric task", done, total).
+
+    Returns:
+        One row per (run, task, metric, slice) with the columns of :data:`RESULT_COLUMNS`;
+        ``slice`` is ``""`` for the mean over all lists of the run.
+    """
+    if ties not in TIES:
+        raise InvalidInput(f"unknown --ties {ties!r}; use one of {', '.join(TIES)}")
+    if k is not None and k < 1:
+        raise InvalidInput(f"--k must be >= 1, got {k}")
+    k = DEFAULT_K if k is None else k
+    run_ids = _run_ids(store, runs, all_runs)
+    if not run_ids:
+        return pl.DataFrame(schema=dict.fromkeys(RESULT_COLUMNS, pl.String))
+    plan = []
+    for task in TASKS:
+        present = [
+            int(r[0])
+            for r in queries.fetch_rows(
+                store.con, "eval/runs_with_task", {"runs": run_ids, "task": task}
+            )
+        ]
+        if present:
+            plan += [(task, m, sorted(present)) for m in metrics_for(task, list(metrics or []))]
+    if not plan:
+        raise InvalidInput("none of the requested metrics applies to the tasks of these runs")
+    frames = []
+    for step, (task, metric, ids) in enumerate(plan):
+        params = _params(metric, ties, k)
+        fresh = set()
+        if not recompute:
+            keys = {
+                "runs": ids,
+                "task": task,
+                "metric": metric.name,
+                "params": params,
+                "sha": metric.sha,
+            }
+            fresh = {int(r[0]) for r in queries.fetch_rows(store.con, "eval/cached_overall", keys)}
+        todo = [i for i in ids if i not in fresh]
+        if todo:
+            _compute(store, metric, task, todo, params, ties, k)
+        noun = LIST_NOUN[task]
+        for key in by:
+            if key not in (*LIST_NOUN.values(), "list"):  # another task's noun: not a slice
+                _slices(store, metric, task, ids, params, key)
+        if progress is not None:
+            progress(f"{metric.name} {task}", step + 1, len(plan))
+        frames.append(_read(store, ids, task, metric, params, by))
+    return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
+
+
+def _read(
+    store: Store, ids: list[int], task: str, metric: Metric, params: str, by: Sequence[str]
+) -> pl.DataFrame:
+    stored = store.query("eval/results", {"runs": ids, "metrics": [metric.name]})
+    stored = stored.filter((pl.col("task") == task) & (pl.col("params") == params))
+    stored = stored.with_columns(stale=pl.col("definition_sha") != metric.sha)
+    keep = pl.col("slice") == ""
+    for key in by:
+        keep = keep | pl.col("slice").str.starts_with(f"{key}=")
+    out = stored.filter(keep).select(RESULT_COLUMNS)
+    noun = LIST_NOUN[task]
+    if noun in by or "list" in by:
+        lists = store.query(
+            "eval/per_list_results",
+            {"runs": ids, "task": task, "metrics": [metric.name], "noun": noun},
+        ).filter(pl.col("params") == params)
+        lists = lists.with_columns(stale=pl.col("definition_sha") != metric.sha)
+        out = pl.concat([out, lists.select(RESULT_COLUMNS)], how="vertical_relaxed")
+    return _display_names(out, task, metric)
+
+
+def _display_names(frame: pl.DataFrame, task: str, metric: Metric) -> pl.DataFrame:
+    """A mean over several lists takes the metric's mean name (``ap`` -> ``map``); a single
+    list (verification, or one row per list) keeps the plain name."""
+    noun = LIST_NOUN[task]
+    per_list = pl.col("slice").str.starts_with(f"{noun}=")
+    mean = (pl.lit(task != "verification") & ~per_list) | (
+        pl.col("n_lists") + pl.col("n_skipped") > 1
+    )
+    return frame.with_columns(
+        metric=pl.when(mean & ~per_list)
+        .then(pl.lit(metric.mean_name))
+        .otherwise(pl.lit(metric.name))
+    )
+
+
+def stored_metrics(
+    store: Store,
+    runs: Sequence[RunRef] | None,
+    *,
+    all_runs: bool = False,
+    metrics: Sequence[str] | None = None,
+) -> pl.DataFrame:
+    """Every cached value of the runs (overall and slices), flagged ``stale`` when the metric's
+    SQL has changed since it was computed."""
+    run_ids = _run_ids(store, runs, all_runs)
+    shas = {name: m.sha for name, m in METRICS.items() if m.kind == "per_list"}
+    names = [METRICS[n].name if n in METRICS else n for n in metrics] if metrics else None
+    frame = store.query("eval/results", {"runs": run_ids, "metrics": names})
+    frame = frame.with_columns(
+        stale=pl.col("definition_sha") != pl.col("metric").replace_strict(shas, default="")
+    )
+    parts = [
+        _display_names(frame.filter(pl.col("task") == t, pl.col("metric") == m), t, METRICS[m])
+        for t in TASKS
+        for m in METRICS
+        if METRICS[m].kind == "per_list"
+    ]
+    parts = [p for p in parts if p.height]
+    if not parts:
+        return frame.select(RESULT_COLUMNS)
+    return pl.concat(parts).select(RESULT_COLUMNS).sort(["run_id", "task", "metric", "slice"])

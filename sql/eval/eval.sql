@@ -1,0 +1,81 @@
+-- Evaluation bookkeeping: the cache of metric values and how it is filled. The per-list
+-- values of one metric are first computed into the temp table _per_list (run_id, group_id,
+-- value) by sql/metrics/<metric>.sql.
+
+-- name: cached_overall
+-- The runs of $runs that have an up-to-date overall value of $metric for $task and $params.
+select run_id
+from metric_values
+where list_contains($runs, run_id) and task = $task and metric = $metric
+  and params = $params and slice = '' and definition_sha = $sha;
+
+-- name: runs_with_task
+-- Which of $runs hold rows of $task.
+select distinct run_id from scores where list_contains($runs, run_id) and task = $task;
+
+-- name: clear_values
+delete from metric_values
+where list_contains($runs, run_id) and task = $task and metric = $metric and params = $params;
+
+-- name: clear_list_values
+delete from list_values
+where list_contains($runs, run_id) and task = $task and metric = $metric and params = $params;
+
+-- name: insert_list_values
+insert into list_values (run_id, task, metric, params, group_id, value, definition_sha)
+select run_id, $task, $metric, $params, group_id, value, $sha
+from _per_list;
+
+-- name: insert_overall
+-- Mean over lists; lists without a value (no positives) are left out and counted.
+insert into metric_values
+    (run_id, task, metric, params, slice, value, n_lists, n_skipped, definition_sha, computed_at)
+select run_id, $task, $metric, $params, '', avg(value), count(value), count(*) - count(value),
+       $sha, $now
+from _per_list
+group by run_id;
+
+-- name: clear_slices
+delete from metric_values
+where list_contains($runs, run_id) and task = $task and metric = $metric and params = $params
+  and slice like $key || '=%';
+
+-- name: insert_slices
+-- Mean over the lists of each value of the slice key $key (from groups.slices; lists without
+-- that key fall in '<key>=').
+insert into metric_values
+    (run_id, task, metric, params, slice, value, n_lists, n_skipped, definition_sha, computed_at)
+select v.run_id, $task, $metric, $params, $key || '=' || coalesce(g.slices[$key], ''),
+       avg(v.value), count(v.value), count(*) - count(v.value), any_value(v.definition_sha), $now
+from list_values v
+left join groups g
+  on g.run_id = v.run_id and g.task = v.task and g.group_id is not distinct from v.group_id
+where list_contains($runs, v.run_id) and v.task = $task and v.metric = $metric
+  and v.params = $params
+group by v.run_id, coalesce(g.slices[$key], '');
+
+-- name: results
+-- The stored values of $runs (all metrics, or those in $metrics), with run names.
+select r.experiment || '/' || r.name as run, r.run_id, r.experiment, m.task, m.metric,
+       m.slice, m.value, m.n_lists, m.n_skipped, m.params, m.definition_sha, m.computed_at
+from metric_values m
+join runs r on r.run_id = m.run_id
+where list_contains($runs, m.run_id)
+  and ($metrics is null or list_contains($metrics, m.metric))
+order by r.created_at, r.run_id, m.task, m.metric, m.params, m.slice;
+
+-- name: per_list_results
+-- Per-list values of $runs, for `--by <list noun>` (class, query, pair, list).
+select r.experiment || '/' || r.name as run, r.run_id, r.experiment, v.task, v.metric,
+       $noun || '=' || coalesce(v.group_id, '') as slice, v.value,
+       case when v.value is null then 0 else 1 end as n_lists,
+       case when v.value is null then 1 else 0 end as n_skipped,
+       v.params, v.definition_sha
+from list_values v
+join runs r on r.run_id = v.run_id
+where list_contains($runs, v.run_id) and v.task = $task
+  and ($metrics is null or list_contains($metrics, v.metric))
+order by r.created_at, r.run_id, v.metric, v.params, v.group_id;
+
+-- name: all_run_ids
+select run_id from runs order by run_id;

@@ -1,0 +1,7 @@
+-- Derived rows of a run, deleted with the run (store/delete_run_* are all run on rm/replace).
+
+-- name: delete_run_metric_values
+delete from metric_values where run_id = $run_id;
+
+-- name: delete_run_list_values
+delete from list_values where run_id = $run_id;
