@@ -167,6 +167,10 @@ def ingest_cmd(
         Path | None,
         typer.Option("--groups", help="Per-list metadata: group_id, n_positives, slice columns."),
     ] = None,
+    voc_gt: Annotated[
+        Path | None,
+        typer.Option("--voc-gt", help="With --format voc: folder of <class>_<set>.txt truth."),
+    ] = None,
     replace: Annotated[
         bool, typer.Option("--replace", help="Replace a run of the same name atomically.")
     ] = False,
@@ -209,6 +213,7 @@ def ingest_cmd(
             negate_score=negate_score,
             labels=labels,
             groups=groups,
+            voc_gt=voc_gt,
             replace=replace,
             append=append,
             params=param,

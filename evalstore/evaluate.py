@@ -160,7 +160,6 @@ def evaluate(
         todo = [i for i in ids if i not in fresh]
         if todo:
             _compute(store, metric, task, todo, params, ties, k)
-        noun = LIST_NOUN[task]
         for key in by:
             if key not in (*LIST_NOUN.values(), "list"):  # another task's noun: not a slice
                 _slices(store, metric, task, ids, params, key)

@@ -43,7 +43,7 @@ Source = str | os.PathLike | pl.DataFrame | pl.LazyFrame | Mapping[str, Any] | A
 
 TASKS = ("verification", "matching", "retrieval", "classification")
 LABEL_CONVENTIONS = ("pm1", "01", "bool")
-FORMATS = ("parquet", "csv", "tsv", "ndjson", "npz")
+FORMATS = ("parquet", "csv", "tsv", "ndjson", "npz", "voc")
 _EXTENSIONS = {
     ".parquet": "parquet",
     ".pq": "parquet",
@@ -500,6 +500,7 @@ def ingest(
     labels: str = "pm1",
     groups: Source | None = None,
     groups_format: str | None = None,
+    voc_gt: str | os.PathLike[str] | None = None,
     replace: bool = False,
     append: bool = False,
     params: Sequence[str] | Mapping[str, Any] | None = None,
@@ -520,11 +521,13 @@ def ingest(
         task: ``verification``, ``matching``, ``retrieval`` or ``classification``.
         run: ``NAME`` or ``EXPERIMENT/NAME``.
         experiment: the experiment when ``run`` is a bare name (default ``default``).
-        fmt: file format, overriding the extension.
+        fmt: file format, overriding the extension; ``voc`` reads PASCAL VOC classification
+            result files (``comp1_cls_test_<class>.txt``) with ground truth from ``voc_gt``.
         columns: ``{"score": "distance"}`` or ``["score=distance"]``: where our columns are.
         negate_score: store ``-score`` (for distances: smaller = better).
         labels: ``pm1`` (+1/-1/0, default), ``01`` (1 = positive, 0 = negative) or ``bool``.
         groups: per-list metadata (``group_id``, optional ``n_positives``, slice columns).
+        voc_gt: with ``fmt="voc"``, the folder of ``<class>_<set>.txt`` ground-truth files.
         replace: replace an existing run of that name (atomically).
         append: add this task to an existing run that does not have it yet.
         params, tags, notes, created_at, git_commit: run metadata (``git_commit=True`` reads
@@ -554,6 +557,19 @@ def ingest(
     sources = list(data) if isinstance(data, (list, tuple)) else [data]
     if not sources:
         raise InvalidInput("nothing to ingest: no input given")
+    if fmt == "voc":
+        from evalstore.formats.voc import read_classification
+
+        if task != "classification":
+            raise InvalidInput(f"--format voc holds classification results, not {task}")
+        if voc_gt is None:
+            raise InvalidInput("--format voc needs --voc-gt DIR (the folder of <class>_<set>.txt)")
+        sources, fmt, spec.columns, spec.labels = (
+            [read_classification(sources, voc_gt)],
+            None,
+            {},
+            "pm1",
+        )
     opened = [_open(s, fmt, i) for i, s in enumerate(sources)]
     group_frame = _read_groups(groups, groups_format, task) if groups is not None else None
 

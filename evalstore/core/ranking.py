@@ -224,7 +224,7 @@ def _rank_rows(
         low = desc[idx] & np.uint64((1 << b) - 1)
         same = w[1:] == w[:-1]
         clash = same & (low[1:] != low[:-1])
-        if False and clash.any():
+        if clash.any():
             run = np.concatenate(([0], np.cumsum(~same)))
             bad = np.zeros(run[-1] + 1, dtype=bool)
             bad[run[1:][clash]] = True

@@ -1,0 +1,1 @@
+"""Readers of standard result formats, turning them into evalstore's columns."""
