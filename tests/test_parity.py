@@ -114,7 +114,7 @@ def test_sql_equals_numpy(store: Store, name: str, ties: str, data: dict[str, An
     groups, values = metric.reference(
         data["group"], data["scores"], data["labels"], k=k_arg, **kwargs
     )
-    sql = {int(g): v for g, v in zip(got["group_id"], got["value"])}
+    sql = {int(g): v for g, v in zip(got["group_id"], got["value"], strict=True)}
     assert sorted(sql) == sorted(int(g) for g in groups)
     have = np.array([np.nan if sql[int(g)] is None else sql[int(g)] for g in groups])
     np.testing.assert_allclose(have, values, rtol=1e-12, atol=0, equal_nan=True)

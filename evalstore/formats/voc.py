@@ -97,8 +97,8 @@ def read_classification(results: Sequence[str | Path], gt_dir: str | Path) -> pl
         extra = res.join(gt, on="image_id", how="anti")
         if extra.height:
             raise InvalidInput(
-                f"{path} line {extra['row'][0]}: image {extra['image_id'][0]!r} is not in {gt_path} "
-                f"({extra.height} such image(s))"
+                f"{path} line {extra['row'][0]}: image {extra['image_id'][0]!r} is not in "
+                f"{gt_path} ({extra.height} such image(s))"
             )
         missing = gt.join(res, on="image_id", how="anti")
         if missing.height:
