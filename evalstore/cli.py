@@ -23,7 +23,7 @@ from rich.console import Console
 
 from evalstore import render
 from evalstore.errors import EvalstoreError
-from evalstore.store import Progress, Store
+from evalstore.store import Progress, Store, default_path
 
 app = typer.Typer(
     name="evalstore",
@@ -130,6 +130,18 @@ def progress_bar(enabled: bool, description: str) -> Iterator[Progress | None]:
             bar.stop()
 
 
+@contextlib.contextmanager
+def _removed_on_error(path: Path, fresh: bool) -> Iterator[None]:
+    """A database file that a failed command created is removed: nothing is left behind."""
+    try:
+        yield
+    except EvalstoreError:
+        if fresh:
+            for leftover in (path, path.with_name(path.name + ".wal")):
+                leftover.unlink(missing_ok=True)
+        raise
+
+
 # -- commands ----------------------------------------------------------------------------
 
 
@@ -199,8 +211,11 @@ def ingest_cmd(
     ] = Fmt.table,
 ) -> None:
     """Ingest ranked lists (scores and labels) into a new run."""
+    path = db or default_path()
+    fresh = not path.exists()
     with (
-        Store(db, lock_timeout=lock_timeout) as store,
+        _removed_on_error(path, fresh),
+        Store(path, lock_timeout=lock_timeout) as store,
         progress_bar(output is not Fmt.json, "ingest") as cb,
     ):
         result = store.ingest(

@@ -642,6 +642,15 @@ def ingest(
             try:
                 con.execute(queries.load("store/stage_groups").text)
                 queries.run(con, "store/insert_groups", {"run_id": run_id, "task": task})
+                low = queries.fetch_rows(
+                    con, "store/n_positives_below_labels", {"run_id": run_id, "task": task}
+                )
+                if low:
+                    gid, n_pos, count = low[0]
+                    raise InvalidInput(
+                        f"{_label_of(groups)}: list {gid!r} has n_positives {n_pos} but {count} "
+                        "positive labels; n_positives may only add positives not retrieved"
+                    )
             finally:
                 with contextlib.suppress(duckdb.Error):
                     con.execute("drop view if exists _groups")
@@ -661,6 +670,10 @@ def ingest(
         replaced=replaced,
         files=[label for label, _, _ in spans],
     )
+
+
+def _label_of(source: Any) -> str:
+    return str(source) if isinstance(source, (str, os.PathLike)) else "groups"
 
 
 def _where(spans: list[tuple[str, int, int]], seq: int) -> str:

@@ -45,3 +45,15 @@ from _groups_raw;
 select count(distinct coalesce(group_id, '')) as n
 from scores
 where run_id = $run_id and task = $task;
+
+-- name: n_positives_below_labels
+-- A list whose n_positives override is below its count of +1 labels (recall would pass 1).
+select g.group_id, g.n_positives, count(*) as positives
+from groups g
+join scores s
+  on s.run_id = g.run_id and s.task = g.task and s.group_id is not distinct from g.group_id
+where g.run_id = $run_id and g.task = $task and g.n_positives is not null and s.label = 1
+group by g.group_id, g.n_positives
+having count(*) > g.n_positives
+order by g.group_id
+limit 1;
