@@ -8,7 +8,6 @@ one transaction per run: a run is either fully there or not at all, whatever goe
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,8 +21,7 @@ import polars as pl
 import pyarrow as pa
 
 from evalstore import queries, runs
-from evalstore.errors import InvalidInput, RunExists
-from evalstore.runs import delete_run_rows
+from evalstore.errors import InvalidInput
 
 if TYPE_CHECKING:
     from evalstore.store import Progress, Store
@@ -549,11 +547,9 @@ def ingest(
         )
     if replace and append:
         raise InvalidInput("--replace and --append exclude each other")
-    exp, name = runs.split_ref(run, experiment)
+    meta = runs.RunMeta.build(run, experiment, params, tags, notes, created_at, git_commit)
+    exp, name = meta.experiment, meta.name
     spec = _Spec(task, parse_columns(columns), labels, negate_score)
-    param_values = runs.parse_params(params)
-    when = runs.parse_time(created_at)
-    commit = runs.git_commit() if git_commit is True else (git_commit or None)
     sources = list(data) if isinstance(data, (list, tuple)) else [data]
     if not sources:
         raise InvalidInput("nothing to ingest: no input given")
@@ -575,38 +571,17 @@ def ingest(
 
     con = store.con
     with store.transaction():
-        existing = queries.fetch_rows(con, "store/run_by_name", {"experiment": exp, "name": name})
-        replaced = False
-        if existing and append:
-            run_id = int(existing[0][0])
-            if queries.fetch_rows(con, "store/run_has_task", {"run_id": run_id, "task": task})[0][
-                0
-            ]:
-                raise RunExists(f"run {exp}/{name} already has {task} rows; use --replace")
-        elif existing and not replace:
-            raise RunExists(
-                f"run {exp}/{name} exists; use --replace to overwrite it or --append to add a task"
-            )
-        else:
-            if existing:
-                delete_run_rows(con, int(existing[0][0]))
-                queries.run(con, "store/delete_run", {"run_id": int(existing[0][0])})
-                replaced = True
-            run_id = int(
-                queries.fetch_rows(
-                    con,
-                    "store/insert_run",
-                    {
-                        "experiment": exp,
-                        "name": name,
-                        "created_at": when,
-                        "git_commit": commit,
-                        "params": json.dumps(param_values),
-                        "tags": list(dict.fromkeys(tags)),
-                        "notes": notes,
-                    },
-                )[0][0]
-            )
+        run_id, replaced = runs.open_run(
+            con,
+            meta,
+            replace=replace,
+            append=append,
+            has_task=lambda rid: queries.fetch_rows(
+                con, "store/run_has_task", {"run_id": rid, "task": task}
+            )[0][0]
+            > 0,
+            task=task,
+        )
         stream = _Stream(opened, spec, progress)
         reader = stream.reader()
         con.register("_batch", reader)

@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from evalstore import queries
-from evalstore.errors import InvalidInput, RunNotFound
+from evalstore.errors import InvalidInput, RunExists, RunNotFound
 
 if TYPE_CHECKING:
     from evalstore.store import Store
 
 __all__ = [
+    "RunMeta",
     "RunRef",
+    "current_commit",
     "get_run",
-    "git_commit",
     "list_runs",
+    "open_run",
     "parse_params",
     "remove_run",
     "resolve",
@@ -48,6 +51,85 @@ def split_ref(ref: str, experiment: str | None = None) -> tuple[str, str]:
     if not exp or not name or not name.strip():
         raise InvalidInput(f"run name {ref!r} is empty")
     return exp, name
+
+
+@dataclass(frozen=True)
+class RunMeta:
+    """What a new run records besides its rows."""
+
+    experiment: str
+    name: str
+    created_at: datetime
+    git_commit: str | None
+    params: dict[str, Any]
+    tags: list[str]
+    notes: str | None
+
+    @classmethod
+    def build(
+        cls,
+        run: str,
+        experiment: str | None,
+        params: Iterable[str] | Mapping[str, Any] | None,
+        tags: Iterable[str],
+        notes: str | None,
+        created_at: str | datetime | None,
+        git_commit: str | bool | None,
+    ) -> RunMeta:
+        """Parse and check run metadata (``git_commit=True``: the current directory's)."""
+        exp, name = split_ref(run, experiment)
+        tags = list(dict.fromkeys(tags))
+        if any(not t or not t.strip() for t in tags):
+            raise InvalidInput("a tag cannot be empty")
+        commit = current_commit() if git_commit is True else (git_commit or None)
+        return cls(exp, name, parse_time(created_at), commit, parse_params(params), tags, notes)
+
+
+def open_run(
+    con: Any,
+    meta: RunMeta,
+    *,
+    replace: bool,
+    append: bool,
+    has_task: Callable[[int], bool],
+    task: str,
+) -> tuple[int, bool]:
+    """Inside the caller's transaction: create the run (or replace it, or reopen it to append
+    a task). Returns (run_id, replaced).
+
+    Raises:
+        RunExists: the run exists and neither replace nor append applies.
+    """
+    ref = f"{meta.experiment}/{meta.name}"
+    existing = queries.fetch_rows(
+        con, "store/run_by_name", {"experiment": meta.experiment, "name": meta.name}
+    )
+    if existing and append:
+        run_id = int(existing[0][0])
+        if has_task(run_id):
+            raise RunExists(f"run {ref} already has {task} rows; use --replace")
+        return run_id, False
+    if existing and not replace:
+        raise RunExists(
+            f"run {ref} exists; use --replace to overwrite it or --append to add a task"
+        )
+    if existing:
+        delete_run_rows(con, int(existing[0][0]))
+        queries.run(con, "store/delete_run", {"run_id": int(existing[0][0])})
+    row = queries.fetch_rows(
+        con,
+        "store/insert_run",
+        {
+            "experiment": meta.experiment,
+            "name": meta.name,
+            "created_at": meta.created_at,
+            "git_commit": meta.git_commit,
+            "params": json.dumps(meta.params),
+            "tags": meta.tags,
+            "notes": meta.notes,
+        },
+    )
+    return int(row[0][0]), bool(existing)
 
 
 def resolve(store: Store, ref: RunRef) -> int:
@@ -185,7 +267,7 @@ def parse_time(value: str | datetime | None) -> datetime:
     return value
 
 
-def git_commit(cwd: str | None = None) -> str | None:
+def current_commit(cwd: str | None = None) -> str | None:
     """The commit checked out in ``cwd`` (the current directory), or ``None`` outside git."""
     try:
         out = subprocess.run(
