@@ -153,7 +153,11 @@ def ingest_cmd(
     ],
     task: Annotated[
         str,
-        typer.Option("--task", "-t", help="verification | matching | retrieval | classification."),
+        typer.Option(
+            "--task",
+            "-t",
+            help="verification | matching | retrieval | classification | keypoints | outcomes.",
+        ),
     ],
     run: Annotated[str, typer.Option("--run", "-r", help="Run name: NAME or EXPERIMENT/NAME.")],
     experiment: Annotated[
@@ -182,6 +186,22 @@ def ingest_cmd(
     voc_gt: Annotated[
         Path | None,
         typer.Option("--voc-gt", help="With --format voc: folder of <class>_<set>.txt truth."),
+    ] = None,
+    pairs: Annotated[
+        Path | None,
+        typer.Option("--pairs", help="keypoints: pair_id, h11..h33, width, height, slices."),
+    ] = None,
+    homography_dir: Annotated[
+        Path | None,
+        typer.Option("--homography-dir", help="keypoints: a 3x3 homography file per pair."),
+    ] = None,
+    disparity_dir: Annotated[
+        Path | None,
+        typer.Option("--disparity-dir", help="keypoints: a disparity map per pair (.npy, .png)."),
+    ] = None,
+    disparity_scale: Annotated[
+        float | None,
+        typer.Option("--disparity-scale", help="Map value -> px [default: 1 .npy, 1/256 .png]."),
     ] = None,
     replace: Annotated[
         bool, typer.Option("--replace", help="Replace a run of the same name atomically.")
@@ -229,6 +249,7 @@ def ingest_cmd(
             labels=labels,
             groups=groups,
             voc_gt=voc_gt,
+            pairs=pairs,
             replace=replace,
             append=append,
             params=param,
@@ -237,6 +258,15 @@ def ingest_cmd(
             created_at=created_at,
             git_commit=git_commit if git_commit is not None else True,
             progress=cb,
+            **{
+                k: v
+                for k, v in (
+                    ("homography_dir", homography_dir),
+                    ("disparity_dir", disparity_dir),
+                    ("disparity_scale", disparity_scale),
+                )
+                if v is not None
+            },
         )
     if output is Fmt.table:
         verb = "replaced" if result.replaced else "ingested"
@@ -357,6 +387,20 @@ def _results_table(frame: pl.DataFrame, fmt: Fmt) -> None:
         emit(frame, fmt)
 
 
+def _sweeps(**given: str | None) -> dict[str, list[float]]:
+    out = {}
+    for name, text in given.items():
+        if text is None:
+            continue
+        try:
+            out[name] = [float(v) for v in text.split(",") if v.strip()]
+        except ValueError:
+            raise EvalstoreError(
+                f"--{name} {text!r} is not a comma-separated list of numbers"
+            ) from None
+    return out
+
+
 @command("eval")
 def eval_cmd(
     runs: Annotated[
@@ -383,6 +427,14 @@ def eval_cmd(
             help="Slice key (sequence, difficulty...) or the list noun (class, query, pair, list).",
         ),
     ] = None,
+    sigma: Annotated[
+        str | None,
+        typer.Option("--sigma", help="precision_at_sigma thresholds in px [default: 3,6,9]."),
+    ] = None,
+    eps: Annotated[
+        str | None,
+        typer.Option("--eps", help="homography_accuracy corner thresholds [default: 1,3,5]."),
+    ] = None,
     recompute: Annotated[
         bool, typer.Option("--recompute", help="Recompute even up-to-date cached values.")
     ] = False,
@@ -407,6 +459,7 @@ def eval_cmd(
             by=by or (),
             recompute=recompute,
             all_runs=all_runs,
+            sweeps=_sweeps(sigma=sigma, eps=eps),
             progress=cb,
         )
     _results_table(frame, fmt)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -12,8 +13,7 @@ import polars as pl
 from evalstore import queries
 from evalstore.core.ranking import TIES
 from evalstore.errors import InvalidInput
-from evalstore.ingest import TASKS
-from evalstore.metrics import LIST_NOUN, METRICS, Metric, metrics_for
+from evalstore.metrics import ALL_TASKS, LIST_NOUN, METRICS, Metric, metrics_for
 
 if TYPE_CHECKING:
     from evalstore.runs import RunRef
@@ -38,10 +38,14 @@ RESULT_COLUMNS = [
 ]
 
 
-def _params(metric: Metric, ties: str, k: int) -> str:
-    values: dict[str, Any] = {"ties": ties}
+def _params(metric: Metric, ties: str, k: int, at: float | None = None) -> str:
+    values: dict[str, Any] = {}
+    if metric.source == "scores":
+        values["ties"] = ties
     if "k" in metric.params:
         values["k"] = k
+    if metric.sweep is not None:
+        values[metric.sweep.column] = at
     return json.dumps(values, sort_keys=True, separators=(",", ":"))
 
 
@@ -54,29 +58,56 @@ def _run_ids(store: Store, runs: Sequence[RunRef] | None, all_runs: bool) -> lis
 
 
 def _compute(
-    store: Store, metric: Metric, task: str, run_ids: list[int], params: str, ties: str, k: int
+    store: Store, metric: Metric, task: str, run_ids: list[int], ties: str, k: int, at: list[float]
 ) -> None:
-    """Compute one metric for some runs of one task and replace their cached values."""
+    """Compute one metric for some runs of one task and replace their cached values (one
+    parameter set per value of its sweep, all from one query)."""
     con = store.con
-    bind = {"runs": run_ids, "task": task, "ties": ties, "k": k}
+    bind: dict[str, Any] = {"runs": run_ids, "task": task, "ties": ties, "k": k}
+    if metric.sweep is not None:
+        bind[metric.sweep.param] = at
     text = metric.query.text
-    keys = {
-        "runs": run_ids,
-        "task": task,
-        "metric": metric.name,
-        "params": params,
-        "sha": metric.sha,
-    }
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     with store.transaction():
         # The statement is our own SQL file; values are bound, never spliced in.
-        con.execute("create or replace temp table _per_list as " + text, queries.bind(text, bind))
+        con.execute("create or replace temp table _raw as " + text, queries.bind(text, bind))
         try:
-            for name in ("eval/clear_values", "eval/clear_list_values", "eval/insert_list_values"):
-                queries.run(con, name, keys)
-            queries.run(con, "eval/insert_overall", {**keys, "now": now})
+            for value in at if metric.sweep is not None else [None]:
+                params = _params(metric, ties, k, value)
+                keys = {
+                    "runs": run_ids,
+                    "task": task,
+                    "metric": metric.name,
+                    "params": params,
+                    "sha": metric.sha,
+                    "at": value,
+                }
+                column = "" if metric.sweep is None else metric.sweep.column
+                queries.run(con, "eval/select_sweep" if column else "eval/select_all", keys)
+                if column:  # the sweep column's name comes from the registry, not the user
+                    con.execute(
+                        "create or replace temp table _per_list as "
+                        "select run_id, group_id, value from _raw where "
+                        + queries.quote_ident(column, {metric.sweep.column})  # type: ignore[union-attr]
+                        + " = $at",
+                        {"at": value},
+                    )
+                for name in ("eval/clear_values", "eval/clear_list_values"):
+                    queries.run(con, name, keys)
+                queries.run(con, "eval/insert_list_values", keys)
+                queries.run(con, "eval/insert_overall", {**keys, "now": now})
         finally:
+            con.execute("drop table if exists _raw")
             con.execute("drop table if exists _per_list")
+
+
+def _sweep_values(metric: Metric, sweeps: Mapping[str, Sequence[float]]) -> list[float]:
+    if metric.sweep is None:
+        return []
+    values = [float(v) for v in sweeps.get(metric.sweep.column, metric.sweep.default)]
+    if not values or any(not math.isfinite(v) or v < 0 for v in values):
+        raise InvalidInput(f"--{metric.sweep.column} needs finite values >= 0, got {values}")
+    return sorted(set(values))
 
 
 def _slices(
@@ -99,6 +130,7 @@ def evaluate(
     by: Sequence[str] = (),
     recompute: bool = False,
     all_runs: bool = False,
+    sweeps: Mapping[str, Sequence[float]] | None = None,
     progress: Progress | None = None,
 ) -> pl.DataFrame:
     """Compute (or reuse) metrics of runs and return them.
@@ -118,6 +150,8 @@ def evaluate(
             ``list``) gives one row per list.
         recompute: recompute even when up-to-date values are stored.
         all_runs: every run of the store.
+        sweeps: values of a sweep parameter, e.g. ``{"sigma": [1, 2, 4]}`` for
+            ``precision_at_sigma`` (defaults: sigma 3, 6, 9; threshold 1..10; eps 1, 3, 5).
         progress: called with ("metric task", done, total).
 
     Returns:
@@ -133,39 +167,54 @@ def evaluate(
     if not run_ids:
         return pl.DataFrame(schema=dict.fromkeys(RESULT_COLUMNS, pl.String))
     plan = []
-    for task in TASKS:
+    presence = {
+        "scores": "eval/runs_with_task",
+        "pairs": "eval/runs_with_pairs",
+        "outcomes": "eval/runs_with_outcomes",
+    }
+    for task in ALL_TASKS:
+        candidates = metrics_for(task, list(metrics or []))
+        if not candidates:
+            continue
+        source = candidates[0].source
         present = [
             int(r[0])
             for r in queries.fetch_rows(
-                store.con, "eval/runs_with_task", {"runs": run_ids, "task": task}
+                store.con, presence[source], {"runs": run_ids, "task": task}
             )
         ]
         if present:
-            plan += [(task, m, sorted(present)) for m in metrics_for(task, list(metrics or []))]
+            plan += [(task, m, sorted(present)) for m in candidates]
     if not plan:
         raise InvalidInput("none of the requested metrics applies to the tasks of these runs")
     frames = []
     for step, (task, metric, ids) in enumerate(plan):
-        params = _params(metric, ties, k)
-        fresh = set()
+        at = _sweep_values(metric, sweeps or {})
+        param_sets = [_params(metric, ties, k, v) for v in (at or [None])]
+        todo = ids
         if not recompute:
-            keys = {
-                "runs": ids,
-                "task": task,
-                "metric": metric.name,
-                "params": params,
-                "sha": metric.sha,
-            }
-            fresh = {int(r[0]) for r in queries.fetch_rows(store.con, "eval/cached_overall", keys)}
-        todo = [i for i in ids if i not in fresh]
+            fresh = set(ids)
+            for params in param_sets:
+                keys = {
+                    "runs": ids,
+                    "task": task,
+                    "metric": metric.name,
+                    "params": params,
+                    "sha": metric.sha,
+                }
+                fresh &= {
+                    int(r[0]) for r in queries.fetch_rows(store.con, "eval/cached_overall", keys)
+                }
+            todo = [i for i in ids if i not in fresh]
         if todo:
-            _compute(store, metric, task, todo, params, ties, k)
-        for key in by:
-            if key not in (*LIST_NOUN.values(), "list"):  # another task's noun: not a slice
-                _slices(store, metric, task, ids, params, key)
+            _compute(store, metric, task, todo, ties, k, at)
+        for params in param_sets:
+            for key in by:
+                if key not in (*LIST_NOUN.values(), "list"):  # another task's noun: not a slice
+                    _slices(store, metric, task, ids, params, key)
+            frames.append(_read(store, ids, task, metric, params, by))
         if progress is not None:
             progress(f"{metric.name} {task}", step + 1, len(plan))
-        frames.append(_read(store, ids, task, metric, params, by))
     return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
 
 
@@ -223,7 +272,7 @@ def stored_metrics(
     )
     parts = [
         _display_names(frame.filter(pl.col("task") == t, pl.col("metric") == m), t, METRICS[m])
-        for t in TASKS
+        for t in ALL_TASKS
         for m in METRICS
         if METRICS[m].kind == "per_list"
     ]

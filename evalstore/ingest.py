@@ -75,7 +75,9 @@ class IngestResult:
         return f"{self.experiment}/{self.name}"
 
 
-def parse_columns(items: Sequence[str] | Mapping[str, str] | None) -> dict[str, str]:
+def parse_columns(
+    items: Sequence[str] | Mapping[str, str] | None, known: Sequence[str] = _COLUMNS
+) -> dict[str, str]:
     """``["score=distance"]`` -> ``{"score": "distance"}`` (our column = the input's column)."""
     if items is None:
         return {}
@@ -88,11 +90,11 @@ def parse_columns(items: Sequence[str] | Mapping[str, str] | None) -> dict[str, 
             if not sep or not ours.strip() or not theirs.strip():
                 raise InvalidInput(f"--column {item!r} is not OURS=THEIRS (e.g. score=distance)")
             mapping[ours.strip()] = theirs.strip()
-    unknown = sorted(set(mapping) - set(_COLUMNS))
+    unknown = sorted(set(mapping) - set(known))
     if unknown:
         raise InvalidInput(
-            f"--column maps unknown column {unknown[0]!r}; evalstore's columns are "
-            + ", ".join(_COLUMNS)
+            f"--column maps unknown column {unknown[0]!r}; evalstore's columns here are "
+            + ", ".join(known)
         )
     return mapping
 
@@ -499,6 +501,7 @@ def ingest(
     groups: Source | None = None,
     groups_format: str | None = None,
     voc_gt: str | os.PathLike[str] | None = None,
+    pairs: Source | None = None,
     replace: bool = False,
     append: bool = False,
     params: Sequence[str] | Mapping[str, Any] | None = None,
@@ -507,6 +510,7 @@ def ingest(
     created_at: str | datetime | None = None,
     git_commit: str | bool | None = True,
     progress: Progress | None = None,
+    **geometry_options: Any,
 ) -> IngestResult:
     """Ingest ranked lists into a run, all or nothing.
 
@@ -516,7 +520,10 @@ def ingest(
             (Parquet, CSV, TSV, NDJSON, ``.npz``), a polars or pandas frame, a pyarrow Table or
             a dict of 1-D arrays. Columns ``group_id`` (optional for verification),
             ``item_id``, ``score``, ``label``.
-        task: ``verification``, ``matching``, ``retrieval`` or ``classification``.
+        task: ``verification``, ``matching``, ``retrieval`` or ``classification`` (ranked
+            lists); ``keypoints`` and ``outcomes`` go to :mod:`evalstore.keypoints`, with
+            ``pairs`` and the ``geometry_options`` (``homography_dir``, ``disparity_dir``,
+            ``disparity_scale``, ``ransac_threshold``).
         run: ``NAME`` or ``EXPERIMENT/NAME``.
         experiment: the experiment when ``run`` is a bare name (default ``default``).
         fmt: file format, overriding the extension; ``voc`` reads PASCAL VOC classification
@@ -539,8 +546,30 @@ def ingest(
         InvalidInput: bad data or options; nothing is written.
         RunExists: the run exists and neither ``replace`` nor ``append`` was given.
     """
+    if task in ("keypoints", "outcomes"):
+        from evalstore import keypoints
+
+        common = dict(
+            run=run,
+            experiment=experiment,
+            fmt=fmt,
+            columns=columns,
+            replace=replace,
+            append=append,
+            params=params,
+            tags=tags,
+            notes=notes,
+            created_at=created_at,
+            git_commit=git_commit,
+            progress=progress,
+        )
+        if task == "outcomes":
+            return keypoints.ingest_outcomes(store, data, **common)
+        return keypoints.ingest_keypoints(store, data, pairs=pairs, **geometry_options, **common)
     if task not in TASKS:
-        raise InvalidInput(f"unknown task {task!r}; use one of {', '.join(TASKS)}")
+        raise InvalidInput(
+            f"unknown task {task!r}; use one of {', '.join((*TASKS, 'keypoints', 'outcomes'))}"
+        )
     if labels not in LABEL_CONVENTIONS:
         raise InvalidInput(
             f"unknown --labels {labels!r}; use one of {', '.join(LABEL_CONVENTIONS)}"
@@ -576,10 +605,10 @@ def ingest(
             meta,
             replace=replace,
             append=append,
-            has_task=lambda rid: queries.fetch_rows(
-                con, "store/run_has_task", {"run_id": rid, "task": task}
-            )[0][0]
-            > 0,
+            has_task=lambda rid: (
+                queries.fetch_rows(con, "store/run_has_task", {"run_id": rid, "task": task})[0][0]
+                > 0
+            ),
             task=task,
         )
         stream = _Stream(opened, spec, progress)

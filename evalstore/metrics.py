@@ -12,10 +12,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalstore import queries
-from evalstore.core import ranking
+from evalstore.core import geometry, ranking
 from evalstore.errors import InvalidInput
 
-__all__ = ["DEFAULTS", "LIST_NOUN", "METRICS", "Metric", "get", "metrics_for"]
+__all__ = ["ALL_TASKS", "DEFAULTS", "LIST_NOUN", "METRICS", "Metric", "Sweep", "get", "metrics_for"]
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A metric computed at several values of one parameter at once (sigma = 3, 6, 9 px).
+
+    Attributes:
+        column: the output column of the SQL holding the value (``sigma``).
+        param: the SQL parameter taking the list of values (``sigmas`` -> ``$sigmas``).
+        default: the values computed when none are given.
+    """
+
+    column: str
+    param: str
+    default: tuple[float, ...]
 
 
 @dataclass(frozen=True)
@@ -31,6 +46,9 @@ class Metric:
         mean_name: the name of its mean over several lists (``ap`` -> ``map``).
         params: the parameters it takes besides runs, task and ties (e.g. ``k``).
         kind: ``per_list`` (one value per list) or ``curve`` (points, not cached).
+        source: the table it reads: ``scores`` (ranked lists), ``pairs`` (keypoint matches
+            and image pairs) or ``outcomes`` (TP/FP/FN counts).
+        sweep: for metrics computed at several parameter values at once.
     """
 
     name: str
@@ -40,6 +58,8 @@ class Metric:
     mean_name: str
     params: tuple[str, ...] = ()
     kind: str = "per_list"
+    source: str = "scores"
+    sweep: Sweep | None = None
     doc: str = field(default="", compare=False)
 
     @property
@@ -67,6 +87,8 @@ def _pr_curve(group: Any, scores: Any, labels: Any, **kw: Any) -> ranking.Points
 
 
 _ALL = ("verification", "matching", "retrieval", "classification")
+_KP = ("keypoints",)
+_OUT = ("outcomes",)
 
 METRICS: dict[str, Metric] = {
     m.name: m
@@ -79,6 +101,43 @@ METRICS: dict[str, Metric] = {
         Metric("recall_at_k", _ranking("recall_at_k"), _ALL, True, "recall_at_k", ("k",)),
         Metric("fpr95", _ranking("fpr95"), _ALL, False, "fpr95"),
         Metric("pr_curve", _pr_curve, _ALL, True, "pr_curve", kind="curve"),
+        Metric(
+            "precision_at_sigma",
+            geometry.precision_at_sigma,
+            _KP,
+            True,
+            "precision_at_sigma",
+            source="pairs",
+            sweep=Sweep("sigma", "sigmas", (3.0, 6.0, 9.0)),
+        ),
+        Metric(
+            "mma",
+            geometry.mma,
+            _KP,
+            True,
+            "mma",
+            source="pairs",
+            sweep=Sweep("threshold", "thresholds", tuple(float(t) for t in range(1, 11))),
+        ),
+        Metric(
+            "reprojection_error",
+            geometry.reprojection_error,
+            _KP,
+            False,
+            "reprojection_error",
+            source="pairs",
+        ),
+        Metric(
+            "homography_accuracy",
+            geometry.homography_accuracy,
+            _KP,
+            True,
+            "homography_accuracy",
+            source="pairs",
+            sweep=Sweep("eps", "eps", (1.0, 3.0, 5.0)),
+        ),
+        Metric("iou", geometry.iou, _OUT, True, "iou_macro", source="outcomes"),
+        Metric("iou_micro", geometry.iou_micro, _OUT, True, "iou_micro", source="outcomes"),
     ]
 }
 
@@ -88,7 +147,12 @@ DEFAULTS: dict[str, tuple[str, ...]] = {
     "matching": ("ap",),
     "retrieval": ("ap",),
     "classification": ("ap_voc07", "ap_voc10"),
+    "keypoints": ("precision_at_sigma", "mma", "reprojection_error", "homography_accuracy"),
+    "outcomes": ("iou", "iou_micro"),
 }
+
+#: Every task, in the order results are reported.
+ALL_TASKS: tuple[str, ...] = (*_ALL, *_KP, *_OUT)
 
 #: What one ranked list is called in each task (``--by class`` gives per-class values).
 LIST_NOUN: dict[str, str] = {
@@ -96,6 +160,8 @@ LIST_NOUN: dict[str, str] = {
     "matching": "pair",
     "retrieval": "query",
     "classification": "class",
+    "keypoints": "pair",
+    "outcomes": "group",
 }
 
 _BY_MEAN_NAME = {m.mean_name: m.name for m in METRICS.values()}

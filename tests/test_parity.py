@@ -91,7 +91,10 @@ def _sql(store: Store, name: str, run_id: int, ties: str, k: int | None) -> Any:
     return store.con.sql(query.text, params=queries.bind(query.text, params)).pl()
 
 
-@pytest.mark.parametrize("name", sorted(METRICS))
+RANKING = sorted(n for n, m in METRICS.items() if m.source == "scores")
+
+
+@pytest.mark.parametrize("name", RANKING)
 @pytest.mark.parametrize("ties", TIES)
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -125,3 +128,164 @@ def test_every_metric_has_sql_and_reference() -> None:
         assert (queries.sql_dir() / "metrics" / f"{name}.sql").is_file()
         assert callable(metric.reference)
         assert metric.query.text.lstrip().startswith("--"), f"{name}.sql needs a header comment"
+
+
+# -- geometric matching metrics ------------------------------------------------------------------
+
+OFFSETS = [(0.0, 0.0), (3.0, 0.0), (0.0, -3.0), (3.0, 4.0), (1.0, 1.0), (6.0, 8.0), (0.5, 0.25)]
+
+
+@st.composite
+def keypoint_runs(draw: Any) -> dict[str, Any]:
+    """Pairs with 0..30 matches; offsets from the truth often land exactly on a threshold
+    (3, 5, 10 px); some pairs have no true homography or too few matches to estimate one."""
+    n_pairs = draw(st.integers(1, 6))
+    rows = []
+    for p in range(n_pairs):
+        n = draw(st.sampled_from([0, 3, 8, 30]))
+        for _ in range(n):
+            x0 = float(draw(st.integers(0, 99)))
+            y0 = float(draw(st.integers(0, 79)))
+            dx, dy = draw(st.sampled_from(OFFSETS))
+            if draw(st.booleans()):
+                dx, dy = dx + draw(st.floats(-2, 2)), dy + draw(st.floats(-2, 2))
+            gx, gy = x0 + 4.0, y0 - 2.0
+            rows.append((f"p{p}", x0, y0, gx + dx, gy + dy, gx, gy))
+    pairs = {
+        "pair_id": [f"p{p}" for p in range(n_pairs)],
+        "width": [draw(st.sampled_from([100, 640])) for _ in range(n_pairs)],
+        "height": [draw(st.sampled_from([80, 480])) for _ in range(n_pairs)],
+    }
+    with_h = [draw(st.booleans()) for _ in range(n_pairs)]
+    for i in (1, 2, 3):
+        for j in (1, 2, 3):
+            base = [[1.0, 0.0, 4.0], [0.0, 1.0, -2.0], [0.0, 0.0, 1.0]][i - 1][j - 1]
+            pairs[f"h{i}{j}"] = [base if h else None for h in with_h]
+    return {"rows": rows, "pairs": pairs}
+
+
+def _ingest_keypoints(store: Store, data: dict[str, Any]) -> int:
+    import polars as pl
+
+    columns = ["pair_id", "x0", "y0", "x1", "y1", "gt_x1", "gt_y1"]
+    matches = (
+        pl.DataFrame(data["rows"], schema=columns, orient="row")
+        if data["rows"]
+        else (
+            pl.DataFrame(schema=dict.fromkeys(columns, pl.Float64)).with_columns(
+                pl.col("pair_id").cast(pl.String)
+            )
+        )
+    )
+    if matches.height == 0:  # a run needs matches: give the first pair one
+        matches = pl.DataFrame(
+            [("p0", 1.0, 1.0, 5.0, -1.0, 5.0, -1.0)], schema=columns, orient="row"
+        )
+    pairs = pl.DataFrame(data["pairs"]).with_columns(
+        [pl.col(f"h{i}{j}").cast(pl.Float64) for i in (1, 2, 3) for j in (1, 2, 3)]
+    )
+    return store.ingest(
+        matches, task="keypoints", run="kp", replace=True, pairs=pairs, git_commit=None
+    ).run_id
+
+
+def _stored(store: Store, run_id: int) -> tuple[Any, Any]:
+    matches = store.con.sql(
+        "select pair_id, x0, y0, x1, y1, gt_x1, gt_y1 from matches where run_id = $r order by seq",
+        params={"r": run_id},
+    ).pl()
+    pairs = store.con.sql(
+        "select * from pairs where run_id = $r order by pair_id", params={"r": run_id}
+    ).pl()
+    return matches, pairs
+
+
+def _matrices(pairs: Any, prefix: str) -> np.ndarray:
+    cols = [f"{prefix}{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3)]
+    return pairs.select(cols).to_numpy().astype(np.float64).reshape(-1, 3, 3)
+
+
+GEOMETRY = sorted(n for n, m in METRICS.items() if m.source in ("pairs", "outcomes"))
+
+
+@pytest.mark.parametrize("name", [n for n in GEOMETRY if METRICS[n].source == "pairs"])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=keypoint_runs())
+def test_geometry_sql_equals_numpy(store: Store, name: str, data: dict[str, Any]) -> None:
+    metric = METRICS[name]
+    run_id = _ingest_keypoints(store, data)
+    matches, pairs = _stored(store, run_id)
+    ids = pairs["pair_id"].to_numpy()
+    query = metric.query
+    params: dict[str, Any] = {"runs": [run_id]}
+    if metric.sweep is not None:
+        params[metric.sweep.param] = list(metric.sweep.default)
+    got = store.con.sql(query.text, params=queries.bind(query.text, params)).pl()
+    m = {c: matches[c].to_numpy() for c in matches.columns}
+    if name in ("precision_at_sigma", "mma"):
+        _, want = metric.reference(
+            m["pair_id"], m["x1"], m["y1"], m["gt_x1"], m["gt_y1"], metric.sweep.default, pairs=ids
+        )
+    elif name == "reprojection_error":
+        r = {
+            pid: (None if np.isnan(h).all() else h)
+            for pid, h in zip(ids, _matrices(pairs, "r"), strict=True)
+        }
+        _, want = metric.reference(m["pair_id"], m["x0"], m["y0"], m["x1"], m["y1"], r, pairs=ids)
+    else:
+        want = metric.reference(
+            _matrices(pairs, "h"),
+            _matrices(pairs, "e"),
+            pairs["width"].to_numpy(),
+            pairs["height"].to_numpy(),
+            metric.sweep.default,
+        )
+    want = np.asarray(want, dtype=np.float64).reshape(len(ids), -1)
+    sweep = [None] if metric.sweep is None else list(metric.sweep.default)
+    for j, at in enumerate(sweep):
+        part = got if at is None else got.filter(got[metric.sweep.column] == at)
+        sql = dict(zip(part["group_id"], part["value"], strict=True))
+        assert sorted(sql) == sorted(ids)
+        have = np.array([np.nan if sql[i] is None else sql[i] for i in ids])
+        np.testing.assert_allclose(have, want[:, j], rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", [n for n in GEOMETRY if METRICS[n].source == "outcomes"])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    counts=st.lists(
+        st.tuples(st.integers(0, 50), st.integers(0, 50), st.integers(0, 50)),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_outcome_sql_equals_numpy(
+    store: Store, name: str, counts: list[tuple[int, int, int]]
+) -> None:
+    metric = METRICS[name]
+    tp, fp, fn = (np.array(c, dtype=np.int64) for c in zip(*counts, strict=True))
+    data = {"group_id": np.arange(len(counts)), "tp": tp, "fp": fp, "fn": fn}
+    run_id = store.ingest(data, task="outcomes", run="out", replace=True, git_commit=None).run_id
+    got = _sql_plain(store, metric, run_id)
+    want = np.atleast_1d(metric.reference(tp, fp, fn))
+    have = np.array(
+        [np.nan if v is None else v for v in got.sort("group_id", nulls_last=True)["value"]]
+    )
+    if name == "iou":
+        order = np.argsort(np.arange(len(counts)).astype(str))  # group ids sort as text
+        want = want[order]
+    np.testing.assert_allclose(have, want, rtol=1e-12, atol=0, equal_nan=True)
+
+
+def _sql_plain(store: Store, metric: Any, run_id: int) -> Any:
+    text = metric.query.text
+    return store.con.sql(text, params=queries.bind(text, {"runs": [run_id]})).pl()
+
+
+def test_every_metric_is_covered_by_a_parity_test() -> None:
+    ranking = {n for n, m in METRICS.items() if m.source == "scores"}
+    assert ranking | set(GEOMETRY) == set(METRICS)

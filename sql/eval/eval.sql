@@ -41,14 +41,20 @@ where list_contains($runs, run_id) and task = $task and metric = $metric and par
   and slice like $key || '=%';
 
 -- name: insert_slices
--- Mean over the lists of each value of the slice key $key (from groups.slices; lists without
--- that key fall in '<key>=').
+-- Mean over the lists of each value of the slice key $key (lists without that key fall in
+-- '<key>=').
+-- Slice metadata lives in groups (ranked lists) and in pairs (keypoint runs).
 insert into metric_values
     (run_id, task, metric, params, slice, value, n_lists, n_skipped, definition_sha, computed_at)
+with slice_source as (
+    select run_id, cast(task as varchar) as task, group_id, slices from groups
+    union all
+    select run_id, 'keypoints' as task, pair_id as group_id, slices from pairs
+)
 select v.run_id, $task, $metric, $params, $key || '=' || coalesce(g.slices[$key], ''),
        avg(v.value), count(v.value), count(*) - count(v.value), any_value(v.definition_sha), $now
 from list_values v
-left join groups g
+left join slice_source g
   on g.run_id = v.run_id and g.task = v.task and g.group_id is not distinct from v.group_id
 where list_contains($runs, v.run_id) and v.task = $task and v.metric = $metric
   and v.params = $params
@@ -79,3 +85,20 @@ order by r.created_at, r.run_id, v.metric, v.params, v.group_id;
 
 -- name: all_run_ids
 select run_id from runs order by run_id;
+
+-- name: runs_with_pairs
+-- Which of $runs hold keypoint pairs.
+select distinct run_id from pairs where list_contains($runs, run_id);
+
+-- name: runs_with_outcomes
+-- Which of $runs hold counted outcomes.
+select distinct run_id from outcomes where list_contains($runs, run_id);
+
+-- name: select_all
+-- The per-list values of a metric without a sweep: all of _raw.
+create or replace temp table _per_list as select run_id, group_id, value from _raw;
+
+-- name: select_sweep
+-- Placeholder step for swept metrics: _per_list is cut from _raw per sweep value by the
+-- caller (the sweep column's name comes from the registry).
+select 1;

@@ -25,23 +25,39 @@ order by run_id;
 select run_id from runs where experiment = $experiment and name = $name;
 
 -- name: get_run
--- One run with its per-task row counts. Output: the runs columns plus tasks (struct list).
+-- One run with its per-task row and list counts. Output: the runs columns plus tasks
+-- (a list of {task, rows, lists}).
+with per_task as (
+    select cast(task as varchar) as task, count(*) as n, count(distinct group_id) as lists
+    from scores where run_id = $run_id group by task
+    union all
+    select 'keypoints', (select count(*) from matches where run_id = $run_id), count(*)
+    from pairs where run_id = $run_id having count(*) > 0
+    union all
+    select 'outcomes', count(*), count(*) from outcomes where run_id = $run_id having count(*) > 0
+)
 select r.run_id, r.experiment, r.name, r.created_at, r.git_commit, r.params, r.tags, r.notes,
-       (select list({'task': cast(s.task as varchar), 'rows': s.n, 'lists': s.lists}
-                    order by s.task)
-          from (select task, count(*) as n, count(distinct group_id) as lists
-                  from scores where run_id = r.run_id group by task) s) as tasks
+       (select list({'task': p.task, 'rows': p.n, 'lists': p.lists} order by p.task)
+          from per_task p) as tasks
 from runs r
 where r.run_id = $run_id;
 
 -- name: list_runs
 -- $experiment: varchar or null (all); $tag: varchar or null (any); $limit: integer or null.
 -- Output: run_id, experiment, name, created_at, git_commit, tags, params, notes, tasks, rows.
-with counts as (
-    select run_id,
-           string_agg(distinct cast(task as varchar), ',' order by cast(task as varchar)) as tasks,
-           count(*) as n_rows
-    from scores
+with per_task as (
+    select run_id, cast(task as varchar) as task, count(*) as n from scores group by all
+    union all
+    select run_id, 'keypoints', count(*) from matches group by run_id
+    union all
+    select run_id, 'keypoints', 0 from pairs group by run_id
+    union all
+    select run_id, 'outcomes', count(*) from outcomes group by run_id
+),
+counts as (
+    select run_id, string_agg(distinct task, ',' order by task) as tasks,
+           cast(sum(n) as bigint) as n_rows
+    from per_task
     group by run_id
 )
 select r.run_id, r.experiment, r.name, r.created_at, r.git_commit, r.tags, r.params, r.notes,

@@ -5,3 +5,12 @@ delete from metric_values where run_id = $run_id;
 
 -- name: delete_run_list_values
 delete from list_values where run_id = $run_id;
+
+-- name: delete_run_pairs
+delete from pairs where run_id = $run_id;
+
+-- name: delete_run_matches
+delete from matches where run_id = $run_id;
+
+-- name: delete_run_outcomes
+delete from outcomes where run_id = $run_id;
