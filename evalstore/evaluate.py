@@ -81,6 +81,7 @@ def _compute(
                     "params": params,
                     "sha": metric.sha,
                     "at": value,
+                    "mean_name": metric.mean_name,
                 }
                 column = "" if metric.sweep is None else metric.sweep.column
                 queries.run(con, "eval/select_sweep" if column else "eval/select_all", keys)
@@ -114,7 +115,14 @@ def _slices(
     store: Store, metric: Metric, task: str, run_ids: list[int], params: str, key: str
 ) -> None:
     now = datetime.now(timezone.utc).replace(tzinfo=None)
-    keys = {"runs": run_ids, "task": task, "metric": metric.name, "params": params, "key": key}
+    keys = {
+        "runs": run_ids,
+        "task": task,
+        "metric": metric.name,
+        "params": params,
+        "key": key,
+        "mean_name": metric.mean_name,
+    }
     with store.transaction():
         queries.run(store.con, "eval/clear_slices", keys)
         queries.run(store.con, "eval/insert_slices", {**keys, "now": now})
@@ -223,35 +231,22 @@ def _read(
 ) -> pl.DataFrame:
     stored = store.query("eval/results", {"runs": ids, "metrics": [metric.name]})
     stored = stored.filter((pl.col("task") == task) & (pl.col("params") == params))
-    stored = stored.with_columns(stale=pl.col("definition_sha") != metric.sha)
+    stored = stored.with_columns(
+        stale=pl.col("definition_sha") != metric.sha, metric=pl.col("label")
+    )
     keep = pl.col("slice") == ""
     for key in by:
         keep = keep | pl.col("slice").str.starts_with(f"{key}=")
     out = stored.filter(keep).select(RESULT_COLUMNS)
     noun = LIST_NOUN[task]
-    if noun in by or "list" in by:
+    if noun in by or "list" in by:  # one row per list: the plain metric name (ap, not map)
         lists = store.query(
             "eval/per_list_results",
             {"runs": ids, "task": task, "metrics": [metric.name], "noun": noun},
         ).filter(pl.col("params") == params)
         lists = lists.with_columns(stale=pl.col("definition_sha") != metric.sha)
         out = pl.concat([out, lists.select(RESULT_COLUMNS)], how="vertical_relaxed")
-    return _display_names(out, task, metric)
-
-
-def _display_names(frame: pl.DataFrame, task: str, metric: Metric) -> pl.DataFrame:
-    """A mean over several lists takes the metric's mean name (``ap`` -> ``map``); a single
-    list (verification, or one row per list) keeps the plain name."""
-    noun = LIST_NOUN[task]
-    per_list = pl.col("slice").str.starts_with(f"{noun}=")
-    mean = (pl.lit(task != "verification") & ~per_list) | (
-        pl.col("n_lists") + pl.col("n_skipped") > 1
-    )
-    return frame.with_columns(
-        metric=pl.when(mean & ~per_list)
-        .then(pl.lit(metric.mean_name))
-        .otherwise(pl.lit(metric.name))
-    )
+    return out
 
 
 def stored_metrics(
@@ -268,15 +263,7 @@ def stored_metrics(
     names = [METRICS[n].name if n in METRICS else n for n in metrics] if metrics else None
     frame = store.query("eval/results", {"runs": run_ids, "metrics": names})
     frame = frame.with_columns(
-        stale=pl.col("definition_sha") != pl.col("metric").replace_strict(shas, default="")
+        stale=pl.col("definition_sha") != pl.col("metric").replace_strict(shas, default=""),
+        metric=pl.col("label"),
     )
-    parts = [
-        _display_names(frame.filter(pl.col("task") == t, pl.col("metric") == m), t, METRICS[m])
-        for t in ALL_TASKS
-        for m in METRICS
-        if METRICS[m].kind == "per_list"
-    ]
-    parts = [p for p in parts if p.height]
-    if not parts:
-        return frame.select(RESULT_COLUMNS)
-    return pl.concat(parts).select(RESULT_COLUMNS).sort(["run_id", "task", "metric", "slice"])
+    return frame.select(RESULT_COLUMNS).sort(["run_id", "task", "metric", "params", "slice"])

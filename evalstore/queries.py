@@ -30,6 +30,7 @@ __all__ = [
     "load",
     "names_with_prefix",
     "quote_ident",
+    "quote_name",
     "run",
     "sql_dir",
 ]
@@ -109,6 +110,14 @@ def load(name: str) -> Query:
 def names_with_prefix(prefix: str) -> list[str]:
     """Every query name starting with ``prefix``, sorted."""
     return sorted(n for n in _catalogue(sql_dir()) if n.startswith(prefix))
+
+
+def quote_name(name: str) -> str:
+    """Quote any text as an identifier (a data-defined name such as a parameter's), doubling
+    embedded quotes; for names that come from the store itself, never from a query string."""
+    if "\x00" in name:
+        raise EvalstoreError(f"a name cannot hold a NUL character: {name!r}")
+    return '"' + name.replace('"', '""') + '"'
 
 
 def quote_ident(name: str, allowed: set[str] | frozenset[str] | None = None) -> str:

@@ -129,6 +129,9 @@ def open_run(
             "notes": meta.notes,
         },
     )
+    from evalstore.store import refresh_views
+
+    refresh_views(con)
     return int(row[0][0]), bool(existing)
 
 
@@ -194,6 +197,9 @@ def remove_run(store: Store, ref: RunRef) -> dict[str, Any]:
     with store.transaction() as con:
         delete_run_rows(con, info["run_id"])
         queries.run(con, "store/delete_run", {"run_id": info["run_id"]})
+        from evalstore.store import refresh_views
+
+        refresh_views(con)
     return info
 
 

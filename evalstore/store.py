@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from evalstore.ingest import IngestResult, Source
     from evalstore.runs import RunRef
 
-__all__ = ["DEFAULT_DB", "Progress", "Store", "default_path"]
+__all__ = ["DEFAULT_DB", "Progress", "Store", "default_path", "refresh_views"]
 
 DEFAULT_DB = "evalstore.duckdb"
 Progress = Callable[[str, int, "int | None"], None]
@@ -71,6 +71,31 @@ def _connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBP
             delay = min(delay * 2, 0.5)
         except duckdb.Error as exc:
             raise SchemaError(f"{path}: cannot open as a DuckDB database: {exc}") from None
+
+
+def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
+    """Rebuild ``v_runs``: the runs with one column ``param_<name>`` per parameter name in use,
+    typed DOUBLE, BOOLEAN or VARCHAR from the values it takes. Called in every transaction
+    that adds or removes runs."""
+    columns = []
+    for key, types in queries.fetch_rows(con, "store/param_types"):
+        kinds = set(types) - {"NULL"}
+        if kinds and kinds <= {"BIGINT", "UBIGINT", "DOUBLE"}:
+            cast = "double"
+        elif kinds == {"BOOLEAN"}:
+            cast = "boolean"
+        else:
+            cast = "varchar"
+        path = "'$.\"" + key.replace("'", "''").replace('"', '\\"') + "\"'"
+        columns.append(f"cast(params ->> {path} as {cast}) as {queries.quote_name('param_' + key)}")
+    extra = "".join(f",\n       {c}" for c in columns)
+    # Parameter names are data: quote_name() quotes them and the JSON path escapes them;
+    # nothing from a command line is spliced in.
+    con.execute(
+        "create or replace view v_runs as\n"
+        "select run_id, experiment, name, experiment || '/' || name as run, created_at,\n"
+        "       git_commit, tags, notes, params" + extra + "\nfrom runs"
+    )
 
 
 class Store:
@@ -166,6 +191,8 @@ class Store:
             for version, name, path in pending:
                 self.con.execute(path.read_text())
                 queries.run(self.con, "store/record_version", {"version": version, "name": name})
+            if self.schema_version() >= 4:
+                refresh_views(self.con)
 
     # -- transactions and queries -----------------------------------------------------------
 
@@ -184,6 +211,10 @@ class Store:
     def query(self, name: str, params: Mapping[str, Any] | None = None) -> pl.DataFrame:
         """Run a named query from ``sql/`` (e.g. ``"store/list_runs"``) and return a frame."""
         return queries.fetch(self.con, name, params)
+
+    def refresh_views(self) -> None:
+        """Rebuild ``v_runs`` (see :func:`refresh_views`)."""
+        refresh_views(self.con)
 
     # -- runs ------------------------------------------------------------------------------
 

@@ -28,10 +28,13 @@ from _per_list;
 
 -- name: insert_overall
 -- Mean over lists; lists without a value (no positives) are left out and counted.
+-- label: the mean's name ($mean_name, e.g. map) unless the run has a single verification list.
 insert into metric_values
-    (run_id, task, metric, params, slice, value, n_lists, n_skipped, definition_sha, computed_at)
+    (run_id, task, metric, params, slice, value, n_lists, n_skipped, definition_sha, computed_at,
+     label)
 select run_id, $task, $metric, $params, '', avg(value), count(value), count(*) - count(value),
-       $sha, $now
+       $sha, $now,
+       case when $task = 'verification' and count(*) = 1 then $metric else $mean_name end
 from _per_list
 group by run_id;
 
@@ -45,14 +48,16 @@ where list_contains($runs, run_id) and task = $task and metric = $metric and par
 -- '<key>=').
 -- Slice metadata lives in groups (ranked lists) and in pairs (keypoint runs).
 insert into metric_values
-    (run_id, task, metric, params, slice, value, n_lists, n_skipped, definition_sha, computed_at)
+    (run_id, task, metric, params, slice, value, n_lists, n_skipped, definition_sha, computed_at,
+     label)
 with slice_source as (
     select run_id, cast(task as varchar) as task, group_id, slices from groups
     union all
     select run_id, 'keypoints' as task, pair_id as group_id, slices from pairs
 )
 select v.run_id, $task, $metric, $params, $key || '=' || coalesce(g.slices[$key], ''),
-       avg(v.value), count(v.value), count(*) - count(v.value), any_value(v.definition_sha), $now
+       avg(v.value), count(v.value), count(*) - count(v.value), any_value(v.definition_sha), $now,
+       case when $task = 'verification' and count(*) = 1 then $metric else $mean_name end
 from list_values v
 left join slice_source g
   on g.run_id = v.run_id and g.task = v.task and g.group_id is not distinct from v.group_id
@@ -63,7 +68,8 @@ group by v.run_id, coalesce(g.slices[$key], '');
 -- name: results
 -- The stored values of $runs (all metrics, or those in $metrics), with run names.
 select r.experiment || '/' || r.name as run, r.run_id, r.experiment, m.task, m.metric,
-       m.slice, m.value, m.n_lists, m.n_skipped, m.params, m.definition_sha, m.computed_at
+       m.label, m.slice, m.value, m.n_lists, m.n_skipped, m.params, m.definition_sha,
+       m.computed_at
 from metric_values m
 join runs r on r.run_id = m.run_id
 where list_contains($runs, m.run_id)
