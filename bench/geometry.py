@@ -81,7 +81,7 @@ def main() -> None:
         query = queries.load("metrics/precision_at_sigma")
         params = queries.bind(query.text, {"runs": [1], "sigmas": SIGMAS})
         sql_s, rows = best(lambda: store.con.execute(query.text, params).fetchall(), args.repeat)
-        np_s, (ids, values) = best(
+        np_s, (_, values) = best(
             lambda: geometry.precision_at_sigma(
                 arrays["pair"], arrays["x1"], arrays["y1"], arrays["gx"], arrays["gy"], SIGMAS
             ),

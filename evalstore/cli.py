@@ -35,7 +35,7 @@ app = typer.Typer(
 )
 
 # Piped output keeps whole rows rather than folding them at 80 columns.
-out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 220)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -485,6 +485,133 @@ def metrics_cmd(
     with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
         frame = stored_metrics(store, runs, all_runs=all_runs, metrics=metric)
     _results_table(frame, fmt)
+
+
+@command("sql")
+def sql_cmd(
+    query: Annotated[str, typer.Argument(help="A SQL query (the database is opened read-only).")],
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", "-p", help="Bind $name: name=value (JSON values stay typed)."),
+    ] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="table | csv | json | md | parquet.")
+    ] = "table",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file (parquet needs it).")
+    ] = None,
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 10.0,
+) -> None:
+    """Run any SQL query on a read-only connection (views: v_runs, v_metrics, v_lists)."""
+    from evalstore.sql import run_sql, write_result
+
+    with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
+        frame = run_sql(store, query, param)
+    if output is not None or fmt == "parquet":
+        path = write_result(frame, fmt, output)
+        err.print(f"wrote {frame.height:,} rows to {path}", markup=False)
+    elif fmt in ("table", "json", "csv", "md"):
+        emit(frame, Fmt(fmt))
+    else:
+        raise EvalstoreError(f"unknown --format {fmt!r}; use table, csv, json, md or parquet")
+
+
+@command("compare")
+def compare_cmd(
+    runs: Annotated[
+        list[str], typer.Argument(help="Runs; the first is the baseline.", show_default=False)
+    ],
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric", "-m", help="Metric (repeatable) [default: the task's standard metrics]."
+        ),
+    ] = None,
+    ties: Annotated[str, typer.Option("--ties", help="Tie policy of ranking metrics.")] = "grouped",
+    k: Annotated[int | None, typer.Option("--k", help="Cut-off of precision/recall at k.")] = None,
+    n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples.")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 10.0,
+    fmt: FormatOpt = Fmt.table,
+) -> None:
+    """Compare runs list by list: differences, 95% paired bootstrap CI, randomisation p-value."""
+    from evalstore.compare import compare
+
+    with (
+        Store(db, lock_timeout=lock_timeout) as store,
+        progress_bar(fmt is not Fmt.json, "compare") as cb,
+    ):
+        frame = compare(
+            store, runs, metrics=metric, ties=ties, k=k, n_boot=n_boot, seed=seed, progress=cb
+        )
+    if fmt is Fmt.table:
+        frame = frame.select(
+            "run",
+            "baseline",
+            "task",
+            "metric",
+            "params",
+            "baseline_value",
+            "value",
+            "diff",
+            "ci_low",
+            "ci_high",
+            "p_value",
+            "wins",
+            "ties",
+            "losses",
+            "n_lists",
+        )
+    emit(frame, fmt)
+
+
+@command("check")
+def check_cmd(
+    run: RunArg,
+    baseline: Annotated[str, typer.Option("--baseline", "-b", help="The run to compare against.")],
+    metric: Annotated[
+        list[str] | None, typer.Option("--metric", "-m", help="Metric (repeatable).")
+    ] = None,
+    min_effect: Annotated[
+        float, typer.Option("--min-effect", help="Tolerated worsening before it counts.")
+    ] = 0.0,
+    n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples.")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 10.0,
+) -> None:
+    """Regression gate for CI: exit 3 when a metric is worse beyond --min-effect with a 95% CI
+    that excludes zero, else 0. One line per metric says why."""
+    from evalstore.compare import check
+
+    with Store(db, lock_timeout=lock_timeout) as store:
+        regressed, lines, _ = check(
+            store, run, baseline, metrics=metric, min_effect=min_effect, n_boot=n_boot, seed=seed
+        )
+    for line in lines:
+        typer.echo(line)
+    if regressed:
+        raise typer.Exit(code=3)
+
+
+@command("history")
+def history_cmd(
+    metric: Annotated[str, typer.Option("--metric", "-m", help="Metric (map, ap_voc07, ...).")],
+    experiment: Annotated[
+        str | None, typer.Option("--experiment", "-e", help="Only this experiment.")
+    ] = None,
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 10.0,
+    fmt: FormatOpt = Fmt.table,
+) -> None:
+    """A metric over time (created_at) for the runs of an experiment, with the best so far."""
+    from evalstore.compare import history
+
+    with Store(db, lock_timeout=lock_timeout) as store:
+        frame = history(store, metric, experiment=experiment)
+    emit(frame, fmt)
 
 
 @command("demo")

@@ -1,0 +1,48 @@
+-- Paired comparison of two runs over the lists they were both scored on.
+
+-- name: paired_lists
+-- Per list of $task: the value of $metric (with $params) in run $a and in run $b.
+-- Output: group_id, a, b, diff (= b - a); lists where either value is NULL (no positives)
+-- are kept with a NULL diff.
+select coalesce(x.group_id, y.group_id) as group_id, x.value as a, y.value as b,
+       y.value - x.value as diff
+from (select group_id, value from list_values
+       where run_id = $a and task = $task and metric = $metric and params = $params) x
+join (select group_id, value from list_values
+       where run_id = $b and task = $task and metric = $metric and params = $params) y
+  on x.group_id is not distinct from y.group_id
+order by 1;
+
+-- name: unmatched_lists
+-- How many lists of $task/$metric/$params one run has and the other has not.
+with x as (
+    select group_id from list_values
+    where run_id = $a and task = $task and metric = $metric and params = $params
+),
+y as (
+    select group_id from list_values
+    where run_id = $b and task = $task and metric = $metric and params = $params
+)
+select (select count(*) from x where not exists
+           (select 1 from y where y.group_id is not distinct from x.group_id)) as only_a,
+       (select count(*) from y where not exists
+           (select 1 from x where x.group_id is not distinct from y.group_id)) as only_b;
+
+-- name: overall
+-- The stored means (slice '') of runs $runs, with their display names.
+select run_id, task, metric, label, params, value, n_lists
+from metric_values
+where list_contains($runs, run_id) and slice = ''
+order by task, metric, params;
+
+-- name: history
+-- $metric (display or registry name) over time for the runs of $experiment (NULL = all).
+select m.run, m.run_id, m.experiment, m.created_at, m.task, m.metric, m.base_metric, m.params,
+       m.value, m.n_lists
+from v_metrics m
+where (m.metric = $metric or m.base_metric = $metric) and m.slice = ''
+  and ($experiment is null or m.experiment = $experiment)
+order by m.experiment, m.task, m.params, m.created_at, m.run_id;
+
+-- name: experiment_runs
+select run_id from runs where ($experiment is null or experiment = $experiment) order by run_id;
