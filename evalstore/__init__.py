@@ -1,5 +1,12 @@
-"""evalstore: track evaluation runs in DuckDB and compute exact metrics with SQL."""
+"""evalstore: track evaluation runs in DuckDB and compute exact metrics with SQL.
 
+>>> from evalstore import Store, evaluate
+>>> with Store("evalstore.duckdb") as store:          # doctest: +SKIP
+...     store.ingest("scores.parquet", task="retrieval", run="exp/baseline")
+...     print(evaluate(store, ["exp/baseline"]))
+"""
+
+from evalstore.compare import check, compare, history
 from evalstore.errors import (
     EvalstoreError,
     InvalidInput,
@@ -8,10 +15,13 @@ from evalstore.errors import (
     SchemaError,
     StoreLocked,
 )
+from evalstore.evaluate import evaluate, stored_metrics
 from evalstore.ingest import IngestResult
+from evalstore.metrics import METRICS
 from evalstore.store import Store
 
 __all__ = [
+    "METRICS",
     "EvalstoreError",
     "IngestResult",
     "InvalidInput",
@@ -20,6 +30,11 @@ __all__ = [
     "SchemaError",
     "Store",
     "StoreLocked",
+    "check",
+    "compare",
+    "evaluate",
+    "history",
+    "stored_metrics",
 ]
 
 __version__ = "0.1.0"

@@ -105,6 +105,8 @@ class Store:
         path: the database file; default ``$EVALSTORE_DB`` or ``./evalstore.duckdb``.
         read_only: open without write access (several readers may share the file).
         lock_timeout: seconds to wait for another process to release the file.
+        memory_limit: DuckDB's memory limit (e.g. ``"8GB"``; default ``$EVALSTORE_MEMORY_LIMIT``
+            or DuckDB's 80% of RAM); larger work spills to ``<db>.tmp/``.
 
     Raises:
         StoreLocked: another process kept the file locked for ``lock_timeout`` seconds.
@@ -121,6 +123,7 @@ class Store:
         *,
         read_only: bool = False,
         lock_timeout: float = 10.0,
+        memory_limit: str | None = None,
     ) -> None:
         self.path = Path(path) if path is not None else default_path()
         self.read_only = read_only
@@ -130,6 +133,13 @@ class Store:
                 f"no evalstore database at {self.path} (ingest a run first, or pass --db)"
             )
         self.con = _connect(self.path, read_only, lock_timeout)
+        limit = memory_limit or os.environ.get("EVALSTORE_MEMORY_LIMIT")
+        if limit:
+            try:
+                self.con.execute("set memory_limit = $limit", {"limit": limit})
+            except duckdb.Error as exc:
+                self.con.close()
+                raise EvalstoreError(f"bad memory limit {limit!r}: {exc}") from None
         try:
             pending = self._pending_migrations()
             if pending and read_only:
