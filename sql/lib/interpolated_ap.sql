@@ -1,6 +1,6 @@
 -- Interpolated AP over the recall grid t_k = k * {step}, k = 0..{last}, as NumPy makes it
 -- (np.arange(0, 1.1, 0.1) and np.linspace(0, 1, 101) are exactly k * 0.1 and k * 0.01 in
--- float64): AP = 1/({last} + 1) * sum_k env(first point with R >= t_k), 0 where R never
+-- float64): AP = 1/{n} * sum_k env(first point with R >= t_k), 0 where R never
 -- reaches t_k. Point i is the first with R >= t_k exactly for the grid values in
 -- (R_{i-1}, R_i], so it contributes env_i times their number.
 -- Needs `enveloped` (lib/envelope.sql) and `lists`. Defines per_list(run_id, group_id, value).
@@ -26,7 +26,7 @@ contributions as (
 per_list as (
     select l.run_id, l.group_id,
            case when l.n_pos = 0 then null
-                else coalesce(sum(c.q), 0.0) / ({last} + 1) end as value
+                else coalesce(sum(c.q), 0.0::double) / {n}::double end as value
     from lists l
     left join contributions c
       on c.run_id = l.run_id and c.group_id is not distinct from l.group_id

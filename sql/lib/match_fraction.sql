@@ -25,7 +25,7 @@ counts as (
 ),
 per_pair as (
     select p.run_id, p.pair_id as group_id, s.{sweep},
-           coalesce(cast(c.hits as double) / nullif(cast(c.n as double), 0), 0.0) as value
+           coalesce(cast(c.hits as double) / nullif(cast(c.n as double), 0), 0.0::double) as value
     from run_pairs p
     cross join sweep s
     left join counts c

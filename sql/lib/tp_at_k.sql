@@ -16,7 +16,7 @@ totals as (
 ),
 at_k as (
     select l.run_id, l.group_id, l.n_pos,
-           coalesce(c.tp_k, cast(t.tp_all as double), 0.0) as tp_k
+           coalesce(c.tp_k, cast(t.tp_all as double), 0.0::double) as tp_k
     from lists l
     left join cut c on c.run_id = l.run_id and c.group_id is not distinct from l.group_id
     left join totals t on t.run_id = l.run_id and t.group_id is not distinct from l.group_id

@@ -13,6 +13,6 @@ per_list as (
     group by run_id, group_id
 )
 select l.run_id, l.group_id,
-       case when l.n_pos = 0 then null else coalesce(p.s, 0.0) end as value
+       case when l.n_pos = 0 then null else coalesce(p.s, 0.0::double) end as value
 from lists l
 left join per_list p on p.run_id = l.run_id and p.group_id is not distinct from l.group_id

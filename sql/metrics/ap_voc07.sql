@@ -9,5 +9,5 @@ with
 ,
 -- @include lib/envelope.sql
 ,
--- @include lib/interpolated_ap.sql step=0.1 last=10
+-- @include lib/interpolated_ap.sql step=0.1 last=10 n=11
 select run_id, group_id, value from per_list

@@ -25,10 +25,14 @@ points as (
 ),
 warped as (
     select t.run_id, t.pair_id, t.k,
-           (p.e11 * t.x + p.e12 * t.y + p.e13) / (p.e31 * t.x + p.e32 * t.y + p.e33) as ex,
-           (p.e21 * t.x + p.e22 * t.y + p.e23) / (p.e31 * t.x + p.e32 * t.y + p.e33) as ey,
-           (p.h11 * t.x + p.h12 * t.y + p.h13) / (p.h31 * t.x + p.h32 * t.y + p.h33) as hx,
-           (p.h21 * t.x + p.h22 * t.y + p.h23) / (p.h31 * t.x + p.h32 * t.y + p.h33) as hy
+           (p.e11 * t.x + p.e12 * t.y + p.e13)
+             / nullif(p.e31 * t.x + p.e32 * t.y + p.e33, 0) as ex,
+           (p.e21 * t.x + p.e22 * t.y + p.e23)
+             / nullif(p.e31 * t.x + p.e32 * t.y + p.e33, 0) as ey,
+           (p.h11 * t.x + p.h12 * t.y + p.h13)
+             / nullif(p.h31 * t.x + p.h32 * t.y + p.h33, 0) as hx,
+           (p.h21 * t.x + p.h22 * t.y + p.h23)
+             / nullif(p.h31 * t.x + p.h32 * t.y + p.h33, 0) as hy
     from points t
     join candidates p on p.run_id = t.run_id and p.pair_id = t.pair_id
 ),

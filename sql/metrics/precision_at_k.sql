@@ -7,5 +7,5 @@ with
 ,
 -- @include lib/tp_at_k.sql
 select run_id, group_id,
-       case when n_pos = 0 then null else tp_k / cast($k as double) end as value
+       case when n_pos = 0 then null else tp_k / nullif(cast($k as double), 0) end as value
 from at_k

@@ -13,8 +13,10 @@ estimates as (
 ),
 projected as (
     select m.run_id, m.pair_id, m.x0, m.y0,
-           (e.r11 * m.x1 + e.r12 * m.y1 + e.r13) / (e.r31 * m.x1 + e.r32 * m.y1 + e.r33) as tx,
-           (e.r21 * m.x1 + e.r22 * m.y1 + e.r23) / (e.r31 * m.x1 + e.r32 * m.y1 + e.r33) as ty
+           (e.r11 * m.x1 + e.r12 * m.y1 + e.r13)
+             / nullif(e.r31 * m.x1 + e.r32 * m.y1 + e.r33, 0) as tx,
+           (e.r21 * m.x1 + e.r22 * m.y1 + e.r23)
+             / nullif(e.r31 * m.x1 + e.r32 * m.y1 + e.r33, 0) as ty
     from matches m
     join estimates e on e.run_id = m.run_id and e.pair_id = m.pair_id
     where e.r11 is not null

@@ -1,0 +1,79 @@
+-- Queries of dashboards/curves.toml: precision-recall curves and MMA curves.
+
+-- name: pr_runs
+-- The (run, task) pairs to draw PR curves for: every ranked-list task of the selected runs;
+-- without $runs, the 8 newest runs of each task.
+-- Parameters: $experiments varchar[], $runs integer[] (NULL = all).
+-- Output: run_id, run, task.
+with tasks as (
+    select distinct run_id, cast(task as varchar) as task from scores
+),
+selected as (
+    select r.run_id, r.run, t.task, r.created_at,
+           row_number() over (
+               partition by t.task order by r.created_at desc, r.run_id desc
+           ) as recency
+    from v_runs r
+    join tasks t on t.run_id = r.run_id
+    where ($experiments is null or list_contains($experiments, r.experiment))
+      and ($runs is null or list_contains($runs, r.run_id))
+)
+select run_id, run, task
+from selected
+where $runs is not null or recency <= 8
+order by case task when 'verification' then 1 when 'matching' then 2
+                   when 'retrieval' then 3 else 4 end,
+         created_at, run_id;
+
+-- name: pr_points
+-- The mean interpolated precision-recall curve of each run for one task: for each list,
+-- the interpolated precision max{P_i : R_i >= t} (the precision envelope, 0 where the list
+-- never reaches recall t) at t = 0, 0.01, ..., 1 (the COCO grid), averaged over the run's
+-- lists with positives. A single list (verification) gives its own curve; the area under
+-- the curve is that run's map_coco.
+-- Parameters: $runs integer[] (not NULL), $task varchar, $ties varchar.
+-- Output: run_id, recall, precision, n_lists (101 rows per run).
+with
+-- @include lib/ranking_points.sql
+,
+-- @include lib/envelope.sql
+,
+grid as (
+    select k, k * 0.01::double as t
+    from (select unnest(range(0, 101)) as k)
+),
+spans as (
+    -- point i serves the grid values in (R_{i-1}, R_i]; the first point serves [0, R_1]
+    select run_id, group_id, rec, env,
+           coalesce(lag(rec) over (partition by run_id, group_id order by rn), -1.0)
+               as prev_rec
+    from enveloped
+),
+at_grid as (
+    select s.run_id, s.group_id, g.k, s.env
+    from spans s
+    join grid g on g.t > s.prev_rec and g.t <= s.rec
+),
+counted as (
+    select run_id, count(*) as n_lists from lists where n_pos > 0 group by run_id
+)
+select c.run_id, g.t as recall,
+       -- summed in a fixed order: the same database gives the same bits
+       coalesce(sum(a.env order by a.group_id), 0.0) / c.n_lists as precision,
+       c.n_lists
+from counted c
+cross join grid g
+left join at_grid a on a.run_id = c.run_id and a.k = g.k
+group by c.run_id, g.k, g.t, c.n_lists
+order by c.run_id, g.k;
+
+-- name: mma_curves
+-- Mean matching accuracy against the pixel threshold, one curve per keypoints run.
+-- Parameters: $experiments varchar[], $runs integer[] (NULL = all).
+-- Output: run, threshold, mma, n_lists.
+select run, cast(params ->> 'threshold' as double) as threshold, value as mma, n_lists
+from v_metrics
+where base_metric = 'mma' and slice = ''
+  and ($experiments is null or list_contains($experiments, experiment))
+  and ($runs is null or list_contains($runs, run_id))
+order by created_at, run_id, threshold;
