@@ -102,15 +102,6 @@ def test_rm_asks_and_yes_deletes(three_runs: Any, db: Path) -> None:
     assert len(snapshot(db)["scores"]) == 30
 
 
-def test_demo_lists_its_runs(cli: Any) -> None:
-    result = cli("demo", "--format", "json")
-    assert result.exit_code == 0, result.output
-    rows = json.loads(result.stdout)
-    assert len(rows) >= 3 and all(r["n_rows"] > 0 for r in rows)
-    again = cli("demo", "--format", "json")  # refreshes, does not fail on existing runs
-    assert again.exit_code == 0 and len(json.loads(again.stdout)) == len(rows)
-
-
 def test_usage_errors_exit_2(cli: Any) -> None:
     assert cli("ingest").exit_code == 2
     assert cli("runs", "--limit", "many").exit_code == 2
