@@ -159,7 +159,7 @@ def _hpatches(store: Store, quick: bool, progress: Progress | None) -> list[str]
 
     sequences = hp.make_sequences(n_sequences=4 if quick else 8, seed=0, size=240 if quick else 320)
     names = []
-    descriptors = hp.DESCRIPTORS
+    descriptors = hp.available_descriptors()
     for week, descriptor in enumerate(descriptors):
         tasks = hp.hpatches_tasks(sequences, descriptor, n_patches=40 if quick else 100, seed=0)
         matches, pairs = hp.keypoint_matches(

@@ -44,8 +44,8 @@ where list_contains($runs, run_id) and task = $task and metric = $metric and par
   and slice like $key || '=%';
 
 -- name: insert_slices
--- Mean over the lists of each value of the slice key $key (lists without that key fall in
--- '<key>=').
+-- Mean over the lists of each value of the slice key $key; lists without the key are left
+-- out (a task whose lists have no such key gets no slice rows).
 -- Slice metadata lives in groups (ranked lists) and in pairs (keypoint runs).
 insert into metric_values
     (run_id, task, metric, params, slice, value, n_lists, n_skipped, definition_sha, computed_at,
@@ -55,15 +55,15 @@ with slice_source as (
     union all
     select run_id, 'keypoints' as task, pair_id as group_id, slices from pairs
 )
-select v.run_id, $task, $metric, $params, $key || '=' || coalesce(g.slices[$key], ''),
+select v.run_id, $task, $metric, $params, $key || '=' || g.slices[$key],
        avg(v.value), count(v.value), count(*) - count(v.value), any_value(v.definition_sha), $now,
        case when $task = 'verification' and count(*) = 1 then $metric else $mean_name end
 from list_values v
 left join slice_source g
   on g.run_id = v.run_id and g.task = v.task and g.group_id is not distinct from v.group_id
 where list_contains($runs, v.run_id) and v.task = $task and v.metric = $metric
-  and v.params = $params
-group by v.run_id, coalesce(g.slices[$key], '');
+  and v.params = $params and g.slices[$key] is not null
+group by v.run_id, g.slices[$key];
 
 -- name: results
 -- The stored values of $runs (all metrics, or those in $metrics), with run names.
