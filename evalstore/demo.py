@@ -213,7 +213,6 @@ def build(
     evaluate(store, result.runs, by=("class",), progress=progress)
     hpatches = [r for r in result.runs if r.startswith("hpatches/")]
     evaluate(store, hpatches, by=("noise", "kind"), progress=progress)
-    evaluate(store, hpatches, metrics=["fpr95", "ap"], by=("kind",), progress=progress)
     if out is not None:
         from evalstore.dashboards import write_dashboards
 

@@ -264,10 +264,6 @@ def test_dashboard_draws_every_panel(
     shots.mkdir(exist_ok=True)
     browser.screenshot(shots / f"{name}.png")
     assert (shots / f"{name}.png").stat().st_size > 10_000
-    wanted = os.environ.get("EVALSTORE_SCREENSHOTS")
-    if wanted and name == "overview":
-        Path(wanted).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(shots / "overview.png", Path(wanted) / "overview.png")
 
 
 def test_html_in_run_names_is_shown_as_text(browser: Chromium, site: Path) -> None:
@@ -287,3 +283,33 @@ def test_page_without_plotly_js_says_so(browser: Chromium, site: Path, tmp_path:
     assert text.count("plotly.min.js did not load: keep it in the folder of this page.") == 2
     assert any("ERR_FILE_NOT_FOUND" in e for e in browser.errors())  # the expected failure
     browser.events.clear()
+
+
+@pytest.fixture(scope="module")
+def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from evalstore import demo
+
+    folder = tmp_path_factory.mktemp("demo-site")
+    with Store(folder / "demo.duckdb") as store:
+        demo.build(store, out=folder / "out", quick=True)
+    return folder / "out"
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_demo_dashboards_draw(
+    browser: Chromium, demo_site: Path, name: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The demo's dashboards (real runs) draw without errors; the overview screenshot is the
+    README's picture (saved with EVALSTORE_SCREENSHOTS=docs/img)."""
+    status = load(browser, demo_site / f"{name}.html")
+    assert browser.errors() == []
+    drawn = [p for p in status["panels"] if p["plot"] and p["traces"] > 0 and p["drawn"] > 0]
+    tables = [p for p in status["panels"] if not p["plot"] and p["rows"] > 0]
+    assert name == "index" or drawn or tables
+    shots = tmp_path_factory.getbasetemp() / "demo-screenshots"
+    shots.mkdir(exist_ok=True)
+    browser.screenshot(shots / f"{name}.png")
+    wanted = os.environ.get("EVALSTORE_SCREENSHOTS")
+    if wanted and name == "overview":
+        Path(wanted).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shots / "overview.png", Path(wanted) / "overview.png")
