@@ -96,6 +96,7 @@ def case_global(store: Store, n: int, decimals: int | None, repeat: int) -> dict
         git_commit=None,
     )
     ingest_s = time.perf_counter() - t0
+    store.con.execute("checkpoint")  # the table as a later session finds it
     sql = ap_sql(store, run_id_of(store, "global"), "verification")
     t_sql, rows = best_of(repeat, sql)
     group = np.zeros(n, dtype=np.int64)
@@ -136,6 +137,7 @@ def case_lists(
         git_commit=None,
     )
     ingest_s = time.perf_counter() - t0
+    store.con.execute("checkpoint")
     run_id = run_id_of(store, "lists")
     t_sql, rows = best_of(repeat, ap_sql(store, run_id, "retrieval"))
     t_np, (np_groups, np_vals) = best_of(repeat, lambda: per_list("ap", group, scores, labels))
@@ -147,9 +149,7 @@ def case_lists(
         return np.array([average_precision_score(y2[i], s2[i]) for i in range(n_lists)])
 
     t_sk, sk_vals = best_of(repeat, sk_loop)
-    t_eval, _ = best_of(
-        repeat, lambda: evaluate(store, ["lists"], metrics=["ap"], recompute=True)
-    )
+    t_eval, _ = best_of(repeat, lambda: evaluate(store, ["lists"], metrics=["ap"], recompute=True))
     sql_vals = np.full(n_lists, np.nan)
     for _, gid, value in rows:
         sql_vals[int(gid)] = np.nan if value is None else value
@@ -209,8 +209,12 @@ def case_hpatches(
     chunk = max(1, 10_000_000 // items)  # queries per written row group (~10 M rows)
     t0 = time.perf_counter()
     schema = pa.schema(
-        [("group_id", pa.int32()), ("item_id", pa.int32()), ("score", pa.float64()),
-         ("label", pa.int8())]
+        [
+            ("group_id", pa.int32()),
+            ("item_id", pa.int32()),
+            ("score", pa.float64()),
+            ("label", pa.int8()),
+        ]
     )
     with pq.ParquetWriter(parquet, schema) as writer:
         for q0 in range(0, queries_n, chunk):
@@ -232,8 +236,15 @@ def case_hpatches(
     spill = work / "spill"
     spill.mkdir()
     out = subprocess.run(
-        [sys.executable, "-c", HPATCHES_CHILD, str(parquet), str(work / "hp.duckdb"),
-         str(spill), memory_limit],
+        [
+            sys.executable,
+            "-c",
+            HPATCHES_CHILD,
+            str(parquet),
+            str(work / "hp.duckdb"),
+            str(spill),
+            memory_limit,
+        ],
         check=True,
         capture_output=True,
         text=True,
@@ -269,7 +280,11 @@ def report(case: dict[str, Any]) -> None:
     what = "AP" if "per_list_diff" not in case else "mean AP"
     for k, v in case["values"].items():
         print(f"  {what} {k:8} = {v:.15f}")
-    extra = f", largest per-list difference {case['per_list_diff']:.1e}" if "per_list_diff" in case else ""
+    extra = (
+        f", largest per-list difference {case['per_list_diff']:.1e}"
+        if "per_list_diff" in case
+        else ""
+    )
     print(f"  values agree to {TOL:g}: {'yes' if case['agree'] else 'NO'}{extra}")
 
 
@@ -307,11 +322,15 @@ def main() -> None:
             q = max(1, int(args.hpatches_queries * args.scale))
             hp = case_hpatches(work, q, args.hpatches_items, args.memory_limit, decimals)
             gib = 1024**3
-            print(f"\nHPatches-size run: {hp['name']} ({hp['rows']:,} rows), "
-                  f"memory_limit {args.memory_limit}")
+            print(
+                f"\nHPatches-size run: {hp['name']} ({hp['rows']:,} rows), "
+                f"memory_limit {args.memory_limit}"
+            )
             print(f"  write Parquet (not measured below) {hp['write_parquet']:8.1f} s")
-            print(f"  Store.ingest                        {hp['ingest']:8.1f} s  "
-                  f"(peak RSS so far {hp['ingest_peak'] / gib:.2f} GiB)")
+            print(
+                f"  Store.ingest                        {hp['ingest']:8.1f} s  "
+                f"(peak RSS so far {hp['ingest_peak'] / gib:.2f} GiB)"
+            )
             print(f"  evaluate(metrics=['ap'])            {hp['evaluate']:8.1f} s")
             print(f"  peak RSS of the process             {hp['peak'] / gib:8.2f} GiB")
             print(f"  database size                       {hp['db_bytes'] / 2**20:8.0f} MiB")
