@@ -5,7 +5,7 @@
 Builds a keypoint run of PAIRS image pairs x MATCHES matches, each pair with its own
 homography (ground truth derived at ingest), then times precision@sigma for sigma = 3, 6, 9:
   - SQL: sql/metrics/precision_at_sigma.sql over the stored run (all pairs, fetched);
-  - NumPy: evalstore.core.geometry.precision_at_sigma on the same arrays, already in memory
+  - NumPy: evalstore.core.matching.precision_at_sigma on the same arrays, already in memory
     (integer pair codes, ground truth precomputed).
 Prints the best of REPEAT for each and the ratio SQL / NumPy, and checks both agree.
 """
@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 
 from evalstore import Store, queries
-from evalstore.core import geometry
+from evalstore.core import geometry, matching
 
 SIGMAS = [3.0, 6.0, 9.0]
 
@@ -82,7 +82,7 @@ def main() -> None:
         params = queries.bind(query.text, {"runs": [1], "sigmas": SIGMAS})
         sql_s, rows = best(lambda: store.con.execute(query.text, params).fetchall(), args.repeat)
         np_s, (_, values) = best(
-            lambda: geometry.precision_at_sigma(
+            lambda: matching.precision_at_sigma(
                 arrays["pair"], arrays["x1"], arrays["y1"], arrays["gx"], arrays["gy"], SIGMAS
             ),
             args.repeat,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalstore import queries
-from evalstore.core import geometry, ranking
+from evalstore.core import matching, ranking
 from evalstore.errors import InvalidInput
 
 __all__ = ["ALL_TASKS", "DEFAULTS", "LIST_NOUN", "METRICS", "Metric", "Sweep", "get", "metrics_for"]
@@ -103,7 +103,7 @@ METRICS: dict[str, Metric] = {
         Metric("pr_curve", _pr_curve, _ALL, True, "pr_curve", kind="curve"),
         Metric(
             "precision_at_sigma",
-            geometry.precision_at_sigma,
+            matching.precision_at_sigma,
             _KP,
             True,
             "precision_at_sigma",
@@ -112,7 +112,7 @@ METRICS: dict[str, Metric] = {
         ),
         Metric(
             "mma",
-            geometry.mma,
+            matching.mma,
             _KP,
             True,
             "mma",
@@ -121,7 +121,7 @@ METRICS: dict[str, Metric] = {
         ),
         Metric(
             "reprojection_error",
-            geometry.reprojection_error,
+            matching.reprojection_error,
             _KP,
             False,
             "reprojection_error",
@@ -129,15 +129,15 @@ METRICS: dict[str, Metric] = {
         ),
         Metric(
             "homography_accuracy",
-            geometry.homography_accuracy,
+            matching.homography_accuracy,
             _KP,
             True,
             "homography_accuracy",
             source="pairs",
             sweep=Sweep("eps", "eps", (1.0, 3.0, 5.0)),
         ),
-        Metric("iou", geometry.iou, _OUT, True, "iou_macro", source="outcomes"),
-        Metric("iou_micro", geometry.iou_micro, _OUT, True, "iou_micro", source="outcomes"),
+        Metric("iou", matching.iou, _OUT, True, "iou_macro", source="outcomes"),
+        Metric("iou_micro", matching.iou_micro, _OUT, True, "iou_micro", source="outcomes"),
     ]
 }
 

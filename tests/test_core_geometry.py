@@ -1,4 +1,5 @@
-"""Tests of evalstore.core.geometry, the NumPy reference of the geometric matching metrics.
+"""Tests of evalstore.core.geometry and evalstore.core.matching, the NumPy reference of the
+geometric matching metrics.
 
 Hand-worked examples (the arithmetic is in the comments), the edge cases DESIGN.md names (a
 distance exactly on sigma, zero disparity, missing homographies, pairs without matches), and the
@@ -16,12 +17,16 @@ from hypothesis import strategies as st
 
 from evalstore.core.geometry import (
     check_homography,
-    corner_error,
     estimate_homography,
     ground_truth_from_disparity,
     ground_truth_from_homography,
-    homography_accuracy,
     invert_homography,
+    sample_disparity,
+    transfer,
+)
+from evalstore.core.matching import (
+    corner_error,
+    homography_accuracy,
     iou,
     iou_macro,
     iou_micro,
@@ -29,8 +34,6 @@ from evalstore.core.geometry import (
     mma,
     precision_at_sigma,
     reprojection_error,
-    sample_disparity,
-    transfer,
 )
 from evalstore.errors import InvalidInput
 

@@ -10,29 +10,32 @@ import pytest
 
 pytest.importorskip("skimage")
 
-from evalstore import demo_hpatches as hp
 from evalstore.core import geometry, ranking
+from evalstore.demo.descriptors import DESCRIPTORS, available_descriptors
+from evalstore.demo.hpatches import hpatches_tasks, keypoint_matches
+from evalstore.demo.patches import NOISE_LEVELS
+from evalstore.demo.sequences import Sequence, make_sequences
 from evalstore.errors import InvalidInput
 
 N_SEQUENCES, SIZE, N_PATCHES, N_QUERIES, MAX_KEYPOINTS = 4, 160, 30, 12, 200
-AVAILABLE = hp.available_descriptors()
+AVAILABLE = available_descriptors()
 TASKS = ("verification", "matching", "retrieval")
 LABELS = {"verification": {-1, 1}, "matching": {-1, 1}, "retrieval": {-1, 0, 1}}
 
 
 @cache
-def sequences() -> tuple[hp.Sequence, ...]:
-    return tuple(hp.make_sequences(N_SEQUENCES, seed=0, size=SIZE))
+def sequences() -> tuple[Sequence, ...]:
+    return tuple(make_sequences(N_SEQUENCES, seed=0, size=SIZE))
 
 
 @cache
 def tasks(descriptor: str) -> dict[str, dict[str, np.ndarray]]:
-    return hp.hpatches_tasks(sequences(), descriptor, N_PATCHES, 0, n_queries=N_QUERIES)
+    return hpatches_tasks(sequences(), descriptor, N_PATCHES, 0, n_queries=N_QUERIES)
 
 
 @cache
 def matches(descriptor: str) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    return hp.keypoint_matches(sequences(), descriptor, max_keypoints=MAX_KEYPOINTS)
+    return keypoint_matches(sequences(), descriptor, max_keypoints=MAX_KEYPOINTS)
 
 
 def descriptor_params() -> list[object]:
@@ -43,7 +46,7 @@ def descriptor_params() -> list[object]:
                 d not in AVAILABLE, reason=f"{d} needs opencv-contrib-python-headless"
             ),
         )
-        for d in hp.DESCRIPTORS
+        for d in DESCRIPTORS
     ]
 
 
@@ -99,7 +102,7 @@ def test_sequences_shapes_and_names() -> None:
 
 
 def test_sequences_deterministic_and_seeded() -> None:
-    again = hp.make_sequences(N_SEQUENCES, seed=0, size=SIZE)
+    again = make_sequences(N_SEQUENCES, seed=0, size=SIZE)
     for a, b in zip(sequences(), again, strict=True):
         assert a.name == b.name and a.kind == b.kind
         assert np.array_equal(a.ref, b.ref)
@@ -107,16 +110,16 @@ def test_sequences_deterministic_and_seeded() -> None:
         assert all(
             np.array_equal(x, y) for x, y in zip(a.homographies, b.homographies, strict=True)
         )
-    other = hp.make_sequences(1, seed=1, size=SIZE)[0]
+    other = make_sequences(1, seed=1, size=SIZE)[0]
     assert not np.allclose(other.homographies[-1], sequences()[0].homographies[-1])
 
 
 def test_more_sequences_keep_earlier_ones_and_names_stay_distinct() -> None:
-    many = hp.make_sequences(24, seed=0, size=96)
+    many = make_sequences(24, seed=0, size=96)
     names = [s.name for s in many]
     assert len(set(names)) == 24
     assert names[12] == "i_camera"  # the photographs come back with the other kind
-    small = hp.make_sequences(2, seed=0, size=96)
+    small = make_sequences(2, seed=0, size=96)
     assert np.array_equal(small[1].targets[3], many[1].targets[3])
 
 
@@ -166,11 +169,11 @@ def test_true_homography_maps_reference_onto_target() -> None:
 
 def test_make_sequences_refuses_bad_arguments() -> None:
     with pytest.raises(InvalidInput, match="n_sequences"):
-        hp.make_sequences(0)
+        make_sequences(0)
     with pytest.raises(InvalidInput, match="n_sequences"):
-        hp.make_sequences(25)
+        make_sequences(25)
     with pytest.raises(InvalidInput, match="size"):
-        hp.make_sequences(1, size=50)
+        make_sequences(1, size=50)
 
 
 # ------------------------------------------------------------------------------ HPatches tasks
@@ -221,14 +224,14 @@ def test_task_structure(descriptor: str) -> None:
     for i, gid in enumerate(mg["group_id"]):
         seq, k, noise = gid.split("/")
         assert (seq, k, noise) == (mg["sequence"][i], mg["target"][i], mg["noise"][i])
-        assert mg["kind"][i] == names[seq] and noise in hp.NOISE_LEVELS
+        assert mg["kind"][i] == names[seq] and noise in NOISE_LEVELS
         rows = mat["group_id"] == gid
         assert mg["n_positives"][i] == rows.sum() == N_PATCHES
         assert np.array_equal(np.sort(mat["item_id"][rows]), np.arange(N_PATCHES))
 
     ret, rg = out["retrieval"], out["retrieval_groups"]
     assert rg["group_id"].size == N_QUERIES
-    assert set(rg["noise"]) == set(hp.NOISE_LEVELS)
+    assert set(rg["noise"]) == set(NOISE_LEVELS)
     for i, gid in enumerate(rg["group_id"]):
         seq = gid.split("/")[0]
         assert rg["sequence"][i] == seq and rg["kind"][i] == names[seq]
@@ -246,12 +249,12 @@ def test_task_structure(descriptor: str) -> None:
 @pytest.mark.parametrize("descriptor", ["sift", "orb"])
 def test_tasks_deterministic(descriptor: str) -> None:
     a = tasks(descriptor)
-    b = hp.hpatches_tasks(sequences(), descriptor, N_PATCHES, 0, n_queries=N_QUERIES)
+    b = hpatches_tasks(sequences(), descriptor, N_PATCHES, 0, n_queries=N_QUERIES)
     assert a.keys() == b.keys()
     for name in a:
         for col in a[name]:
             assert np.array_equal(a[name][col], b[name][col]), (name, col)
-    c = hp.hpatches_tasks(sequences(), descriptor, N_PATCHES, 1, n_queries=N_QUERIES)
+    c = hpatches_tasks(sequences(), descriptor, N_PATCHES, 1, n_queries=N_QUERIES)
     assert not np.array_equal(a["matching"]["score"], c["matching"]["score"])
 
 
@@ -273,7 +276,7 @@ def test_sift_beats_weak_sift_and_noise_hurts() -> None:
     # tougher jitter, lower matching AP
     mg = sift["matching_groups"]
     by_noise = []
-    for noise in hp.NOISE_LEVELS:
+    for noise in NOISE_LEVELS:
         keep = np.isin(sift["matching"]["group_id"], mg["group_id"][mg["noise"] == noise])
         sub = {k: v[keep] for k, v in sift["matching"].items()}
         by_noise.append(mean_ap(sub, {k: v[mg["noise"] == noise] for k, v in mg.items()}))
@@ -282,12 +285,12 @@ def test_sift_beats_weak_sift_and_noise_hurts() -> None:
 
 def test_hpatches_tasks_refuses_bad_arguments() -> None:
     with pytest.raises(InvalidInput, match="unknown descriptor"):
-        hp.hpatches_tasks(sequences(), "surf")
+        hpatches_tasks(sequences(), "surf")
     with pytest.raises(InvalidInput, match="at least 2 sequences"):
-        hp.hpatches_tasks(sequences()[:1], "sift")
-    for d in set(hp.DESCRIPTORS) - set(AVAILABLE):
+        hpatches_tasks(sequences()[:1], "sift")
+    for d in set(DESCRIPTORS) - set(AVAILABLE):
         with pytest.raises(InvalidInput, match="opencv-contrib"):
-            hp.hpatches_tasks(sequences(), d)
+            hpatches_tasks(sequences(), d)
 
 
 # ------------------------------------------------------------------------------ keypoint matches
@@ -315,7 +318,7 @@ def test_keypoint_matches_shapes(descriptor: str) -> None:
         sel = found["pair_id"] == pairs["pair_id"][i]
         assert (found["x0"][sel] >= 0).all() and (found["x0"][sel] <= s.ref.shape[1]).all()
         assert (found["y1"][sel] >= 0).all() and (found["y1"][sel] <= s.ref.shape[0]).all()
-    again = hp.keypoint_matches(sequences(), descriptor, max_keypoints=MAX_KEYPOINTS)
+    again = keypoint_matches(sequences(), descriptor, max_keypoints=MAX_KEYPOINTS)
     for c in found:
         assert np.array_equal(found[c], again[0][c])
 

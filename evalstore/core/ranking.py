@@ -22,18 +22,32 @@ Conventions shared by every function:
   list has ``P == 0`` unless ``n_positives`` says otherwise. :func:`mean_over_lists` skips NaN.
 
 The single-list functions (:func:`ap`, ...) are thin wrappers over the vectorised multi-list code
-(:func:`ranking_points`, :func:`per_list`), so there is one implementation.
+(:func:`ranking_points`, :func:`per_list`), so there is one implementation. The points, their
+validation and sorting, and the per-list helpers live in :mod:`evalstore.core.points`; this
+module holds the metrics.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
 import numpy.typing as npt
 
+from evalstore.core.points import (
+    TIES,
+    Points,
+    _envelope,
+    _first_at_recall,
+    _interpolated,
+    _nan_without_positives,
+    _one_list,
+    _previous,
+    _segment_sum,
+    _tp_at_k,
+    ranking_points,
+)
 from evalstore.errors import InvalidInput
 
 __all__ = [
@@ -55,7 +69,6 @@ __all__ = [
     "recall_at_k",
 ]
 
-TIES = ("grouped", "optimistic", "pessimistic", "input")
 #: Exactly as py-faster-rcnn ``voc_ap`` builds them: the 4th value is 0.30000000000000004.
 VOC07_RECALL_THRESHOLDS = np.arange(0.0, 1.1, 0.1)
 #: Exactly as pycocotools ``Params.recThrs``.
@@ -64,376 +77,15 @@ _FPR_RECALL = np.array([0.95])
 
 ArrayLike = npt.ArrayLike
 FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 
-@dataclass(frozen=True)
-class Points:
-    """The precision/recall points of many ranked lists, list after list, in ranking order.
-
-    Attributes:
-        groups: (G,) the sorted distinct group codes; list ``g`` is ``groups[g]``.
-        list_index: (M,) index into ``groups`` of each point.
-        tp, fp: (M,) int64 cumulative true/false positives at each point.
-        recall: (M,) ``tp / P`` (NaN where ``P == 0``).
-        precision: (M,) ``tp / (tp + fp)``.
-        n_positives: (G,) ``P`` of each list, after the override.
-        n_negatives: (G,) ``N``: the -1 labels of each list, retrieved or not.
-        start, count: (G,) offset of each list's first point and its number of points.
-    """
-
-    groups: np.ndarray
-    list_index: IntArray
-    tp: IntArray
-    fp: IntArray
-    recall: FloatArray
-    precision: FloatArray
-    n_positives: IntArray
-    n_negatives: IntArray
-    start: IntArray
-    count: IntArray
-
-
-# ----------------------------------------------------------------------------- validation
-
-
-def _as_scores(scores: ArrayLike) -> FloatArray:
-    try:
-        s = np.asarray(scores, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"scores must be numbers: {exc}") from None
-    if s.ndim != 1:
-        raise InvalidInput(f"scores must be one-dimensional, got shape {s.shape}")
-    bad = ~(s < np.inf)  # NaN and +inf; -inf means "not retrieved"
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InvalidInput(
-            f"score at index {i} is {s[i]}: NaN and +inf are not allowed "
-            "(use -inf for an item that was not retrieved)"
-        )
-    return s
-
-
-def _as_labels(labels: ArrayLike, n: int) -> npt.NDArray[np.int8]:
-    lab = np.asarray(labels)
-    if lab.dtype.kind not in "iuf" or lab.ndim != 1 or lab.shape[0] != n:
-        raise InvalidInput(
-            f"labels must be a 1-D array of +1/-1/0 numbers as long as the scores "
-            f"({n}), got dtype {lab.dtype} and shape {lab.shape}"
-        )
-    ok = (lab == 1) | (lab == -1) | (lab == 0)
-    if not ok.all():
-        i = int(np.flatnonzero(~ok)[0])
-        raise InvalidInput(f"label at index {i} is {lab[i]}: labels must be +1, -1 or 0 (ignored)")
-    return lab.astype(np.int8)
-
-
-def _as_ints(values: ArrayLike, n: int, what: str) -> np.ndarray:
-    arr = np.asarray(values)
-    if arr.dtype.kind not in "iu" or arr.ndim != 1 or arr.shape[0] != n:
-        raise InvalidInput(
-            f"{what} must be a 1-D integer array of length {n}, "
-            f"got dtype {arr.dtype} and shape {arr.shape}"
-        )
-    return arr if arr.dtype == np.uint64 else arr.astype(np.int64, copy=False)
-
-
-def _check_ties(ties: str) -> None:
-    if ties not in TIES:
-        raise InvalidInput(f"unknown ties policy {ties!r}; expected one of {', '.join(TIES)}")
+# ----------------------------------------------------------------------------- metrics on points
 
 
 def _check_k(k: object) -> int:
     if not isinstance(k, Integral) or isinstance(k, bool) or k < 1:
         raise InvalidInput(f"k must be an integer >= 1, got {k!r}")
     return int(k)
-
-
-def _group_codes(group: np.ndarray) -> tuple[np.ndarray, IntArray]:
-    """Sorted distinct codes and the index of each row's code.
-
-    ``np.unique`` sorts; sorted input and codes in a compact range (the usual 0..G-1) avoid it.
-    """
-    if group.size == 0:
-        return group[:0], np.zeros(0, dtype=np.int64)
-    if (group[1:] >= group[:-1]).all():
-        new = np.empty(group.size, dtype=bool)
-        new[0] = True
-        np.not_equal(group[1:], group[:-1], out=new[1:])
-        return group[new], np.cumsum(new, dtype=np.int64) - 1
-    lo, hi = group.min(), group.max()
-    if int(hi) - int(lo) < 2 * group.size:
-        offset = (group - lo).astype(np.int64)
-        present = np.zeros(int(hi) - int(lo) + 1, dtype=bool)
-        present[offset] = True
-        table = np.cumsum(present, dtype=np.int64) - 1
-        return np.flatnonzero(present).astype(group.dtype) + lo, table[offset]
-    uniq, codes = np.unique(group, return_inverse=True)
-    return uniq, codes.astype(np.int64).reshape(-1)
-
-
-# ----------------------------------------------------------------------------- ranking
-
-
-def _descending_key(s: FloatArray) -> npt.NDArray[np.uint64]:
-    """uint64 keys whose ascending order is the descending order of the float scores."""
-    s = s + 0.0  # turns -0.0 into 0.0, so that the two zeros tie
-    sign = (s.view(np.int64) >> 63).view(np.uint64)  # all ones for negatives, else 0
-    ascending = s.view(np.uint64) ^ (sign | np.uint64(1 << 63))
-    return ~ascending
-
-
-def _rank_rows(
-    codes: IntArray,
-    n_groups: int,
-    s: FloatArray,
-    pos: npt.NDArray[np.bool_],
-    ties: str,
-    order: np.ndarray | None,
-) -> tuple[IntArray, np.ndarray, np.ndarray]:
-    """Sort the rows by (list, score descending, tie-break, input position).
-
-    Returns the sorted list codes, descending score keys (equal keys = equal scores) and
-    positive flags. ``np.lexsort`` on (score, list) takes ~4 s for 10M rows. Instead: order the
-    rows by the tie-break, then stably by list (a radix sort when codes fit 16 bits), then one
-    stable uint64 sort on ``code << (64 - b) | key >> b`` (``b`` bits for the code), which is
-    quick because each list is contiguous by then. Runs equal in that word but not in the key's
-    ``b`` low bits (scores a few ulps apart) are rare; those runs alone are re-sorted.
-    """
-    perm = None
-    if ties == "optimistic":
-        perm = np.argsort((~pos).view(np.uint8), kind="stable")
-    elif ties == "pessimistic":
-        perm = np.argsort(pos.view(np.uint8), kind="stable")
-    elif ties == "input" and order is not None:
-        perm = np.argsort(order, kind="stable")
-    if perm is not None:
-        codes = codes[perm]
-    b = (n_groups - 1).bit_length()
-    if b > 0 and (codes[1:] < codes[:-1]).any():
-        by_list = np.argsort(codes.astype(np.uint16) if b <= 16 else codes, kind="stable")
-        perm = by_list if perm is None else perm[by_list]
-        codes = codes[by_list]
-    desc = _descending_key(s if perm is None else s[perm])
-    if b == 0:
-        idx = np.argsort(desc, kind="stable")
-    else:
-        word = (codes.astype(np.uint64) << np.uint64(64 - b)) | (desc >> np.uint64(b))
-        idx = np.argsort(word, kind="stable")
-        w = word[idx]
-        low = desc[idx] & np.uint64((1 << b) - 1)
-        same = w[1:] == w[:-1]
-        clash = same & (low[1:] != low[:-1])
-        if clash.any():
-            run = np.concatenate(([0], np.cumsum(~same)))
-            bad = np.zeros(run[-1] + 1, dtype=bool)
-            bad[run[1:][clash]] = True
-            sel = np.flatnonzero(bad[run])
-            idx[sel] = idx[sel][np.lexsort((low[sel], run[sel]))]
-    perm = idx if perm is None else perm[idx]
-    return codes[idx], desc[idx], pos[perm]
-
-
-def _points(
-    groups: np.ndarray,
-    codes: IntArray,
-    s: FloatArray,
-    lab: npt.NDArray[np.int8],
-    n_positives: ArrayLike | None,
-    ties: str,
-    order: np.ndarray | None,
-) -> Points:
-    n_groups = len(groups)
-    n_pos = np.bincount(codes[lab == 1], minlength=n_groups).astype(np.int64)
-    n_neg = np.bincount(codes[lab == -1], minlength=n_groups).astype(np.int64)
-    if n_positives is not None:
-        over = np.asarray(n_positives)
-        if over.dtype.kind not in "iu" or over.shape != (n_groups,):
-            raise InvalidInput(
-                f"n_positives must be an integer array with one value per list "
-                f"({n_groups}), got dtype {over.dtype} and shape {over.shape}"
-            )
-        short = over < n_pos
-        if short.any():
-            g = int(np.flatnonzero(short)[0])
-            raise InvalidInput(
-                f"n_positives of list {groups[g].item()!r} is {over[g]}, smaller than "
-                f"its {n_pos[g]} positive labels"
-            )
-        n_pos = over.astype(np.int64)
-
-    keep = np.flatnonzero((lab != 0) & (s > -np.inf))
-    c, key, pos = _rank_rows(
-        codes[keep],
-        n_groups,
-        s[keep],
-        lab[keep] == 1,
-        ties,
-        order[keep] if (ties == "input" and order is not None) else None,
-    )
-
-    rows = np.bincount(c, minlength=n_groups)
-    row_start = np.cumsum(rows) - rows
-    cum = np.cumsum(pos, dtype=np.int64)
-    tp = cum - np.concatenate(([0], cum))[row_start][c]
-    fp = np.arange(c.size) - row_start[c] + 1 - tp
-    if ties == "grouped":  # one point per distinct score: the last row of each tie
-        last = np.ones(c.size, dtype=bool)
-        last[:-1] = (c[1:] != c[:-1]) | (key[1:] != key[:-1])
-        c, tp, fp = c[last], tp[last], fp[last]
-    count = np.bincount(c, minlength=n_groups).astype(np.int64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        recall = tp / n_pos[c]
-    return Points(
-        groups=groups,
-        list_index=c,
-        tp=tp,
-        fp=fp,
-        recall=recall,
-        precision=tp / (tp + fp),
-        n_positives=n_pos,
-        n_negatives=n_neg,
-        start=np.cumsum(count) - count,
-        count=count,
-    )
-
-
-def ranking_points(
-    group: ArrayLike,
-    scores: ArrayLike,
-    labels: ArrayLike,
-    *,
-    n_positives: ArrayLike | None = None,
-    ties: str = "grouped",
-    order: ArrayLike | None = None,
-) -> Points:
-    """The precision/recall points of many lists at once (no Python loop per list).
-
-    Args:
-        group: integer list code of each row (any ints; lists are their sorted distinct values).
-        scores, labels: one row per item, as in the module conventions.
-        n_positives: ``P`` of each list, aligned with the sorted distinct codes; None = count +1.
-        ties: tie policy (module docstring).
-        order: integer input order (``seq``) for ``ties="input"``; default the array position.
-            Equal values keep array order. Ignored by the other policies.
-
-    Returns:
-        Points: per point tp, fp, recall, precision; per list P, N, start, count.
-
-    Raises:
-        InvalidInput: NaN/+inf score, bad label, lengths that differ, unknown ties, an
-            ``n_positives`` smaller than a list's positive labels.
-    """
-    _check_ties(ties)
-    s = _as_scores(scores)
-    lab = _as_labels(labels, s.size)
-    groups, codes = _group_codes(_as_ints(group, s.size, "group"))
-    seq = None if order is None else _as_ints(order, s.size, "order")
-    return _points(groups, codes, s, lab, n_positives, ties, seq)
-
-
-# ----------------------------------------------------------------------------- per-list helpers
-
-
-def _segment_sum(values: FloatArray, pts: Points) -> FloatArray:
-    out = np.zeros(pts.count.size)
-    nonempty = pts.count > 0
-    if nonempty.any():  # reduceat misreads empty segments, so they are left out
-        out[nonempty] = np.add.reduceat(values, pts.start[nonempty])
-    return out
-
-
-def _previous(values: np.ndarray, pts: Points) -> np.ndarray:
-    """The value at the previous point of the same list, 0 at a list's first point."""
-    prev = np.zeros_like(values)
-    prev[1:] = values[:-1]
-    prev[pts.start[pts.count > 0]] = 0
-    return prev
-
-
-def _envelope(pts: Points) -> FloatArray:
-    """``env_i = max_{j >= i, same list} P_j``, exactly (only float max, no offsets).
-
-    Doubling scan: after the step of width d, env_i covers points i .. i+2d-1 of its list, so
-    log2(longest list) vectorised passes suffice. Precisions are >= 0, so 0 is a neutral fill.
-    """
-    env = pts.precision.copy()
-    if env.size == 0:
-        return env
-    after = np.repeat(pts.start + pts.count, pts.count) - np.arange(1, env.size + 1)
-    d, longest = 1, int(pts.count.max())
-    while d < longest:
-        later = np.where(after[:-d] >= d, env[d:], 0.0)
-        np.maximum(env[:-d], later, out=env[:-d])
-        d *= 2
-    return env
-
-
-def _first_at_least(
-    values: IntArray, pts: Points, targets: IntArray
-) -> tuple[IntArray, np.ndarray]:
-    """Per list g and column j, the first point of g with ``values >= targets[g, j]``.
-
-    ``values`` must be non-decreasing within each list and >= 0; the search is one global
-    ``searchsorted`` over the exact int64 key ``list * big + value``. Returns (index, found).
-    """
-    n_groups = pts.count.size
-    big = int(values.max()) + 2 if values.size else 2
-    key = pts.list_index * big + values
-    query = np.arange(n_groups)[:, None] * big + np.clip(targets, 0, big - 1)
-    idx = np.searchsorted(key, query.ravel(), side="left").reshape(query.shape)
-    return idx, idx < (pts.start + pts.count)[:, None]
-
-
-def _first_at_recall(pts: Points, thresholds: FloatArray) -> tuple[IntArray, np.ndarray]:
-    """Per list and threshold t, the first point with ``R_i >= t``, ``R_i = tp_i / P`` in float.
-
-    Float division by P is monotone in tp, so this is the first point with ``tp_i >= m``, m the
-    least integer with ``m / P >= t`` (found from ``ceil(t * P)`` by exact float steps).
-    """
-    p = np.where(pts.n_positives > 0, pts.n_positives, 1)[:, None]
-    t = thresholds[None, :]
-    m = np.clip(np.ceil(t * p).astype(np.int64), 0, p)
-    while (down := (m > 0) & ((m - 1) / p >= t)).any():
-        m -= down
-    while (up := (m < p) & (m / p < t)).any():
-        m += up
-    return _first_at_least(pts.tp, pts, m)
-
-
-def _interpolated(pts: Points, thresholds: FloatArray) -> FloatArray:
-    """(G, T): ``max{P_i : R_i >= t}`` per list and threshold, 0 where recall never reaches t."""
-    idx, found = _first_at_recall(pts, thresholds)
-    if pts.precision.size == 0:
-        return np.zeros(found.shape)
-    env = _envelope(pts)
-    return np.where(found, env[np.minimum(idx, env.size - 1)], 0.0)
-
-
-def _tp_at_k(pts: Points, k: int) -> FloatArray:
-    """TP over the top k ranks; a tie group cut by k gives its positives in proportion."""
-    n = pts.tp + pts.fp
-    idx, found = _first_at_least(n, pts, np.full((pts.count.size, 1), k))
-    idx, found = idx[:, 0], found[:, 0]
-    if n.size == 0:
-        return np.zeros(pts.count.size)
-    last = np.maximum(pts.start + pts.count - 1, 0)
-    tp_all = np.where(pts.count > 0, pts.tp[last], 0)
-    i = np.minimum(idx, n.size - 1)
-    has_prev = found & (i > pts.start)
-    tp_prev = np.where(has_prev, pts.tp[i - 1], 0)
-    n_prev = np.where(has_prev, n[i - 1], 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cut = tp_prev + (k - n_prev) * (pts.tp[i] - tp_prev) / (n[i] - n_prev)
-    return np.where(found, cut, tp_all.astype(np.float64))
-
-
-def _nan_without_positives(values: FloatArray, pts: Points) -> FloatArray:
-    values[pts.n_positives == 0] = np.nan
-    return values
-
-
-# ----------------------------------------------------------------------------- metrics on points
 
 
 def _ap(pts: Points, k: int | None) -> FloatArray:
@@ -524,20 +176,6 @@ def per_list(
         raise InvalidInput(f"k applies to precision_at_k and recall_at_k only, not {metric}")
     pts = ranking_points(group, scores, labels, n_positives=n_positives, ties=ties, order=order)
     return pts.groups, METRICS[metric](pts, k)
-
-
-def _one_list(scores: ArrayLike, labels: ArrayLike, n_positives: int | None, ties: str) -> Points:
-    _check_ties(ties)
-    s = _as_scores(scores)
-    lab = _as_labels(labels, s.size)
-    over = None
-    if n_positives is not None:
-        if not isinstance(n_positives, Integral) or isinstance(n_positives, bool):
-            raise InvalidInput(f"n_positives must be an integer, got {n_positives!r}")
-        over = np.array([int(n_positives)])
-    return _points(
-        np.zeros(1, dtype=np.int64), np.zeros(s.size, dtype=np.int64), s, lab, over, ties, None
-    )
 
 
 def _single(

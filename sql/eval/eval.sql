@@ -32,7 +32,9 @@ from _per_list;
 insert into metric_values
     (run_id, task, metric, params, slice, value, n_lists, n_skipped, definition_sha, computed_at,
      label)
-select run_id, $task, $metric, $params, '', avg(value), count(value), count(*) - count(value),
+-- avg in a fixed order: the same lists give the same mean, bit for bit
+select run_id, $task, $metric, $params, '', avg(value order by group_id), count(value),
+       count(*) - count(value),
        $sha, $now,
        case when $task = 'verification' and count(*) = 1 then $metric else $mean_name end
 from _per_list
@@ -56,7 +58,8 @@ with slice_source as (
     select run_id, 'keypoints' as task, pair_id as group_id, slices from pairs
 )
 select v.run_id, $task, $metric, $params, $key || '=' || g.slices[$key],
-       avg(v.value), count(v.value), count(*) - count(v.value), any_value(v.definition_sha), $now,
+       avg(v.value order by v.group_id), count(v.value), count(*) - count(v.value),
+       any_value(v.definition_sha), $now,
        case when $task = 'verification' and count(*) = 1 then $metric else $mean_name end
 from list_values v
 left join slice_source g

@@ -1,0 +1,141 @@
+"""Dashboard data: the selected runs and each panel's query, run against a store.
+
+Every query gets the parameters ``$experiments`` (varchar[]) and ``$runs`` (integer[]), NULL
+meaning all, so that one filter applies to every panel; :func:`panel_data` adds the panel's
+``params``, checks that the result has the columns its chart needs and returns a polars frame
+(for ``pr_curve`` panels, the points from ``dashboards/pr_points``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import polars as pl
+
+from evalstore import queries
+from evalstore.dashboards.specs import _AXES, Panel
+from evalstore.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from evalstore.runs import RunRef
+    from evalstore.store import Progress, Store
+
+__all__ = ["evaluate_selected", "panel_data", "selected_run_ids"]
+
+# Kinds whose query must return fixed columns (the chart's columns are implied).
+_FIXED_COLUMNS = {
+    "pr_curve": ("run_id", "run", "task"),
+    "comparison": ("run", "baseline", "task", "metric", "params", "group_id", "value",
+                   "baseline_value", "diff"),
+}  # fmt: skip
+
+
+def selected_run_ids(
+    store: Store, experiments: Sequence[str] = (), runs: Sequence[RunRef] = ()
+) -> list[int]:
+    """The ids of the runs that pass the filters (every run when both are empty).
+
+    Raises:
+        RunNotFound: a run reference matches no run.
+        InvalidInput: an experiment has no run.
+    """
+    return store.query("dashboards/selected_runs", _filters(store, experiments, runs))[
+        "run_id"
+    ].to_list()
+
+
+def _filters(
+    store: Store, experiments: Sequence[str], runs: Sequence[RunRef]
+) -> dict[str, list[Any] | None]:
+    known = set(store.query("dashboards/experiments")["experiment"].to_list())
+    missing = [e for e in experiments if e not in known]
+    if missing:
+        raise InvalidInput(
+            f"no runs in experiment(s) {', '.join(map(repr, missing))}; "
+            f"experiments: {', '.join(sorted(known)) or '(none)'}"
+        )
+    ids = list(dict.fromkeys(store.resolve(r) for r in runs))
+    return {
+        "experiments": list(dict.fromkeys(experiments)) or None,
+        "runs": ids or None,
+    }
+
+
+def evaluate_selected(
+    store: Store,
+    experiments: Sequence[str] = (),
+    runs: Sequence[RunRef] = (),
+    progress: Progress | None = None,
+) -> None:
+    """Compute the standard metrics of the selected runs where they are missing or stale
+    (the dashboards draw stored values). Needs a writable store."""
+    from evalstore.evaluate import evaluate
+
+    ids = selected_run_ids(store, experiments, runs)
+    if ids:
+        evaluate(store, ids, progress=progress)
+
+
+def panel_data(store: Store, panel: Panel, filters: Mapping[str, Any]) -> pl.DataFrame:
+    """Run a panel's query with the filters and the panel's ``params``; check its columns.
+
+    For ``pr_curve`` panels the query lists (run_id, run, task) and the curves come from
+    ``dashboards/pr_points``: the result has run, task, recall, precision, n_lists.
+
+    Raises:
+        InvalidInput: the query failed, is not a single SELECT, or lacks a named column.
+    """
+    values = {**filters, **dict(panel.params)}
+    if panel.sql is not None:
+        try:
+            statements = store.con.extract_statements(panel.sql)
+        except duckdb.Error as exc:
+            raise InvalidInput(f"{panel.where}: cannot parse `sql`: {_first_line(exc)}") from None
+        if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+            raise InvalidInput(f"{panel.where}: `sql` must be a single read-only SELECT query")
+        query = queries.Query(panel.div_id, panel.sql, Path(panel.div_id))
+    else:
+        query = queries.load(panel.query or "")
+    try:
+        frame = queries.fetch(store.con, query, values)
+    except duckdb.Error as exc:
+        raise InvalidInput(f"{panel.where}: the query failed: {_first_line(exc)}") from None
+    needed = [getattr(panel, a) for a in _AXES if getattr(panel, a)]
+    needed += [*panel.columns, *panel.hover, *_FIXED_COLUMNS.get(panel.kind, ())]
+    if panel.best_so_far and not {"base_metric", "metric"} & set(frame.columns):
+        needed.append("base_metric")
+    for column in dict.fromkeys(needed):
+        if column not in frame.columns:
+            raise InvalidInput(
+                f"{panel.where}: column {column!r} is not in the query result "
+                f"(columns: {', '.join(frame.columns) or 'none'})"
+            )
+    if panel.kind == "pr_curve":
+        frame = _pr_points(store, frame, str(dict(panel.params).get("ties", "grouped")))
+    return frame
+
+
+def _pr_points(store: Store, runs: pl.DataFrame, ties: str) -> pl.DataFrame:
+    frames = []
+    for task in dict.fromkeys(runs["task"].to_list()):
+        chosen = runs.filter(pl.col("task") == task).select("run_id", "run")
+        points = store.query(
+            "dashboards/pr_points",
+            {"runs": chosen["run_id"].to_list(), "task": task, "ties": ties},
+        )
+        joined = chosen.join(points, on="run_id", how="inner", maintain_order="left")
+        frames.append(joined.with_columns(task=pl.lit(task)))
+    if not frames:
+        schema = {"run": pl.String, "task": pl.String, "recall": pl.Float64,
+                  "precision": pl.Float64, "n_lists": pl.Int64}  # fmt: skip
+        return pl.DataFrame(schema=schema)
+    return pl.concat(frames, how="vertical_relaxed").select(
+        "run", "task", "recall", "precision", "n_lists"
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
