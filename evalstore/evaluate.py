@@ -6,7 +6,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import polars as pl
 
@@ -15,11 +15,23 @@ from evalstore.core.ranking import TIES
 from evalstore.errors import InvalidInput
 from evalstore.metrics import ALL_TASKS, LIST_NOUN, METRICS, Metric, metrics_for
 
+
+class Engine(Protocol):
+    """Computes a metric's per-list values outside DuckDB: called with (metric, task, run ids,
+    the parameters the SQL binds), returns what the DuckDB query would."""
+
+    name: str
+
+    def __call__(
+        self, metric: Metric, task: str, run_ids: Sequence[int], params: Mapping[str, Any]
+    ) -> pl.DataFrame: ...
+
+
 if TYPE_CHECKING:
     from evalstore.runs import RunRef
     from evalstore.store import Progress, Store
 
-__all__ = ["DEFAULT_K", "RESULT_COLUMNS", "evaluate", "stored_metrics"]
+__all__ = ["DEFAULT_K", "RESULT_COLUMNS", "Engine", "evaluate", "stored_metrics"]
 
 DEFAULT_K = 10
 RESULT_COLUMNS = [
@@ -34,6 +46,7 @@ RESULT_COLUMNS = [
     "n_skipped",
     "params",
     "definition_sha",
+    "engine",
     "stale",
 ]
 
@@ -58,7 +71,14 @@ def _run_ids(store: Store, runs: Sequence[RunRef] | None, all_runs: bool) -> lis
 
 
 def _compute(
-    store: Store, metric: Metric, task: str, run_ids: list[int], ties: str, k: int, at: list[float]
+    store: Store,
+    metric: Metric,
+    task: str,
+    run_ids: list[int],
+    ties: str,
+    k: int,
+    at: list[float],
+    engine: Engine | None = None,
 ) -> None:
     """Compute one metric for some runs of one task and replace their cached values (one
     parameter set per value of its sweep, all from one query)."""
@@ -68,9 +88,18 @@ def _compute(
         bind[metric.sweep.param] = at
     text = metric.query.text
     now = datetime.now(timezone.utc).replace(tzinfo=None)
+    engine_name = "duckdb" if engine is None else engine.name
+    remote = None if engine is None else engine(metric, task, run_ids, bind).to_arrow()
     with store.transaction():
-        # The statement is our own SQL file; values are bound, never spliced in.
-        con.execute("create or replace temp table _raw as " + text, queries.bind(text, bind))
+        if remote is None:
+            # The statement is our own SQL file; values are bound, never spliced in.
+            con.execute("create or replace temp table _raw as " + text, queries.bind(text, bind))
+        else:
+            con.register("_remote", remote)
+            try:
+                queries.run(con, "eval/stage_remote")
+            finally:
+                con.unregister("_remote")
         try:
             for value in at if metric.sweep is not None else [None]:
                 params = _params(metric, ties, k, value)
@@ -82,6 +111,7 @@ def _compute(
                     "sha": metric.sha,
                     "at": value,
                     "mean_name": metric.mean_name,
+                    "engine": engine_name,
                 }
                 column = "" if metric.sweep is None else metric.sweep.column
                 queries.run(con, "eval/select_sweep" if column else "eval/select_all", keys)
@@ -139,6 +169,7 @@ def evaluate(
     recompute: bool = False,
     all_runs: bool = False,
     sweeps: Mapping[str, Sequence[float]] | None = None,
+    engine: Engine | None = None,
     progress: Progress | None = None,
 ) -> pl.DataFrame:
     """Compute (or reuse) metrics of runs and return them.
@@ -160,6 +191,9 @@ def evaluate(
         all_runs: every run of the store.
         sweeps: values of a sweep parameter, e.g. ``{"sigma": [1, 2, 4]}`` for
             ``precision_at_sigma`` (defaults: sigma 3, 6, 9; threshold 1..10; eps 1, 3, 5).
+        engine: computes the per-list values elsewhere (e.g. :class:`evalstore.spark.
+            SparkEngine` over a Parquet export); the values are stored here with the engine's
+            name, and a value counts as cached only for the same engine.
         progress: called with ("metric task", done, total).
 
     Returns:
@@ -209,13 +243,14 @@ def evaluate(
                     "metric": metric.name,
                     "params": params,
                     "sha": metric.sha,
+                    "engine": "duckdb" if engine is None else engine.name,
                 }
                 fresh &= {
                     int(r[0]) for r in queries.fetch_rows(store.con, "eval/cached_overall", keys)
                 }
             todo = [i for i in ids if i not in fresh]
         if todo:
-            _compute(store, metric, task, todo, ties, k, at)
+            _compute(store, metric, task, todo, ties, k, at, engine)
         for params in param_sets:
             for key in by:
                 if key not in (*LIST_NOUN.values(), "list"):  # another task's noun: not a slice

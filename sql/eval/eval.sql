@@ -7,7 +7,7 @@
 select run_id
 from metric_values
 where list_contains($runs, run_id) and task = $task and metric = $metric
-  and params = $params and slice = '' and definition_sha = $sha;
+  and params = $params and slice = '' and definition_sha = $sha and engine = $engine;
 
 -- name: runs_with_task
 -- Which of $runs hold rows of $task.
@@ -31,12 +31,13 @@ from _per_list;
 -- label: the mean's name ($mean_name, e.g. map) unless the run has a single verification list.
 insert into metric_values
     (run_id, task, metric, params, slice, value, n_lists, n_skipped, definition_sha, computed_at,
-     label)
+     label, engine)
 -- avg in a fixed order: the same lists give the same mean, bit for bit
 select run_id, $task, $metric, $params, '', avg(value order by group_id), count(value),
        count(*) - count(value),
        $sha, $now,
-       case when $task = 'verification' and count(*) = 1 then $metric else $mean_name end
+       case when $task = 'verification' and count(*) = 1 then $metric else $mean_name end,
+       $engine
 from _per_list
 group by run_id;
 
@@ -51,7 +52,7 @@ where list_contains($runs, run_id) and task = $task and metric = $metric and par
 -- Slice metadata lives in groups (ranked lists) and in pairs (keypoint runs).
 insert into metric_values
     (run_id, task, metric, params, slice, value, n_lists, n_skipped, definition_sha, computed_at,
-     label)
+     label, engine)
 with slice_source as (
     select run_id, cast(task as varchar) as task, group_id, slices from groups
     union all
@@ -60,10 +61,14 @@ with slice_source as (
 select v.run_id, $task, $metric, $params, $key || '=' || g.slices[$key],
        avg(v.value order by v.group_id), count(v.value), count(*) - count(v.value),
        any_value(v.definition_sha), $now,
-       case when $task = 'verification' and count(*) = 1 then $metric else $mean_name end
+       case when $task = 'verification' and count(*) = 1 then $metric else $mean_name end,
+       any_value(m.engine)
 from list_values v
 left join slice_source g
   on g.run_id = v.run_id and g.task = v.task and g.group_id is not distinct from v.group_id
+left join metric_values m
+  on m.run_id = v.run_id and m.task = v.task and m.metric = v.metric and m.params = v.params
+ and m.slice = ''
 where list_contains($runs, v.run_id) and v.task = $task and v.metric = $metric
   and v.params = $params and g.slices[$key] is not null
 group by v.run_id, g.slices[$key];
@@ -72,7 +77,7 @@ group by v.run_id, g.slices[$key];
 -- The stored values of $runs (all metrics, or those in $metrics), with run names.
 select r.experiment || '/' || r.name as run, r.run_id, r.experiment, m.task, m.metric,
        m.label, m.slice, m.value, m.n_lists, m.n_skipped, m.params, m.definition_sha,
-       m.computed_at
+       m.computed_at, m.engine
 from metric_values m
 join runs r on r.run_id = m.run_id
 where list_contains($runs, m.run_id)
@@ -85,9 +90,12 @@ select r.experiment || '/' || r.name as run, r.run_id, r.experiment, v.task, v.m
        $noun || '=' || coalesce(v.group_id, '') as slice, v.value,
        case when v.value is null then 0 else 1 end as n_lists,
        case when v.value is null then 1 else 0 end as n_skipped,
-       v.params, v.definition_sha
+       v.params, v.definition_sha, m.engine
 from list_values v
 join runs r on r.run_id = v.run_id
+left join metric_values m
+  on m.run_id = v.run_id and m.task = v.task and m.metric = v.metric and m.params = v.params
+ and m.slice = ''
 where list_contains($runs, v.run_id) and v.task = $task
   and ($metrics is null or list_contains($metrics, v.metric))
 order by r.created_at, r.run_id, v.metric, v.params, v.group_id;
@@ -111,3 +119,7 @@ create or replace temp table _per_list as select run_id, group_id, value from _r
 -- Placeholder step for swept metrics: _per_list is cut from _raw per sweep value by the
 -- caller (the sweep column's name comes from the registry).
 select 1;
+
+-- name: stage_remote
+-- The per-list values computed by another engine (registered as _remote) become _raw.
+create or replace temp table _raw as select * from _remote;
