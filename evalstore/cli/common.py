@@ -1,0 +1,141 @@
+"""What every command shares: the Typer app, the common options, output and errors.
+
+The ``command`` decorator turns errors raised on purpose by the library
+(:class:`~evalstore.errors.EvalstoreError`) into one ``Error: ...`` line on stderr and exit
+code 1; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sys
+import time
+from collections.abc import Callable, Iterator
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import polars as pl
+import typer
+from rich.console import Console
+
+from evalstore import render
+from evalstore.errors import EvalstoreError
+from evalstore.store import Progress
+
+app = typer.Typer(
+    name="evalstore",
+    help="Track evaluation runs in DuckDB and compute exact metrics with SQL.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+# Piped output keeps whole rows rather than folding them at 80 columns.
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 220)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Fmt(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    md = "md"
+
+
+DbOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--db", envvar="EVALSTORE_DB", help="Database file [default: ./evalstore.duckdb]."
+    ),
+]
+LockOpt = Annotated[
+    float,
+    typer.Option(
+        "--lock-timeout", help="Seconds to wait while another process holds the database."
+    ),
+]
+FormatOpt = Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")]
+RunArg = Annotated[
+    str, typer.Argument(help="Run: NAME, EXPERIMENT/NAME or id.", show_default=False)
+]
+
+
+def command(*args: Any, **kwargs: Any) -> Callable[[F], F]:
+    """Register a command whose library errors end as one line and exit code 1."""
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*a: Any, **kw: Any) -> Any:
+            try:
+                return fn(*a, **kw)
+            except EvalstoreError as exc:
+                err.print(f"Error: {exc}", markup=False)
+                raise typer.Exit(code=1) from None
+
+        app.command(*args, **kwargs)(wrapper)
+        return fn
+
+    return decorate
+
+
+def emit(frame: pl.DataFrame, fmt: Fmt, title: str | None = None) -> None:
+    """Print a result frame in the chosen format."""
+    if fmt is Fmt.table:
+        out.print(render.rich_table(frame, title))
+    else:
+        typer.echo(render.to_text(frame, fmt.value))
+
+
+@contextlib.contextmanager
+def progress_bar(enabled: bool, description: str) -> Iterator[Progress | None]:
+    """A transient rich progress display on stderr, shown only on a terminal after 1 s."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import Progress as RichProgress
+    from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    started = time.monotonic()
+    bar: RichProgress | None = None
+    task_id = None
+
+    def update(stage: str, done: int, total: int | None) -> None:
+        nonlocal bar, task_id
+        if bar is None:
+            if time.monotonic() - started < 1.0:
+                return
+            bar = RichProgress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                TextColumn("{task.completed:,} rows"),
+                TimeElapsedColumn(),
+                console=err,
+                transient=True,
+            )
+            bar.start()
+            task_id = bar.add_task(description, total=total)
+        assert task_id is not None  # set together with bar
+        bar.update(task_id, completed=done, total=total, description=f"{description}: {stage}")
+
+    try:
+        yield update
+    finally:
+        if bar is not None:
+            bar.stop()
+
+
+@contextlib.contextmanager
+def removed_on_error(path: Path, fresh: bool) -> Iterator[None]:
+    """A database file that a failed command created is removed: nothing is left behind."""
+    try:
+        yield
+    except EvalstoreError:
+        if fresh:
+            for leftover in (path, path.with_name(path.name + ".wal")):
+                leftover.unlink(missing_ok=True)
+        raise

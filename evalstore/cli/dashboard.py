@@ -1,0 +1,113 @@
+"""evalstore dashboard and demo: pages to look at."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalstore.cli.common import (
+    DbOpt,
+    Fmt,
+    LockOpt,
+    command,
+    emit,
+    err,
+    progress_bar,
+)
+from evalstore.errors import EvalstoreError
+from evalstore.store import Store, default_path
+
+
+@command("dashboard")
+def dashboard_cmd(
+    experiment: Annotated[
+        list[str] | None,
+        typer.Option("--experiment", "-e", help="Only the runs of this experiment (repeatable)."),
+    ] = None,
+    runs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--runs",
+            "-r",
+            help="Only this run (repeatable); comparisons use the first as baseline.",
+        ),
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path(
+        "dashboards-out"
+    ),
+    spec: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--spec", help="Dashboard spec, TOML (repeatable) [default: the built-in ones]."
+        ),
+    ] = None,
+    evaluate: Annotated[
+        bool,
+        typer.Option(
+            "--eval/--no-eval", help="Compute missing metrics first (--no-eval: read-only)."
+        ),
+    ] = True,
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 10.0,
+) -> None:
+    """Render dashboards to static HTML pages that work offline (see docs/dashboards.md)."""
+    from evalstore import dashboards
+
+    path = db or default_path()
+    if not path.exists():
+        raise EvalstoreError(f"no evalstore database at {path} (ingest a run first, or pass --db)")
+    chosen = {"experiments": experiment or (), "runs": runs or ()}
+    with (
+        Store(path, read_only=not evaluate, lock_timeout=lock_timeout) as store,
+        progress_bar(True, "dashboards") as cb,
+    ):
+        if evaluate:
+            dashboards.evaluate_selected(store, **chosen, progress=cb)
+        pages = dashboards.write_dashboards(store, out, specs=spec, **chosen, progress=cb)
+    typer.echo(f"wrote {len(pages) - 1} dashboard(s): {pages[0]}")
+
+
+@command("demo")
+def demo_cmd(
+    db: DbOpt = None,
+    out: Annotated[Path, typer.Option("--out", help="Folder for the dashboards.")] = Path(
+        "dashboards-out"
+    ),
+    quick: Annotated[
+        bool, typer.Option("--quick", help="A smaller demo (every task, fewer runs).")
+    ] = False,
+    lock_timeout: LockOpt = 10.0,
+) -> None:
+    """Build a database of real evaluation runs (digits classifiers, HPatches-style
+    descriptors on real photographs), compute their metrics and write dashboards."""
+    from evalstore import demo
+
+    path = db or default_path()
+    with Store(path, lock_timeout=lock_timeout) as store, progress_bar(True, "demo") as cb:
+        result = demo.build(store, out=out, quick=quick, progress=cb)
+        frame = store.runs()
+    emit(
+        frame.select("run_id", "experiment", "name", "created_at", "tasks", "n_rows", "tags"),
+        Fmt.table,
+    )
+    index = out / "index.html"
+    first_digits = next(r for r in result.runs if r.startswith("digits/"))
+    last_digits = [r for r in result.runs if r.startswith("digits/")][-1]
+    out.mkdir(parents=True, exist_ok=True)
+    lines = [
+        f"Built {len(result.runs)} runs in {result.seconds:.0f} s.",
+        f"  database:   {path}",
+        f"  dashboards: {index if index.exists() else out}",
+        "Try next:",
+        f"  evalstore eval {last_digits} --by class",
+        "  evalstore eval hpatches/sift --by noise",
+        f"  evalstore compare {first_digits} {last_digits}",
+        "  evalstore compare hpatches/sift hpatches/orb hpatches/sift_weak",
+        "  evalstore history --metric map_voc07 --experiment digits",
+        "  evalstore sql \"select run, metric, value from v_metrics where slice = ''\"",
+    ]
+    if db is not None:
+        lines = [lines[0], *lines[1:4], *(f"{line} --db {path}" for line in lines[4:])]
+    err.print("\n".join(lines), markup=False)

@@ -1,0 +1,155 @@
+"""evalstore ingest: ranked lists, keypoint matches and outcomes into a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import polars as pl
+import typer
+
+from evalstore.cli.common import (
+    DbOpt,
+    Fmt,
+    LockOpt,
+    command,
+    emit,
+    out,
+    progress_bar,
+    removed_on_error,
+)
+from evalstore.store import Store, default_path
+
+
+@command("ingest")
+def ingest_cmd(
+    files: Annotated[
+        list[Path],
+        typer.Argument(help="Parquet, CSV/TSV, NDJSON or .npz files.", show_default=False),
+    ],
+    task: Annotated[
+        str,
+        typer.Option(
+            "--task",
+            "-t",
+            help="verification | matching | retrieval | classification | keypoints | outcomes.",
+        ),
+    ],
+    run: Annotated[str, typer.Option("--run", "-r", help="Run name: NAME or EXPERIMENT/NAME.")],
+    experiment: Annotated[
+        str | None,
+        typer.Option(
+            "--experiment", "-e", help="Experiment of a bare run name [default: default]."
+        ),
+    ] = None,
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="File format, overriding the extension.")
+    ] = None,
+    column: Annotated[
+        list[str] | None,
+        typer.Option("--column", "-c", help="OURS=THEIRS column mapping, e.g. score=distance."),
+    ] = None,
+    negate_score: Annotated[
+        bool, typer.Option("--negate-score", help="Store -score (for distances).")
+    ] = False,
+    labels: Annotated[
+        str, typer.Option("--labels", help="Label convention: pm1 (+1/-1/0) | 01 | bool.")
+    ] = "pm1",
+    groups: Annotated[
+        Path | None,
+        typer.Option("--groups", help="Per-list metadata: group_id, n_positives, slice columns."),
+    ] = None,
+    voc_gt: Annotated[
+        Path | None,
+        typer.Option("--voc-gt", help="With --format voc: folder of <class>_<set>.txt truth."),
+    ] = None,
+    pairs: Annotated[
+        Path | None,
+        typer.Option("--pairs", help="keypoints: pair_id, h11..h33, width, height, slices."),
+    ] = None,
+    homography_dir: Annotated[
+        Path | None,
+        typer.Option("--homography-dir", help="keypoints: a 3x3 homography file per pair."),
+    ] = None,
+    disparity_dir: Annotated[
+        Path | None,
+        typer.Option("--disparity-dir", help="keypoints: a disparity map per pair (.npy, .png)."),
+    ] = None,
+    disparity_scale: Annotated[
+        float | None,
+        typer.Option("--disparity-scale", help="Map value -> px [default: 1 .npy, 1/256 .png]."),
+    ] = None,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Replace a run of the same name atomically.")
+    ] = False,
+    append: Annotated[
+        bool, typer.Option("--append", help="Add this task to an existing run.")
+    ] = False,
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", "-p", help="Run parameter key=value (JSON values stay typed)."),
+    ] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="Tag the run (repeatable).")
+    ] = None,
+    notes: Annotated[str | None, typer.Option("--notes", help="Free text notes.")] = None,
+    created_at: Annotated[
+        str | None, typer.Option("--created-at", help="Backfill the run's time (ISO 8601).")
+    ] = None,
+    git_commit: Annotated[
+        str | None,
+        typer.Option("--git-commit", help="Commit to record [default: the current directory's]."),
+    ] = None,
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 10.0,
+    output: Annotated[
+        Fmt, typer.Option("--output-format", help="How to print the summary.")
+    ] = Fmt.table,
+) -> None:
+    """Ingest ranked lists (scores and labels) into a new run."""
+    path = db or default_path()
+    fresh = not path.exists()
+    with (
+        removed_on_error(path, fresh),
+        Store(path, lock_timeout=lock_timeout) as store,
+        progress_bar(output is not Fmt.json, "ingest") as cb,
+    ):
+        result = store.ingest(
+            files,
+            task=task,
+            run=run,
+            experiment=experiment,
+            fmt=fmt,
+            columns=column,
+            negate_score=negate_score,
+            labels=labels,
+            groups=groups,
+            voc_gt=voc_gt,
+            pairs=pairs,
+            replace=replace,
+            append=append,
+            params=param,
+            tags=tag or (),
+            notes=notes,
+            created_at=created_at,
+            git_commit=git_commit if git_commit is not None else True,
+            progress=cb,
+            **{
+                k: v
+                for k, v in (
+                    ("homography_dir", homography_dir),
+                    ("disparity_dir", disparity_dir),
+                    ("disparity_scale", disparity_scale),
+                )
+                if v is not None
+            },
+        )
+    if output is Fmt.table:
+        verb = "replaced" if result.replaced else "ingested"
+        out.print(
+            f"{verb} run {result.ref} (id {result.run_id}): {result.rows:,} {result.task} rows "
+            f"in {result.lists:,} list(s), {result.not_retrieved:,} not retrieved",
+            markup=False,
+        )
+    else:
+        emit(pl.DataFrame([vars(result)]), output)

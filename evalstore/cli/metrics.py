@@ -1,0 +1,138 @@
+"""evalstore eval and metrics: computing and reading metric values."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import polars as pl
+import typer
+
+from evalstore import render
+from evalstore.cli.common import (
+    DbOpt,
+    Fmt,
+    FormatOpt,
+    LockOpt,
+    command,
+    emit,
+    progress_bar,
+)
+from evalstore.errors import EvalstoreError
+from evalstore.store import Store
+
+
+def _results_table(frame: pl.DataFrame, fmt: Fmt) -> None:
+    if fmt is Fmt.table:
+        shown = frame.select(
+            "run", "task", "metric", "slice", "value", "n_lists", "n_skipped", "params", "stale"
+        )
+        emit(shown, fmt)
+    elif fmt is Fmt.json:
+        rows = [
+            {**r, "params": json.loads(r["params"]), "stale": bool(r["stale"])}
+            for r in frame.to_dicts()
+        ]
+        typer.echo(json.dumps(render._jsonable(rows), indent=2))
+    else:
+        emit(frame, fmt)
+
+
+def _sweeps(**given: str | None) -> dict[str, list[float]]:
+    out = {}
+    for name, text in given.items():
+        if text is None:
+            continue
+        try:
+            out[name] = [float(v) for v in text.split(",") if v.strip()]
+        except ValueError:
+            raise EvalstoreError(
+                f"--{name} {text!r} is not a comma-separated list of numbers"
+            ) from None
+    return out
+
+
+@command("eval")
+def eval_cmd(
+    runs: Annotated[
+        list[str] | None,
+        typer.Argument(help="Runs: NAME, EXPERIMENT/NAME or id.", show_default=False),
+    ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric", "-m", help="Metric (repeatable) [default: the task's standard metrics]."
+        ),
+    ] = None,
+    ties: Annotated[
+        str, typer.Option("--ties", help="grouped | optimistic | pessimistic | input.")
+    ] = "grouped",
+    k: Annotated[
+        int | None,
+        typer.Option("--k", help="Cut-off of precision_at_k / recall_at_k [default: 10]."),
+    ] = None,
+    by: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--by",
+            help="Slice key (sequence, difficulty...) or the list noun (class, query, pair, list).",
+        ),
+    ] = None,
+    sigma: Annotated[
+        str | None,
+        typer.Option("--sigma", help="precision_at_sigma thresholds in px [default: 3,6,9]."),
+    ] = None,
+    eps: Annotated[
+        str | None,
+        typer.Option("--eps", help="homography_accuracy corner thresholds [default: 1,3,5]."),
+    ] = None,
+    recompute: Annotated[
+        bool, typer.Option("--recompute", help="Recompute even up-to-date cached values.")
+    ] = False,
+    all_runs: Annotated[bool, typer.Option("--all", help="Every run in the database.")] = False,
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 10.0,
+    fmt: FormatOpt = Fmt.table,
+) -> None:
+    """Compute metrics of runs from their raw rows (cached by the SQL's SHA)."""
+    from evalstore.evaluate import evaluate
+
+    with (
+        Store(db, lock_timeout=lock_timeout) as store,
+        progress_bar(fmt is not Fmt.json, "eval") as cb,
+    ):
+        frame = evaluate(
+            store,
+            runs,
+            metrics=metric,
+            ties=ties,
+            k=k,
+            by=by or (),
+            recompute=recompute,
+            all_runs=all_runs,
+            sweeps=_sweeps(sigma=sigma, eps=eps),
+            progress=cb,
+        )
+    _results_table(frame, fmt)
+
+
+@command("metrics")
+def metrics_cmd(
+    runs: Annotated[
+        list[str] | None,
+        typer.Argument(help="Runs: NAME, EXPERIMENT/NAME or id.", show_default=False),
+    ] = None,
+    metric: Annotated[
+        list[str] | None, typer.Option("--metric", "-m", help="Only this metric (repeatable).")
+    ] = None,
+    all_runs: Annotated[bool, typer.Option("--all", help="Every run in the database.")] = False,
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 10.0,
+    fmt: FormatOpt = Fmt.table,
+) -> None:
+    """Show stored metric values; `stale` marks values whose SQL has changed since."""
+    from evalstore.evaluate import stored_metrics
+
+    with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
+        frame = stored_metrics(store, runs, all_runs=all_runs, metrics=metric)
+    _results_table(frame, fmt)
