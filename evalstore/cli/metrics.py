@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from typing import Annotated
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
 
 import polars as pl
 import typer
@@ -52,6 +55,20 @@ def _sweeps(**given: str | None) -> dict[str, list[float]]:
     return out
 
 
+@contextlib.contextmanager
+def _engine(name: str, source: Path | None, master: str, store: Store) -> Iterator[Any]:
+    if name == "duckdb":
+        yield None
+        return
+    from evalstore.spark import SparkEngine
+
+    remote = SparkEngine(str(source), store=store, master=master)
+    try:
+        yield remote
+    finally:
+        remote.stop()
+
+
 @command("eval")
 def eval_cmd(
     runs: Annotated[
@@ -90,6 +107,15 @@ def eval_cmd(
         bool, typer.Option("--recompute", help="Recompute even up-to-date cached values.")
     ] = False,
     all_runs: Annotated[bool, typer.Option("--all", help="Every run in the database.")] = False,
+    engine: Annotated[
+        str, typer.Option("--engine", help="duckdb (this file) | spark (over an export).")
+    ] = "duckdb",
+    source: Annotated[
+        Path | None, typer.Option("--source", help="With --engine spark: the export folder.")
+    ] = None,
+    spark_master: Annotated[
+        str, typer.Option("--spark-master", help="Spark master URL.")
+    ] = "local[*]",
     db: DbOpt = None,
     lock_timeout: LockOpt = 10.0,
     fmt: FormatOpt = Fmt.table,
@@ -97,9 +123,14 @@ def eval_cmd(
     """Compute metrics of runs from their raw rows (cached by the SQL's SHA)."""
     from evalstore.evaluate import evaluate
 
+    if engine not in ("duckdb", "spark"):
+        raise EvalstoreError(f"unknown --engine {engine!r}; use duckdb or spark")
+    if engine == "spark" and source is None:
+        raise EvalstoreError("--engine spark needs --source DIR (an evalstore export)")
     with (
         Store(db, lock_timeout=lock_timeout) as store,
         progress_bar(fmt is not Fmt.json, "eval") as cb,
+        _engine(engine, source, spark_master, store) as remote,
     ):
         frame = evaluate(
             store,
@@ -111,6 +142,7 @@ def eval_cmd(
             recompute=recompute,
             all_runs=all_runs,
             sweeps=_sweeps(sigma=sigma, eps=eps),
+            engine=remote,
             progress=cb,
         )
     _results_table(frame, fmt)

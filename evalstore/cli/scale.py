@@ -1,3 +1,50 @@
-"""evalstore export and import: Parquet exports of the raw tables (for Spark)."""
+"""evalstore export and import: Parquet exports of the raw tables, the way to Spark."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalstore.cli.common import DbOpt, LockOpt, command, out, progress_bar
+from evalstore.store import Store
+
+
+@command("export")
+def export_cmd(
+    to: Annotated[Path, typer.Option("--to", help="Export folder (hive-style run_id=... parts).")],
+    runs: Annotated[
+        list[str] | None,
+        typer.Option("--runs", "-r", help="Only this run (repeatable) [default: every run]."),
+    ] = None,
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 10.0,
+) -> None:
+    """Write the raw tables as Parquet partitioned by run, with a manifest; a re-exported
+    run replaces its partitions atomically."""
+    from evalstore.export import export_runs
+
+    with (
+        Store(db, read_only=True, lock_timeout=lock_timeout) as store,
+        progress_bar(True, "export") as cb,
+    ):
+        manifest = export_runs(store, to, runs=runs or None, progress=cb)
+    out.print(f"exported {len(manifest.get('runs', []))} run(s) to {to}", markup=False)
+
+
+@command("import")
+def import_cmd(
+    source: Annotated[Path, typer.Argument(help="A folder written by evalstore export.")],
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Replace runs of the same EXPERIMENT/NAME.")
+    ] = False,
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 10.0,
+) -> None:
+    """Import an export into this database (new run ids, one transaction per run)."""
+    from evalstore.export import import_runs
+
+    with Store(db, lock_timeout=lock_timeout) as store, progress_bar(True, "import") as cb:
+        names = import_runs(store, source, replace=replace, progress=cb)
+    out.print(f"imported {len(names)} run(s): {', '.join(names)}", markup=False)

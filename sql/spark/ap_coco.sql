@@ -1,0 +1,166 @@
+-- GENERATED from sql/metrics/ap_coco.sql by sqlglot (duckdb -> spark); do not
+-- edit. Regenerate: python -m evalstore.spark --write-golden
+-- ap_coco: COCO 101-point interpolated AP (pycocotools COCOeval.accumulate):
+-- AP = 1/101 * sum over t in np.linspace(0, 1, 101) of env(first point with R >= t), 0 when
+-- no point reaches t; env = the precision envelope. P = 0 -> NULL.
+-- Parameters: $runs integer[], $task varchar, $ties varchar.
+-- Output: run_id, group_id, value (one row per list).
+WITH items AS (
+  SELECT
+    s.run_id,
+    s.group_id,
+    s.score,
+    s.label,
+    s.seq
+  FROM scores AS s
+  WHERE
+    ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task
+), label_counts AS (
+  SELECT
+    run_id,
+    group_id,
+    SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS n_pos_labels,
+    SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS n_neg
+  FROM items
+  GROUP BY
+    run_id,
+    group_id
+), lists AS (
+  SELECT
+    c.run_id,
+    c.group_id,
+    COALESCE(g.n_positives, c.n_pos_labels) AS n_pos,
+    c.n_neg
+  FROM label_counts AS c
+  LEFT JOIN groups AS g
+    ON g.run_id = c.run_id
+    AND g.task = :task
+    AND g.group_id IS NOT DISTINCT FROM c.group_id
+), ranked AS (
+  SELECT
+    run_id,
+    group_id,
+    score,
+    label,
+    CASE
+      WHEN :ties = 'optimistic'
+      THEN -label
+      WHEN :ties = 'pessimistic'
+      THEN label
+      ELSE 0
+    END AS k1,
+    CASE WHEN :ties = 'grouped' THEN 0 ELSE seq END AS k2
+  FROM items
+  WHERE
+    label <> 0 AND NOT score IS NULL
+), steps AS (
+  SELECT
+    run_id,
+    group_id,
+    score,
+    k1,
+    k2,
+    SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS d_tp,
+    SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS d_fp
+  FROM ranked
+  GROUP BY
+    run_id,
+    group_id,
+    score,
+    k1,
+    k2
+), points AS (
+  SELECT
+    run_id,
+    group_id,
+    d_tp,
+    d_fp,
+    SUM(d_tp) OVER w AS tp,
+    SUM(d_fp) OVER w AS fp,
+    ROW_NUMBER() OVER w AS rn
+  FROM steps
+  WINDOW w AS (
+    PARTITION BY run_id, group_id
+    ORDER BY score DESC, k1 NULLS LAST, k2 NULLS LAST
+    rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+  )
+), curve AS (
+  SELECT
+    p.run_id,
+    p.group_id,
+    p.rn,
+    p.d_tp,
+    p.d_fp,
+    p.tp,
+    p.fp,
+    l.n_pos,
+    l.n_neg,
+    CAST(p.tp AS DOUBLE) / NULLIF(CAST(p.tp + p.fp AS DOUBLE), 0) AS prec,
+    CAST(p.tp AS DOUBLE) / NULLIF(CAST(l.n_pos AS DOUBLE), 0) AS rec
+  FROM points AS p
+  JOIN lists AS l
+    ON l.run_id = p.run_id AND l.group_id IS NOT DISTINCT FROM p.group_id
+), enveloped AS (
+  SELECT
+    c.*,
+    MAX(c.prec) OVER (
+      PARTITION BY c.run_id, c.group_id
+      ORDER BY c.rn NULLS LAST
+      rows BETWEEN CURRENT ROW AND UNBOUNDED following
+    ) AS env
+  FROM curve AS c
+), grid_counts AS (
+  SELECT
+    run_id,
+    group_id,
+    rn,
+    env,
+    rec,
+    LEAST(100, GREATEST(0, CAST(FLOOR(rec / CAST(0.01 AS DOUBLE)) AS BIGINT))) AS k0
+  FROM enveloped
+), served AS (
+  SELECT
+    run_id,
+    group_id,
+    rn,
+    env,
+    1 + CASE
+      WHEN k0 < 100 AND (
+        k0 + 1
+      ) * CAST(0.01 AS DOUBLE) <= rec
+      THEN k0 + 1
+      WHEN k0 > 0 AND k0 * CAST(0.01 AS DOUBLE) > rec
+      THEN k0 - 1
+      ELSE k0
+    END AS n_le
+  FROM grid_counts
+), contributions AS (
+  SELECT
+    run_id,
+    group_id,
+    env * (
+      n_le - LAG(n_le, 1, 0) OVER (PARTITION BY run_id, group_id ORDER BY rn NULLS LAST)
+    ) AS q
+  FROM served
+), per_list AS (
+  SELECT
+    l.run_id,
+    l.group_id,
+    CASE
+      WHEN l.n_pos = 0
+      THEN NULL
+      ELSE COALESCE(SUM(c.q), CAST(0.0 AS DOUBLE)) / CAST(101 AS DOUBLE)
+    END AS value
+  FROM lists AS l
+  LEFT JOIN contributions AS c
+    ON c.run_id = l.run_id AND c.group_id IS NOT DISTINCT FROM l.group_id
+  GROUP BY
+    l.run_id,
+    l.group_id,
+    l.n_pos
+)
+SELECT
+  run_id,
+  group_id,
+  value
+FROM per_list

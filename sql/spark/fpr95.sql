@@ -1,0 +1,136 @@
+-- GENERATED from sql/metrics/fpr95.sql by sqlglot (duckdb -> spark); do not
+-- edit. Regenerate: python -m evalstore.spark --write-golden
+-- fpr95: false positive rate FP_i / N at the first point (ranking order) with
+-- R_i = TP_i / P >= 0.95 (HardNet ErrorRateAt95Recall, UBC PhotoTour). N = the -1 labels of
+-- the list, retrieved or not. Recall 0.95 never reached by retrieved items -> 1.0 (a verifier
+-- would have to accept everything). P = 0 or N = 0 -> NULL.
+-- Parameters: $runs integer[], $task varchar, $ties varchar.
+-- Output: run_id, group_id, value (one row per list).
+WITH items AS (
+  SELECT
+    s.run_id,
+    s.group_id,
+    s.score,
+    s.label,
+    s.seq
+  FROM scores AS s
+  WHERE
+    ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task
+), label_counts AS (
+  SELECT
+    run_id,
+    group_id,
+    SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS n_pos_labels,
+    SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS n_neg
+  FROM items
+  GROUP BY
+    run_id,
+    group_id
+), lists AS (
+  SELECT
+    c.run_id,
+    c.group_id,
+    COALESCE(g.n_positives, c.n_pos_labels) AS n_pos,
+    c.n_neg
+  FROM label_counts AS c
+  LEFT JOIN groups AS g
+    ON g.run_id = c.run_id
+    AND g.task = :task
+    AND g.group_id IS NOT DISTINCT FROM c.group_id
+), ranked AS (
+  SELECT
+    run_id,
+    group_id,
+    score,
+    label,
+    CASE
+      WHEN :ties = 'optimistic'
+      THEN -label
+      WHEN :ties = 'pessimistic'
+      THEN label
+      ELSE 0
+    END AS k1,
+    CASE WHEN :ties = 'grouped' THEN 0 ELSE seq END AS k2
+  FROM items
+  WHERE
+    label <> 0 AND NOT score IS NULL
+), steps AS (
+  SELECT
+    run_id,
+    group_id,
+    score,
+    k1,
+    k2,
+    SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS d_tp,
+    SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS d_fp
+  FROM ranked
+  GROUP BY
+    run_id,
+    group_id,
+    score,
+    k1,
+    k2
+), points AS (
+  SELECT
+    run_id,
+    group_id,
+    d_tp,
+    d_fp,
+    SUM(d_tp) OVER w AS tp,
+    SUM(d_fp) OVER w AS fp,
+    ROW_NUMBER() OVER w AS rn
+  FROM steps
+  WINDOW w AS (
+    PARTITION BY run_id, group_id
+    ORDER BY score DESC, k1 NULLS LAST, k2 NULLS LAST
+    rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+  )
+), curve AS (
+  SELECT
+    p.run_id,
+    p.group_id,
+    p.rn,
+    p.d_tp,
+    p.d_fp,
+    p.tp,
+    p.fp,
+    l.n_pos,
+    l.n_neg,
+    CAST(p.tp AS DOUBLE) / NULLIF(CAST(p.tp + p.fp AS DOUBLE), 0) AS prec,
+    CAST(p.tp AS DOUBLE) / NULLIF(CAST(l.n_pos AS DOUBLE), 0) AS rec
+  FROM points AS p
+  JOIN lists AS l
+    ON l.run_id = p.run_id AND l.group_id IS NOT DISTINCT FROM p.group_id
+), reached AS (
+  SELECT
+    run_id,
+    group_id,
+    MIN(rn) AS rn
+  FROM curve
+  WHERE
+    rec >= CAST(0.95 AS DOUBLE)
+  GROUP BY
+    run_id,
+    group_id
+), at_95 AS (
+  SELECT
+    c.run_id,
+    c.group_id,
+    c.fp
+  FROM curve AS c
+  JOIN reached AS r
+    ON r.run_id = c.run_id AND r.group_id IS NOT DISTINCT FROM c.group_id AND r.rn = c.rn
+)
+SELECT
+  l.run_id,
+  l.group_id,
+  CASE
+    WHEN l.n_pos = 0 OR l.n_neg = 0
+    THEN NULL
+    WHEN a.fp IS NULL
+    THEN CAST(1.0 AS DOUBLE)
+    ELSE CAST(a.fp AS DOUBLE) / NULLIF(CAST(l.n_neg AS DOUBLE), 0)
+  END AS value
+FROM lists AS l
+LEFT JOIN at_95 AS a
+  ON a.run_id = l.run_id AND a.group_id IS NOT DISTINCT FROM l.group_id

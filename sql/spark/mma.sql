@@ -1,0 +1,63 @@
+-- GENERATED from sql/metrics/mma.sql by sqlglot (duckdb -> spark); do not
+-- edit. Regenerate: python -m evalstore.spark --write-golden
+-- mma: mean matching accuracy (D2-Net, HPatches). Per image pair, the fraction of its
+-- matches within t pixels of the ground truth, inclusively: [d <= t] (as D2-Net's code); a
+-- pair without matches scores 0; averaged over pairs, for t = 1..10 px: a curve.
+-- Parameters: $runs integer[], $thresholds double[] (default 1, 2, ..., 10).
+-- Output: run_id, group_id (pair), threshold, value.
+WITH run_pairs AS (
+  SELECT
+    run_id,
+    pair_id
+  FROM pairs
+  WHERE
+    ARRAY_CONTAINS(:runs, run_id)
+), sweep AS (
+  SELECT
+    EXPLODE(:thresholds) AS threshold
+), distances AS (
+  SELECT
+    run_id,
+    pair_id,
+    SQRT((
+      x1 - gt_x1
+    ) * (
+      x1 - gt_x1
+    ) + (
+      y1 - gt_y1
+    ) * (
+      y1 - gt_y1
+    )) AS d
+  FROM matches
+  WHERE
+    ARRAY_CONTAINS(:runs, run_id)
+), counts AS (
+  SELECT
+    m.run_id,
+    m.pair_id,
+    s.threshold,
+    SUM(CASE WHEN m.d <= s.threshold THEN 1 ELSE 0 END) AS hits,
+    COUNT(*) AS n
+  FROM distances AS m
+  CROSS JOIN sweep AS s
+  GROUP BY
+    m.run_id,
+    m.pair_id,
+    s.threshold
+), per_pair AS (
+  SELECT
+    p.run_id,
+    p.pair_id AS group_id,
+    s.threshold,
+    COALESCE(CAST(c.hits AS DOUBLE) / NULLIF(CAST(c.n AS DOUBLE), 0), CAST(0.0 AS DOUBLE)) AS value
+  FROM run_pairs AS p
+  CROSS JOIN sweep AS s
+  LEFT JOIN counts AS c
+    ON c.run_id = p.run_id AND c.pair_id = p.pair_id AND c.threshold = s.threshold
+)
+SELECT
+  run_id,
+  group_id,
+  threshold,
+  value
+FROM per_pair

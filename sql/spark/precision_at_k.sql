@@ -1,0 +1,139 @@
+-- GENERATED from sql/metrics/precision_at_k.sql by sqlglot (duckdb -> spark); do not
+-- edit. Regenerate: python -m evalstore.spark --write-golden
+-- precision_at_k: TP_k / k over the top k ranked non-ignored items; ranks past the end of the
+-- list count as misses (trec_eval). Ties as in lib/tp_at_k.sql. P = 0 -> NULL.
+-- Parameters: $runs integer[], $task varchar, $ties varchar, $k integer >= 1.
+-- Output: run_id, group_id, value (one row per list).
+WITH items AS (
+  SELECT
+    s.run_id,
+    s.group_id,
+    s.score,
+    s.label,
+    s.seq
+  FROM scores AS s
+  WHERE
+    ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task
+), label_counts AS (
+  SELECT
+    run_id,
+    group_id,
+    SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS n_pos_labels,
+    SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS n_neg
+  FROM items
+  GROUP BY
+    run_id,
+    group_id
+), lists AS (
+  SELECT
+    c.run_id,
+    c.group_id,
+    COALESCE(g.n_positives, c.n_pos_labels) AS n_pos,
+    c.n_neg
+  FROM label_counts AS c
+  LEFT JOIN groups AS g
+    ON g.run_id = c.run_id
+    AND g.task = :task
+    AND g.group_id IS NOT DISTINCT FROM c.group_id
+), ranked AS (
+  SELECT
+    run_id,
+    group_id,
+    score,
+    label,
+    CASE
+      WHEN :ties = 'optimistic'
+      THEN -label
+      WHEN :ties = 'pessimistic'
+      THEN label
+      ELSE 0
+    END AS k1,
+    CASE WHEN :ties = 'grouped' THEN 0 ELSE seq END AS k2
+  FROM items
+  WHERE
+    label <> 0 AND NOT score IS NULL
+), steps AS (
+  SELECT
+    run_id,
+    group_id,
+    score,
+    k1,
+    k2,
+    SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS d_tp,
+    SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS d_fp
+  FROM ranked
+  GROUP BY
+    run_id,
+    group_id,
+    score,
+    k1,
+    k2
+), points AS (
+  SELECT
+    run_id,
+    group_id,
+    d_tp,
+    d_fp,
+    SUM(d_tp) OVER w AS tp,
+    SUM(d_fp) OVER w AS fp,
+    ROW_NUMBER() OVER w AS rn
+  FROM steps
+  WINDOW w AS (
+    PARTITION BY run_id, group_id
+    ORDER BY score DESC, k1 NULLS LAST, k2 NULLS LAST
+    rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+  )
+), curve AS (
+  SELECT
+    p.run_id,
+    p.group_id,
+    p.rn,
+    p.d_tp,
+    p.d_fp,
+    p.tp,
+    p.fp,
+    l.n_pos,
+    l.n_neg,
+    CAST(p.tp AS DOUBLE) / NULLIF(CAST(p.tp + p.fp AS DOUBLE), 0) AS prec,
+    CAST(p.tp AS DOUBLE) / NULLIF(CAST(l.n_pos AS DOUBLE), 0) AS rec
+  FROM points AS p
+  JOIN lists AS l
+    ON l.run_id = p.run_id AND l.group_id IS NOT DISTINCT FROM p.group_id
+), cut AS (
+  SELECT
+    run_id,
+    group_id,
+    CAST(tp - d_tp AS DOUBLE) + CAST((
+      :k - (
+        tp + fp - d_tp - d_fp
+      )
+    ) * d_tp AS DOUBLE) / NULLIF(CAST(d_tp + d_fp AS DOUBLE), 0) AS tp_k
+  FROM curve
+  WHERE
+    tp + fp - d_tp - d_fp < :k AND :k <= tp + fp
+), totals AS (
+  SELECT
+    run_id,
+    group_id,
+    MAX(tp) AS tp_all
+  FROM curve
+  GROUP BY
+    run_id,
+    group_id
+), at_k AS (
+  SELECT
+    l.run_id,
+    l.group_id,
+    l.n_pos,
+    COALESCE(c.tp_k, CAST(t.tp_all AS DOUBLE), CAST(0.0 AS DOUBLE)) AS tp_k
+  FROM lists AS l
+  LEFT JOIN cut AS c
+    ON c.run_id = l.run_id AND c.group_id IS NOT DISTINCT FROM l.group_id
+  LEFT JOIN totals AS t
+    ON t.run_id = l.run_id AND t.group_id IS NOT DISTINCT FROM l.group_id
+)
+SELECT
+  run_id,
+  group_id,
+  CASE WHEN n_pos = 0 THEN NULL ELSE tp_k / NULLIF(CAST(:k AS DOUBLE), 0) END AS value
+FROM at_k

@@ -1,0 +1,64 @@
+-- GENERATED from sql/metrics/precision_at_sigma.sql by sqlglot (duckdb -> spark); do not
+-- edit. Regenerate: python -m evalstore.spark --write-golden
+-- precision_at_sigma: EventPoint's matching precision. Per image pair, the fraction of its
+-- matches within sigma pixels of the ground truth, strictly: [d < sigma] (the formula of
+-- EventPoint); a pair without matches scores 0; the mean over pairs is
+-- (1/N) sum_i sum_j [d_ij < sigma] / M_i.
+-- Parameters: $runs integer[], $sigmas double[] (default 3, 6, 9 px).
+-- Output: run_id, group_id (pair), sigma, value.
+WITH run_pairs AS (
+  SELECT
+    run_id,
+    pair_id
+  FROM pairs
+  WHERE
+    ARRAY_CONTAINS(:runs, run_id)
+), sweep AS (
+  SELECT
+    EXPLODE(:sigmas) AS sigma
+), distances AS (
+  SELECT
+    run_id,
+    pair_id,
+    SQRT((
+      x1 - gt_x1
+    ) * (
+      x1 - gt_x1
+    ) + (
+      y1 - gt_y1
+    ) * (
+      y1 - gt_y1
+    )) AS d
+  FROM matches
+  WHERE
+    ARRAY_CONTAINS(:runs, run_id)
+), counts AS (
+  SELECT
+    m.run_id,
+    m.pair_id,
+    s.sigma,
+    SUM(CASE WHEN m.d < s.sigma THEN 1 ELSE 0 END) AS hits,
+    COUNT(*) AS n
+  FROM distances AS m
+  CROSS JOIN sweep AS s
+  GROUP BY
+    m.run_id,
+    m.pair_id,
+    s.sigma
+), per_pair AS (
+  SELECT
+    p.run_id,
+    p.pair_id AS group_id,
+    s.sigma,
+    COALESCE(CAST(c.hits AS DOUBLE) / NULLIF(CAST(c.n AS DOUBLE), 0), CAST(0.0 AS DOUBLE)) AS value
+  FROM run_pairs AS p
+  CROSS JOIN sweep AS s
+  LEFT JOIN counts AS c
+    ON c.run_id = p.run_id AND c.pair_id = p.pair_id AND c.sigma = s.sigma
+)
+SELECT
+  run_id,
+  group_id,
+  sigma,
+  value
+FROM per_pair
