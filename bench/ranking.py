@@ -1,6 +1,7 @@
 """Ranking-metric benchmark: the ``ap`` SQL vs the NumPy core vs scikit-learn, on the same data.
 
     python bench/ranking.py [--repeat 3] [--scale 1.0] [--decimals 4] [--hpatches]
+                            [--ap-sql OTHER.sql]
 
 Cases (each ratio is measured in the same run, on the same data; each time is the best of
 ``--repeat`` runs):
@@ -70,8 +71,12 @@ def make_scores(rng: np.random.Generator, pos: np.ndarray, decimals: int | None)
     return np.round(score, decimals) if decimals is not None else score
 
 
+#: the AP query timed as "SQL": sql/metrics/ap.sql unless --ap-sql names another file
+AP_TEXT: list[str] = []
+
+
 def ap_sql(store: Store, run_id: int, task: str) -> Callable[[], list[tuple[Any, ...]]]:
-    text = queries.load("metrics/ap").text
+    text = AP_TEXT[0] if AP_TEXT else queries.load("metrics/ap").text
     params = queries.bind(text, {"runs": [run_id], "task": task, "ties": "grouped"})
     return lambda: store.con.execute(text, params).fetchall()
 
@@ -304,13 +309,25 @@ def main() -> None:
     ap.add_argument("--hpatches-items", type=int, default=20_000)
     ap.add_argument("--memory-limit", default="10GB", help="DuckDB memory_limit (hpatches)")
     ap.add_argument("--workdir", type=Path, default=None, help="where the databases go")
+    ap.add_argument(
+        "--ap-sql",
+        type=Path,
+        default=None,
+        help="time this AP query (same parameters and output) instead of sql/metrics/ap.sql, "
+        "to try a change; evaluate() and --hpatches still use the repository's SQL",
+    )
     args = ap.parse_args()
+    if args.ap_sql is not None:
+        AP_TEXT.append(args.ap_sql.read_text())
     decimals = None if args.decimals < 0 else args.decimals
     warnings.filterwarnings("ignore", module="sklearn")
 
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         work = Path(tmp)
-        print(f"best of {args.repeat}; scores rounded to {decimals} decimals")
+        print(
+            f"best of {args.repeat}; scores rounded to {decimals} decimals; AP SQL: "
+            f"{args.ap_sql or 'sql/metrics/ap.sql'}"
+        )
         with Store(work / "bench.duckdb") as store:
             if args.only in (None, "global"):
                 report(case_global(store, int(args.rows * args.scale), decimals, args.repeat))

@@ -3,11 +3,11 @@
 -- ap: non-interpolated average precision of each ranked list.
 --   AP = sum over points t of (TP_t - TP_{t-1}) / P * P_t   (VLFeat vl_pr info.ap; with
 --   `grouped` ties equal to scikit-learn's average_precision_score). P = 0 -> NULL.
--- Computed per retrieved positive: each adds P_t / P, where P_t = TP / (TP + FP) counted over
--- every item ranked at or above it; under `grouped` ties the whole tie counts (the frame's
--- peers), under the other policies the tie-break keys make every rank distinct. The
--- cumulative counts run over one global order (list after list) minus each list's offset:
--- cheaper than a window partitioned by list.
+-- Each retrieved positive adds P_t / P, P_t = TP / (TP + FP) over the items ranked at or
+-- above it. Three ways to the same points, chosen by the data:
+--   (a) `grouped` ties, many tied scores: merge each tie into one point, then one window;
+--   (b) `grouped` ties, few tied scores: one row per item, a RANGE frame counts its peers;
+--   (c) `optimistic`, `pessimistic`, `input`: one point per rank, in the policy's order.
 -- Parameters: $runs integer[], $task varchar, $ties varchar.
 -- Output: run_id, group_id, value (one row per list).
 WITH items AS (
@@ -45,65 +45,96 @@ WITH items AS (
     group_id,
     score,
     label,
-    CASE
+    seq
+  FROM items
+  WHERE
+    label <> 0 AND NOT score IS NULL
+), shape AS (
+  SELECT
+    :ties = 'grouped'
+    AND COUNT(*) >= 2 * APPROX_COUNT_DISTINCT(HASH(run_id, group_id, score)) AS merge_ties
+  FROM ranked
+), terms AS (
+  SELECT
+    run_id,
+    group_id,
+    CAST(d_tp AS DOUBLE) * (
+      CAST(SUM(d_tp) OVER w AS DOUBLE) / NULLIF(CAST(SUM(d_n) OVER w AS DOUBLE), 0)
+    ) AS term,
+    d_tp
+  FROM (
+    SELECT
+      run_id,
+      group_id,
+      score,
+      SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS d_tp,
+      COUNT(*) AS d_n
+    FROM ranked
+    WHERE
+      (
+        SELECT
+          merge_ties
+        FROM shape
+      )
+    GROUP BY
+      run_id,
+      group_id,
+      score
+  )
+  WINDOW w AS (
+    PARTITION BY run_id, group_id
+    ORDER BY score DESC
+    rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+  )
+  UNION ALL
+  SELECT
+    run_id,
+    group_id,
+    CAST(SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) OVER w AS DOUBLE) / NULLIF(CAST(COUNT(*) OVER w AS DOUBLE), 0) AS term,
+    CASE WHEN label = 1 THEN 1 ELSE 0 END AS d_tp
+  FROM ranked
+  WHERE
+    :ties = 'grouped' AND NOT (
+      SELECT
+        merge_ties
+      FROM shape
+    )
+  WINDOW w AS (
+    PARTITION BY run_id, group_id
+    ORDER BY score DESC
+    range BETWEEN UNBOUNDED preceding AND CURRENT ROW
+  )
+  UNION ALL
+  SELECT
+    run_id,
+    group_id,
+    CAST(SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) OVER w AS DOUBLE) / NULLIF(CAST(ROW_NUMBER() OVER w AS DOUBLE), 0) AS term,
+    CASE WHEN label = 1 THEN 1 ELSE 0 END AS d_tp
+  FROM ranked
+  WHERE
+    :ties <> 'grouped'
+  WINDOW w AS (
+    PARTITION BY run_id, group_id
+    ORDER BY score DESC, CASE
       WHEN :ties = 'optimistic'
       THEN -label
       WHEN :ties = 'pessimistic'
       THEN label
       ELSE 0
-    END AS k1,
-    CASE WHEN :ties = 'grouped' THEN 0 ELSE seq END AS k2
-  FROM items
-  WHERE
-    label <> 0 AND NOT score IS NULL
-), list_sizes AS (
-  SELECT
-    run_id,
-    group_id,
-    COUNT(*) AS n_list,
-    SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS tp_list
-  FROM ranked
-  GROUP BY
-    run_id,
-    group_id
-), offsets AS (
-  SELECT
-    run_id,
-    group_id,
-    COALESCE(SUM(n_list) OVER o, 0) AS n_before,
-    COALESCE(SUM(tp_list) OVER o, 0) AS tp_before
-  FROM list_sizes
-  WINDOW o AS (
-    ORDER BY run_id NULLS LAST, group_id NULLS LAST
-    rows BETWEEN UNBOUNDED preceding AND 1 preceding
-  )
-), cumulative AS (
-  SELECT
-    run_id,
-    group_id,
-    label,
-    SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) OVER w AS tp_all,
-    COUNT(*) OVER w AS n_all
-  FROM ranked
-  WINDOW w AS (
-    ORDER BY run_id NULLS LAST, group_id NULLS LAST, score DESC, k1 NULLS LAST, k2 NULLS LAST
-    range BETWEEN UNBOUNDED preceding AND CURRENT ROW
+    END NULLS LAST, seq NULLS LAST
+    rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
   )
 ), per_list AS (
   SELECT
-    c.run_id,
-    c.group_id,
-    SUM(
-      CAST(c.tp_all - o.tp_before AS DOUBLE) / NULLIF(CAST(c.n_all - o.n_before AS DOUBLE), 0)
-    ) AS s
-  FROM cumulative AS c
-  JOIN offsets AS o
-    ON o.run_id = c.run_id AND o.group_id IS NOT DISTINCT FROM c.group_id
+    run_id,
+    group_id,
+    SUM(term) AS s
+  FROM terms
   WHERE
-    c.label = 1
+    d_tp > 0
   GROUP BY
-    c.run_id,
-    c.group_id
+    run_id,
+    group_id
 )
 SELECT
   l.run_id,
