@@ -378,27 +378,9 @@ def ingest_keypoints(
         .with_columns(pl.col("score").fill_nan(None))
         .to_arrow()
     )
-    con = store.con
-    with store.transaction():
-        run_id, replaced = runs.open_run(
-            con,
-            meta,
-            replace=replace,
-            append=append,
-            has_task=lambda rid: (
-                queries.fetch_rows(con, "store/run_has_pairs", {"run_id": rid})[0][0] > 0
-            ),
-            task="keypoints",
-        )
-        con.register("_pairs", _pairs)
-        con.register("_matches", _matches)
-        try:
-            queries.run(con, "store/insert_pairs", {"run_id": run_id})
-            queries.run(con, "store/insert_matches", {"run_id": run_id})
-        finally:
-            for view in ("_pairs", "_matches"):
-                with contextlib.suppress(duckdb.Error):  # fails in an aborted transaction
-                    con.unregister(view)
+    run_id, replaced = _write(
+        store, meta, "keypoints", replace, append, {"_pairs": _pairs, "_matches": _matches}
+    )
     return IngestResult(
         run_id=run_id,
         experiment=meta.experiment,
@@ -410,6 +392,45 @@ def ingest_keypoints(
         replaced=replaced,
         files=[str(s) for s in sources if isinstance(s, (str, os.PathLike))],
     )
+
+
+_WRITES = {
+    "keypoints": ("store/run_has_pairs", ("store/insert_pairs", "store/insert_matches")),
+    "outcomes": ("store/run_has_outcomes", ("store/insert_outcomes",)),
+}
+
+
+def _write(
+    store: Store,
+    meta: runs.RunMeta,
+    task: str,
+    replace: bool,
+    append: bool,
+    frames: dict[str, Any],
+) -> tuple[int, bool]:
+    """Create (or replace, or reopen) the run and insert the registered frames, in one
+    transaction. Returns (run_id, replaced)."""
+    has_task, inserts = _WRITES[task]
+    con = store.con
+    with store.transaction():
+        run_id, replaced = runs.open_run(
+            con,
+            meta,
+            replace=replace,
+            append=append,
+            has_task=lambda rid: queries.fetch_rows(con, has_task, {"run_id": rid})[0][0] > 0,
+            task=task,
+        )
+        try:
+            for name, frame in frames.items():
+                con.register(name, frame)
+            for insert in inserts:
+                queries.run(con, insert, {"run_id": run_id})
+        finally:
+            for name in frames:
+                with contextlib.suppress(duckdb.Error):  # fails in an aborted transaction
+                    con.unregister(name)
+    return run_id, replaced
 
 
 def _by_pair(ids: np.ndarray) -> dict[str, np.ndarray]:
@@ -489,24 +510,7 @@ def ingest_outcomes(
             }
         )
     _outcomes = counts.to_arrow()
-    con = store.con
-    with store.transaction():
-        run_id, replaced = runs.open_run(
-            con,
-            meta,
-            replace=replace,
-            append=append,
-            has_task=lambda rid: (
-                queries.fetch_rows(con, "store/run_has_outcomes", {"run_id": rid})[0][0] > 0
-            ),
-            task="outcomes",
-        )
-        con.register("_outcomes", _outcomes)
-        try:
-            queries.run(con, "store/insert_outcomes", {"run_id": run_id})
-        finally:
-            with contextlib.suppress(duckdb.Error):
-                con.unregister("_outcomes")
+    run_id, replaced = _write(store, meta, "outcomes", replace, append, {"_outcomes": _outcomes})
     return IngestResult(
         run_id=run_id,
         experiment=meta.experiment,

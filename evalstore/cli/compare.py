@@ -39,7 +39,7 @@ def compare_cmd(
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """Compare runs list by list: differences, 95% paired bootstrap CI, randomisation p-value."""
-    from evalstore.compare import compare
+    from evalstore.compare import COMPARE_COLUMNS, compare
 
     with (
         Store(db, lock_timeout=lock_timeout) as store,
@@ -49,23 +49,7 @@ def compare_cmd(
             store, runs, metrics=metric, ties=ties, k=k, n_boot=n_boot, seed=seed, progress=cb
         )
     if fmt is Fmt.table:
-        frame = frame.select(
-            "run",
-            "baseline",
-            "task",
-            "metric",
-            "params",
-            "baseline_value",
-            "value",
-            "diff",
-            "ci_low",
-            "ci_high",
-            "p_value",
-            "wins",
-            "ties",
-            "losses",
-            "n_lists",
-        )
+        frame = frame.select(c for c in COMPARE_COLUMNS if c != "higher_is_better")
     emit(frame, fmt)
 
 
