@@ -100,11 +100,28 @@ def _strip_comments(sql: str) -> str:
     return re.sub(r"--[^\n]*", "", sql)
 
 
+def unpartitioned_windows(tree: exp.Expression) -> Iterator[str]:
+    """Every window is partitioned: without PARTITION BY, Spark moves all rows to one task."""
+    for select in tree.find_all(exp.Select):
+        named = {
+            w.this.name: w
+            for w in select.args.get("windows") or []
+            if isinstance(w.this, exp.Identifier)
+        }
+        for win in select.find_all(exp.Window):
+            if isinstance(win.this, exp.Identifier):
+                continue  # a WINDOW-clause definition, checked where it is used
+            spec = named.get(win.args["alias"].name) if win.args.get("alias") else win
+            if spec is not None and not spec.args.get("partition_by"):
+                yield f"window without partition by: {win.sql(dialect='duckdb')[:80]}"
+
+
 TREE_RULES: list[Callable[[exp.Expression], Iterator[str]]] = [
     unguarded_divisions,
     table_functions_in_from,
     banned_functions,
     bare_decimals,
+    unpartitioned_windows,
 ]
 
 
@@ -135,6 +152,7 @@ def test_metric_sql_is_portable(name: str) -> None:
         ("select [x * 2 for x in a] from t", "lambda"),
         ("select a from t where b = $1", "positional parameter"),
         ("select a from t where b > 0.1", "bare decimal literal 0.1"),
+        ("select sum(x) over (order by y) from t", "window without partition by"),
     ],
 )
 def test_each_rule_catches_its_trap(sql: str, message: str) -> None:

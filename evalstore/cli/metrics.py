@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Annotated, Any
 
 import polars as pl
@@ -56,7 +55,7 @@ def _sweeps(**given: str | None) -> dict[str, list[float]]:
 
 
 @contextlib.contextmanager
-def _engine(name: str, source: Path | None, master: str, store: Store) -> Iterator[Any]:
+def _engine(name: str, source: str | None, master: str, store: Store) -> Iterator[Any]:
     if name == "duckdb":
         yield None
         return
@@ -111,7 +110,8 @@ def eval_cmd(
         str, typer.Option("--engine", help="duckdb (this file) | spark (over an export).")
     ] = "duckdb",
     source: Annotated[
-        Path | None, typer.Option("--source", help="With --engine spark: the export folder.")
+        str | None,
+        typer.Option("--source", help="With --engine spark: the export folder or URL."),
     ] = None,
     spark_master: Annotated[
         str, typer.Option("--spark-master", help="Spark master URL.")

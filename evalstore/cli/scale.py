@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from evalstore.cli.common import DbOpt, LockOpt, command, out, progress_bar
-from evalstore.store import Store
+from evalstore.cli.common import DbOpt, LockOpt, command, out, progress_bar, removed_on_error
+from evalstore.store import Store, default_path
 
 
 @command("export")
@@ -45,6 +45,11 @@ def import_cmd(
     """Import an export into this database (new run ids, one transaction per run)."""
     from evalstore.export import import_runs
 
-    with Store(db, lock_timeout=lock_timeout) as store, progress_bar(True, "import") as cb:
+    path = db or default_path()
+    with (
+        removed_on_error(path, not path.exists()),
+        Store(path, lock_timeout=lock_timeout) as store,
+        progress_bar(True, "import") as cb,
+    ):
         names = import_runs(store, source, replace=replace, progress=cb)
     out.print(f"imported {len(names)} run(s): {', '.join(names)}", markup=False)
