@@ -569,5 +569,6 @@ def _import_run(
                     f"{part}: {got_n} rows, the manifest says {expected:,}; the export is damaged"
                 )
         refresh_views(con)
-    assert run_id is not None
+    if run_id is None:  # the runs table is imported first; a missing row fails above
+        raise EvalstoreError(f"{root}: no runs row imported for {ref}")
     return run_id

@@ -408,8 +408,8 @@ def _write(
     append: bool,
     frames: dict[str, Any],
 ) -> tuple[int, bool]:
-    """Create (or replace, or reopen) the run and insert the registered frames, in one
-    transaction. Returns (run_id, replaced)."""
+    """Open the run (new, replaced or reopened to append) and write the frames through the
+    task's named queries, all in one transaction. Returns (run_id, replaced)."""
     has_task, inserts = _WRITES[task]
     con = store.con
     with store.transaction():

@@ -98,15 +98,14 @@ def progress_bar(enabled: bool, description: str) -> Iterator[Progress | None]:
         yield None
         return
     from rich.progress import Progress as RichProgress
-    from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
     started = time.monotonic()
-    bar: RichProgress | None = None
-    task_id = None
+    shown: tuple[RichProgress, TaskID] | None = None
 
     def update(stage: str, done: int, total: int | None) -> None:
-        nonlocal bar, task_id
-        if bar is None:
+        nonlocal shown
+        if shown is None:
             if time.monotonic() - started < 1.0:
                 return
             bar = RichProgress(
@@ -118,15 +117,15 @@ def progress_bar(enabled: bool, description: str) -> Iterator[Progress | None]:
                 transient=True,
             )
             bar.start()
-            task_id = bar.add_task(description, total=total)
-        assert task_id is not None  # set together with bar
+            shown = (bar, bar.add_task(description, total=total))
+        bar, task_id = shown
         bar.update(task_id, completed=done, total=total, description=f"{description}: {stage}")
 
     try:
         yield update
     finally:
-        if bar is not None:
-            bar.stop()
+        if shown is not None:
+            shown[0].stop()
 
 
 @contextlib.contextmanager
