@@ -54,6 +54,8 @@ __all__ = [
 
 #: The raw tables, in the order they are written and imported (runs first).
 TABLES: tuple[str, ...] = ("runs", "scores", "groups", "matches", "pairs", "outcomes")
+#: Where a table's rows are stored when the table is a view over them.
+_STORED_AS = {"scores": "score_rows"}
 FORMAT = "evalstore-export"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -420,10 +422,13 @@ def _export_run(
 # -- import ---------------------------------------------------------------------------------
 
 
-def _parquet_reader(path: Path) -> pa.RecordBatchReader:
+def _parquet_reader(path: Path, columns: Sequence[str] | None = None) -> pa.RecordBatchReader:
     source = pq.ParquetFile(path)
+    schema = source.schema_arrow
+    if columns is not None:
+        schema = pa.schema([schema.field(c) for c in columns])
     return pa.RecordBatchReader.from_batches(
-        source.schema_arrow, source.iter_batches(batch_size=BATCH_ROWS)
+        schema, source.iter_batches(batch_size=BATCH_ROWS, columns=columns)
     )
 
 
@@ -534,15 +539,33 @@ def _import_run(
             delete_run_rows(con, int(existing[0][0]))
             queries.run(con, "store/delete_run", {"run_id": int(existing[0][0])})
         run_id: int | None = None
+        first_list_id = queries.fetch_rows(con, "store/next_list_id")[0][0]
         for table in TABLES:
             expected = int(entry["rows"].get(table, 0))
             if table != "runs" and expected == 0:
                 continue
             part = partition_path(root, table, entry["run_id"]) / PART
             cols = ", ".join(queries.quote_ident(c, target[table]) for c in columns[table])
-            name = queries.quote_ident(table, set(TABLES))
+            name = queries.quote_ident(
+                _STORED_AS.get(table, table), set(_STORED_AS.values()) | set(TABLES)
+            )
             con.register("_import", _parquet_reader(part))
             try:
+                if "list_id" in columns[table]:
+                    # list ids are unique across a store: the run's lists get new ones
+                    if table == "scores":
+                        con.register("_import_ids", _parquet_reader(part, ["list_id"]))
+                        queries.run(con, "export/map_list_ids", {"first": first_list_id})
+                        con.unregister("_import_ids")
+                    cols_in = ", ".join(
+                        "m.new_id"
+                        if c == "list_id"
+                        else "i." + queries.quote_ident(c, target[table])
+                        for c in columns[table]
+                    )
+                    source = "_import i left join _list_map m on m.old_id = i.list_id"
+                else:
+                    cols_in, source = cols, "_import"
                 if table == "runs":
                     got = con.execute(
                         f"insert into {name} ({cols}) select {cols} from _import "
@@ -554,7 +577,7 @@ def _import_run(
                     continue
                 n = con.execute(
                     f"insert into {name} ({PARTITION_COLUMN}, {cols}) "
-                    f"select $run_id, {cols} from _import",
+                    f"select $run_id, {cols_in} from {source}",
                     {"run_id": run_id},
                 ).fetchone()
             except duckdb.Error as exc:

@@ -210,6 +210,25 @@ class _Spec:
     columns: dict[str, str]
     labels: str
     negate_score: bool
+    float32: bool = False  # every input's score column is float32: stored as such (exact)
+    int_groups: bool = False  # every input's group ids are integers: lists numbered by value
+
+    def source_column(self, ours: str) -> str:
+        return self.columns.get(ours, ours)
+
+
+def _decide_storage(spec: _Spec, opened: Sequence[tuple[str, pl.LazyFrame | pl.DataFrame]]) -> None:
+    """Pick the stored score type and how lists are numbered from the inputs' column types,
+    before any row is read (a column of another type is caught later by validation)."""
+    score, group = spec.source_column("score"), spec.source_column("group_id")
+    schemas = [
+        frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
+        for _, frame in opened
+    ]
+    spec.float32 = all(schema.get(score) == pl.Float32 for schema in schemas)
+    spec.int_groups = all(
+        (dtype := schema.get(group)) is None or dtype.is_integer() for schema in schemas
+    )
 
 
 def _first_row(mask: pl.Series) -> int:
@@ -235,7 +254,7 @@ def _validate(batch: pl.DataFrame, spec: _Spec, label: str, offset: int) -> pl.D
                 f"map one with --column {col}=NAME"
             )
     if "group_id" not in batch.columns:
-        batch = batch.with_columns(group_id=pl.lit(None, dtype=pl.String))
+        batch = batch.with_columns(group_id=pl.lit(None, dtype=pl.Int32))
 
     def where(col: str, mask: pl.Series) -> str:
         return f"{label}: column {col!r} row {offset + _first_row(mask) + 1}"
@@ -268,7 +287,7 @@ def _validate(batch: pl.DataFrame, spec: _Spec, label: str, offset: int) -> pl.D
         score = parsed
     if not (score.dtype.is_numeric() or score.dtype == pl.Null):
         raise InvalidInput(f"{label}: column 'score' must be numeric, found {score.dtype}")
-    score = score.cast(pl.Float64)
+    score = score.cast(pl.Float32 if spec.float32 else pl.Float64)
     if spec.negate_score:
         score = -score
     nan = score.is_nan().fill_null(False)
@@ -287,8 +306,17 @@ def _validate(batch: pl.DataFrame, spec: _Spec, label: str, offset: int) -> pl.D
     ).to_series()
 
     labels = _labels(batch["label"], spec.labels, label, offset)
+    key = batch["group_id"] if spec.int_groups else ids["group_id"]  # numbered by the stream
+    no_score = pl.Series([None] * batch.height, dtype=pl.Float64 if spec.float32 else pl.Float32)
     return pl.DataFrame(
-        {"group_id": ids["group_id"], "item_id": ids["item_id"], "score": score, "label": labels}
+        {
+            "group_id": ids["group_id"],
+            "item_id": ids["item_id"],
+            "list_id": key,
+            "score": no_score if spec.float32 else score,
+            "score32": score if spec.float32 else no_score,
+            "label": labels,
+        }
     )
 
 
@@ -408,13 +436,24 @@ def _read_groups(source: Source, fmt: str | None, task: str) -> pl.DataFrame:
     )
 
 
+_NO_GROUPS = pl.DataFrame(
+    schema={
+        "group_id": pl.String,
+        "n_positives": pl.Int32,
+        "keys": pl.List(pl.String),
+        "values": pl.List(pl.String),
+    }
+)
+
 # -- streaming into DuckDB ---------------------------------------------------------------
 
 _ARROW_SCHEMA = pa.schema(
     [
         ("group_id", pa.large_string()),
         ("item_id", pa.large_string()),
+        ("list_id", pa.int32()),
         ("score", pa.float64()),
+        ("score32", pa.float32()),
         ("label", pa.int8()),
         ("seq", pa.int64()),
     ]
@@ -431,6 +470,7 @@ class _Stream:
         opened: list[tuple[str, pl.LazyFrame | pl.DataFrame]],
         spec: _Spec,
         progress: Progress | None,
+        first_list_id: int,
     ) -> None:
         self.opened = opened
         self.spec = spec
@@ -440,7 +480,8 @@ class _Stream:
         self.rows = 0
         self.not_retrieved = 0
         self._hashes: list[pl.Series] = []
-        self._groups: list[pl.Series] = []
+        self.first_list_id = first_list_id
+        self._list_ids: dict[Any, int] = {}  # group id (int or str) -> list_id
 
     def reader(self) -> pa.RecordBatchReader:
         return pa.RecordBatchReader.from_batches(_ARROW_SCHEMA, self._batches())
@@ -455,12 +496,14 @@ class _Stream:
                     clean = clean.with_columns(
                         seq=pl.int_range(self.rows, self.rows + n, dtype=pl.Int64)
                     )
-                    self.not_retrieved += clean["score"].null_count()
+                    clean = clean.with_columns(list_id=self._number_lists(clean["list_id"]))
+                    self.not_retrieved += clean[
+                        "score32" if self.spec.float32 else "score"
+                    ].null_count()
                     keys = clean.select(
                         pl.struct("group_id", "item_id").hash(seed=0).alias("h"),
                     )
                     self._hashes.append(keys["h"])
-                    self._groups.append(clean["group_id"].unique())
                     self.rows += n
                     table = clean.to_arrow(compat_level=pl.CompatLevel.oldest()).cast(_ARROW_SCHEMA)
                     yield from table.to_batches()
@@ -473,6 +516,30 @@ class _Stream:
             self.error = exc
             raise
 
+    def _number_lists(self, group_id: pl.Series) -> pl.Series:
+        """The list ids of a batch: ``first_list_id`` + 0, 1, 2, ... in order of first
+        appearance of the group ids (NULL included: the one list of a verification run)."""
+        seen, first = self._list_ids, self.first_list_id
+        keys = group_id.drop_nulls().unique(maintain_order=True)
+        for key in keys.to_list():
+            seen.setdefault(key, first + len(seen))
+        ids = group_id.replace_strict(
+            keys, [seen[k] for k in keys.to_list()], default=None, return_dtype=pl.Int32
+        )
+        if group_id.null_count():  # rows without a list id form one list of their own
+            ids = ids.fill_null(seen.setdefault(None, first + len(seen)))
+        return ids.alias("list_id")
+
+    def list_names(self) -> pl.DataFrame:
+        """One row per list: its group id as stored (text, or NULL) and its list id."""
+        return pl.DataFrame(
+            {
+                "group_id": [None if k is None else str(k) for k in self._list_ids],
+                "list_id": list(self._list_ids.values()),
+            },
+            schema={"group_id": pl.String, "list_id": pl.Int32},
+        )
+
     def maybe_duplicates(self) -> bool:
         """False when every (group_id, item_id) hash is distinct, which proves no duplicate."""
         if not self._hashes:
@@ -481,7 +548,7 @@ class _Stream:
         return hashes.n_unique() < hashes.len()
 
     def n_lists(self) -> int:
-        return pl.concat(self._groups).n_unique() if self._groups else 0
+        return len(self._list_ids)
 
 
 # -- the transaction ---------------------------------------------------------------------
@@ -596,6 +663,7 @@ def ingest(
             "pm1",
         )
     opened = [_open(s, fmt, i) for i, s in enumerate(sources)]
+    _decide_storage(spec, opened)
     group_frame = _read_groups(groups, groups_format, task) if groups is not None else None
 
     con = store.con
@@ -611,7 +679,8 @@ def ingest(
             ),
             task=task,
         )
-        stream = _Stream(opened, spec, progress)
+        first_list_id = queries.fetch_rows(con, "store/next_list_id")[0][0]
+        stream = _Stream(opened, spec, progress, first_list_id)
         reader = stream.reader()
         con.register("_batch", reader)
         try:
@@ -639,13 +708,18 @@ def ingest(
                 if here.rsplit(" row ", 1)[0] == there.rsplit(" row ", 1)[0]:
                     there = "row " + there.rsplit(" row ", 1)[1]
                 raise InvalidInput(f"{here}: duplicate {what}, first seen at {there}")
-        n_lists = 0
-        if group_frame is not None:
-            _groups = group_frame.to_arrow()
-            con.register("_groups_raw", _groups)
-            try:
-                con.execute(queries.load("store/stage_groups").text)
-                queries.run(con, "store/insert_groups", {"run_id": run_id, "task": task})
+        lists = stream.list_names().join(  # metadata rows without scores get no list_id
+            group_frame if group_frame is not None else _NO_GROUPS,
+            on="group_id",
+            how="full",
+            coalesce=True,
+            nulls_equal=True,
+        )
+        con.register("_groups_raw", lists.to_arrow())
+        try:
+            con.execute(queries.load("store/stage_groups").text)
+            queries.run(con, "store/insert_groups", {"run_id": run_id, "task": task})
+            if group_frame is not None:
                 low = queries.fetch_rows(
                     con, "store/n_positives_below_labels", {"run_id": run_id, "task": task}
                 )
@@ -655,10 +729,10 @@ def ingest(
                         f"{_label_of(groups)}: list {gid!r} has n_positives {n_pos} but {count} "
                         "positive labels; n_positives may only add positives not retrieved"
                     )
-            finally:
-                with contextlib.suppress(duckdb.Error):
-                    con.execute("drop view if exists _groups")
-                    con.unregister("_groups_raw")
+        finally:
+            with contextlib.suppress(duckdb.Error):
+                con.execute("drop view if exists _groups")
+                con.unregister("_groups_raw")
         n_lists = stream.n_lists()
     for view in ("_batch", "_groups_raw"):
         with contextlib.suppress(duckdb.Error):

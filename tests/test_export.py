@@ -104,8 +104,15 @@ def _rows(store: Store, table: str) -> dict[str, list[tuple[Any, ...]]]:
     names = {r[0]: f"{r[1]}/{r[2]}" for r in store.con.sql("select * from runs").fetchall()}
     out: dict[str, list[tuple[Any, ...]]] = {}
     select = ", ".join(f'"{c}"' for c in cols)
+    raw: dict[str, list[tuple[Any, ...]]] = {}
     for row in store.con.sql(f"select run_id, {select} from {table}").fetchall():  # test SQL
-        out.setdefault(names[row[0]], []).append(_float_key(row[1:]))
+        raw.setdefault(names[row[0]], []).append(row[1:])
+    at = cols.index("list_id") if "list_id" in cols else None
+    for run, rows in raw.items():
+        if at is not None:  # list ids are the store's own: compare their order within the run
+            order = {v: i for i, v in enumerate(sorted({r[at] for r in rows if r[at] is not None}))}
+            rows = [r[:at] + (order.get(r[at]),) + r[at + 1 :] for r in rows]
+        out[run] = [_float_key(r) for r in rows]
     return {k: sorted(v, key=repr) for k, v in out.items()}
 
 
@@ -130,6 +137,15 @@ def test_round_trip_every_table_bit_equal_with_new_ids(source: Store, tmp_path: 
             want, have = _rows(source, table), _rows(target, table)
             for ref, rows in want.items():
                 assert have[ref] == rows, (table, ref)
+        # imported lists got list ids of their own, shared by their scores and groups rows
+        assert target.con.sql(
+            "select count(*) from (select list_id from groups where list_id is not null "
+            "group by list_id having count(*) > 1)"
+        ).fetchall() == [(0,)]
+        assert target.con.sql(
+            "select count(*) from scores s left join groups g on g.list_id = s.list_id "
+            "where g.run_id is distinct from s.run_id or g.group_id is distinct from s.group_id"
+        ).fetchall() == [(0,)]
         old = dict(source.con.sql("select experiment || '/' || name, run_id from runs").fetchall())
         new = dict(target.con.sql("select experiment || '/' || name, run_id from runs").fetchall())
         assert all(new[ref] != old[ref] for ref in imported)
@@ -195,7 +211,7 @@ def test_manifest_content(source: Store, tmp_path: Path) -> None:
     assert runs["a"]["rows"] == {
         "runs": 1,
         "scores": 22,
-        "groups": 3,
+        "groups": 4,  # one per list: 3 retrieval lists and the verification list
         "matches": 0,
         "pairs": 0,
         "outcomes": 0,
@@ -268,7 +284,7 @@ def test_crash_during_the_swap_is_rolled_forward(
     assert not list(out.glob(".journal-*.json"))
     assert [p for p in out.rglob(".*") if p.name != ".evalstore-export.lock"] == []
     entry = next(r for r in read_manifest(out)["runs"] if r["name"] == "a")
-    assert entry["rows"]["scores"] == 22 + 6 and entry["rows"]["groups"] == 3
+    assert entry["rows"]["scores"] == 22 + 6 and entry["rows"]["groups"] == 4 + 2
 
 
 def test_replaced_run_supersedes_its_old_export(source: Store, tmp_path: Path) -> None:

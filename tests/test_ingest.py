@@ -439,3 +439,59 @@ def test_json_summary(cli: Any, tmp_path: Path) -> None:
         3,
         2,
     )
+
+
+# -- storage: float32 scores, list ids ----------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scores_keep_their_precision(store: Store, dtype: type) -> None:
+    """float32 inputs are stored as float32 (exactly, in half the space), others as double;
+    the scores view shows both as the same doubles the inputs hold."""
+    data = ranked(4, 50, seed=3)
+    data["score"] = (np.random.default_rng(3).standard_normal(200) / 3).astype(dtype)
+    data["score"][7] = -np.inf
+    store.ingest(data, task="retrieval", run="r", git_commit=None)
+    n32, n64 = store.con.execute("select count(score32), count(score) from score_rows").fetchone()
+    assert (n32, n64) == ((199, 0) if dtype == np.float32 else (0, 199))
+    got = stored(store)["score"].to_numpy()
+    want = data["score"].astype(np.float64)
+    assert np.isnan(got[7]) and np.array_equal(np.delete(got, 7), np.delete(want, 7))
+
+
+def test_a_mix_of_float32_and_float64_inputs_is_stored_as_double(store: Store) -> None:
+    a, b = ranked(2, 5, seed=1), ranked(2, 5, seed=2)
+    a["score"] = a["score"].astype(np.float32)
+    b["group_id"] = b["group_id"] + 2
+    store.ingest([a, b], task="retrieval", run="r", git_commit=None)
+    assert store.con.execute("select count(score32), count(score) from score_rows").fetchone() == (
+        0,
+        20,
+    )
+    assert stored(store)["score"].to_list()[:10] == a["score"].astype(np.float64).tolist()
+
+
+@pytest.mark.parametrize("ids", ["int", "text"])
+def test_every_list_has_a_list_id_of_its_own(store: Store, ids: str) -> None:
+    """list_id is unique across runs and tasks (metric SQL partitions by it alone) and one to
+    one with group_id within a run's task; groups has a row per list."""
+    data = ranked(3, 4)
+    if ids == "text":
+        data["group_id"] = np.array([f"q{g:03d}" for g in data["group_id"]])
+    for run in ("a", "b"):
+        store.ingest(data, task="retrieval", run=run, git_commit=None)
+    store.ingest(
+        {"item_id": np.arange(3), "score": [0.1, 0.2, 0.3], "label": [1, -1, 1]},
+        task="verification",
+        run="a",
+        append=True,
+    )
+    pairs = store.con.sql(
+        "select distinct run_id, task, group_id, list_id from scores order by list_id"
+    ).fetchall()
+    assert len(pairs) == 7 and len({p[3] for p in pairs}) == 7
+    groups = store.con.sql(
+        "select run_id, task, group_id, list_id from groups order by list_id"
+    ).fetchall()
+    assert groups == pairs
+    assert [p[2] for p in pairs[:3]] == [str(g) if ids == "int" else f"q{g:03d}" for g in range(3)]

@@ -1,33 +1,42 @@
 -- ap: non-interpolated average precision of each ranked list.
 --   AP = sum over points t of (TP_t - TP_{t-1}) / P * P_t   (VLFeat vl_pr info.ap; with
 --   `grouped` ties equal to scikit-learn's average_precision_score). P = 0 -> NULL.
--- Each retrieved positive adds P_t / P, P_t = TP / (TP + FP) over the items ranked at or
--- above it. Three ways to the same points, chosen by the data:
+-- Each retrieved positive adds P_t / P, P_t = TP / (TP + FP) at the point where it enters:
+-- under `grouped` ties the end of its tie group, else its own rank in the policy's order.
+-- Windows are partitioned by list_id, unique across runs, tasks and lists. Three ways to the same values, chosen by
+-- the data:
 --   (a) `grouped` ties, many tied scores: merge each tie into one point, then one window;
---   (b) `grouped` ties, few tied scores: one row per item, a RANGE frame counts its peers;
---   (c) `optimistic`, `pessimistic`, `input`: one point per rank, in the policy's order.
+--   (b) `grouped` ties, few tied scores: ranks instead of running sums. With r the ascending
+--       rank() of a row among the retrieved non-ignored items of its list (n of them) and q
+--       that of a positive among the retrieved positives (m of them), a positive's tie group
+--       ends with TP = m - q + 1 positives and TP + FP = n - r + 1 items;
+--   (c) `optimistic`, `pessimistic`, `input`: one point per rank, in the policy's order: a
+--       positive at row_number() i among all items and j among the positives has P_t = j / i.
 -- Parameters: $runs integer[], $task varchar, $ties varchar.
 -- Output: run_id, group_id, value (one row per list).
 with
 items as (
-    select s.run_id, s.group_id, s.score, s.label, s.seq
+    select s.run_id, s.list_id, s.score, s.label, s.seq
     from scores s
     where list_contains($runs, s.run_id) and s.task = $task
 ),
 label_counts as (
-    select run_id, group_id,
-           sum(case when label = 1 then 1 else 0 end) as n_pos_labels
+    select run_id, list_id,
+           sum(case when label = 1 then 1 else 0 end) as n_pos_labels,
+           sum(case when label <> 0 and score is not null then 1 else 0 end) as n_ret,
+           sum(case when label = 1 and score is not null then 1 else 0 end) as p_ret
     from items
-    group by run_id, group_id
+    group by run_id, list_id
 ),
 lists as (
-    select c.run_id, c.group_id, coalesce(g.n_positives, c.n_pos_labels) as n_pos
+    -- groups has a row per list: its group_id and n_positives override
+    select c.run_id, c.list_id, g.group_id, c.n_ret, c.p_ret,
+           coalesce(g.n_positives, c.n_pos_labels) as n_pos
     from label_counts c
-    left join groups g
-      on g.run_id = c.run_id and g.task = $task and g.group_id is not distinct from c.group_id
+    join groups g on g.list_id = c.list_id
 ),
 ranked as (
-    select run_id, group_id, score, label, seq
+    select run_id, list_id, score, label, seq
     from items
     where label <> 0 and score is not null
 ),
@@ -35,58 +44,68 @@ shape as (
     -- grouped ties and at least 2 rows per distinct (list, score) on average (HyperLogLog
     -- estimate, one cheap pass): merge each tie group into one row before the window
     select $ties = 'grouped'
-           and count(*) >= 2 * approx_count_distinct(hash(run_id, group_id, score)) as merge_ties
+           and count(*) >= 2 * approx_count_distinct(hash(run_id, list_id, score)) as merge_ties
     from ranked
 ),
 terms as (
     -- (a) grouped, many ties: one row per distinct score, d_tp * P_t
-    select run_id, group_id,
+    select run_id, list_id,
            cast(d_tp as double) * (cast(sum(d_tp) over w as double)
-                                   / nullif(cast(sum(d_n) over w as double), 0)) as term,
-           d_tp
+                                   / nullif(cast(sum(d_n) over w as double), 0)) as term
     from (
-        select run_id, group_id, score,
+        select run_id, list_id, score,
                sum(case when label = 1 then 1 else 0 end) as d_tp, count(*) as d_n
         from ranked
         where (select merge_ties from shape)
-        group by run_id, group_id, score
+        group by run_id, list_id, score
     )
-    window w as (partition by run_id, group_id order by score desc
+    window w as (partition by list_id order by score desc
                  rows between unbounded preceding and current row)
     union all
-    -- (b) grouped, few ties: every row; the RANGE frame counts a row's equal-score peers,
-    -- so each positive gets the precision of its tie group's point
-    select run_id, group_id,
-           cast(sum(case when label = 1 then 1 else 0 end) over w as double)
-             / nullif(cast(count(*) over w as double), 0) as term,
-           case when label = 1 then 1 else 0 end as d_tp
-    from ranked
-    where $ties = 'grouped' and not (select merge_ties from shape)
-    window w as (partition by run_id, group_id order by score desc
-                 range between unbounded preceding and current row)
+    -- (b) grouped, few ties: q-th positive of m, r-th item of n (ascending ranks)
+    select p.run_id, p.list_id,
+           cast(l.p_ret - p.q + 1 as double) / nullif(cast(l.n_ret - p.r + 1 as double), 0) as term
+    from (
+        select run_id, list_id, r, rank() over (partition by list_id order by score) as q
+        from (
+            select run_id, list_id, score, label,
+                   rank() over (partition by list_id order by score) as r
+            from ranked
+            where $ties = 'grouped' and not (select merge_ties from shape)
+        )
+        where label = 1
+    ) p
+    join lists l on l.list_id = p.list_id
     union all
-    -- (c) optimistic / pessimistic / input: one point per row, in score, policy, input order
-    select run_id, group_id,
-           cast(sum(case when label = 1 then 1 else 0 end) over w as double)
-             / nullif(cast(row_number() over w as double), 0) as term,
-           case when label = 1 then 1 else 0 end as d_tp
-    from ranked
-    where $ties <> 'grouped'
-    window w as (partition by run_id, group_id
-                 order by score desc,
-                          case when $ties = 'optimistic' then -label
-                               when $ties = 'pessimistic' then label else 0 end,
-                          seq
-                 rows between unbounded preceding and current row)
+    -- (c) optimistic / pessimistic / input: the j-th positive at row i, in the policy's order
+    select run_id, list_id, cast(j as double) / nullif(cast(i as double), 0) as term
+    from (
+        select run_id, list_id, i,
+               row_number() over (partition by list_id order by score desc, k1, seq) as j
+        from (
+            select run_id, list_id, score, label, seq,
+                   case when $ties = 'optimistic' then -label
+                        when $ties = 'pessimistic' then label else 0 end as k1,
+                   row_number() over (
+                       partition by list_id
+                       order by score desc,
+                                case when $ties = 'optimistic' then -label
+                                     when $ties = 'pessimistic' then label else 0 end,
+                                seq
+                   ) as i
+            from ranked
+            where $ties <> 'grouped'
+        )
+        where label = 1
+    )
 ),
 per_list as (
-    select run_id, group_id, sum(term) as s
+    select run_id, list_id, sum(term) as s
     from terms
-    where d_tp > 0
-    group by run_id, group_id
+    group by run_id, list_id
 )
 select l.run_id, l.group_id,
        case when l.n_pos = 0 then null
             else coalesce(p.s, 0.0::double) / nullif(cast(l.n_pos as double), 0) end as value
 from lists l
-left join per_list p on p.run_id = l.run_id and p.group_id is not distinct from l.group_id
+left join per_list p on p.list_id = l.list_id

@@ -3,17 +3,23 @@
 -- ap: non-interpolated average precision of each ranked list.
 --   AP = sum over points t of (TP_t - TP_{t-1}) / P * P_t   (VLFeat vl_pr info.ap; with
 --   `grouped` ties equal to scikit-learn's average_precision_score). P = 0 -> NULL.
--- Each retrieved positive adds P_t / P, P_t = TP / (TP + FP) over the items ranked at or
--- above it. Three ways to the same points, chosen by the data:
+-- Each retrieved positive adds P_t / P, P_t = TP / (TP + FP) at the point where it enters:
+-- under `grouped` ties the end of its tie group, else its own rank in the policy's order.
+-- Windows are partitioned by list_id, unique across runs, tasks and lists. Three ways to the same values, chosen by
+-- the data:
 --   (a) `grouped` ties, many tied scores: merge each tie into one point, then one window;
---   (b) `grouped` ties, few tied scores: one row per item, a RANGE frame counts its peers;
---   (c) `optimistic`, `pessimistic`, `input`: one point per rank, in the policy's order.
+--   (b) `grouped` ties, few tied scores: ranks instead of running sums. With r the ascending
+--       rank() of a row among the retrieved non-ignored items of its list (n of them) and q
+--       that of a positive among the retrieved positives (m of them), a positive's tie group
+--       ends with TP = m - q + 1 positives and TP + FP = n - r + 1 items;
+--   (c) `optimistic`, `pessimistic`, `input`: one point per rank, in the policy's order: a
+--       positive at row_number() i among all items and j among the positives has P_t = j / i.
 -- Parameters: $runs integer[], $task varchar, $ties varchar.
 -- Output: run_id, group_id, value (one row per list).
 WITH items AS (
   SELECT
     s.run_id,
-    s.group_id,
+    s.list_id,
     s.score,
     s.label,
     s.seq
@@ -23,26 +29,29 @@ WITH items AS (
 ), label_counts AS (
   SELECT
     run_id,
-    group_id,
-    SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS n_pos_labels
+    list_id,
+    SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS n_pos_labels,
+    SUM(CASE WHEN label <> 0 AND NOT score IS NULL THEN 1 ELSE 0 END) AS n_ret,
+    SUM(CASE WHEN label = 1 AND NOT score IS NULL THEN 1 ELSE 0 END) AS p_ret
   FROM items
   GROUP BY
     run_id,
-    group_id
+    list_id
 ), lists AS (
   SELECT
     c.run_id,
-    c.group_id,
+    c.list_id,
+    g.group_id,
+    c.n_ret,
+    c.p_ret,
     COALESCE(g.n_positives, c.n_pos_labels) AS n_pos
   FROM label_counts AS c
-  LEFT JOIN groups AS g
-    ON g.run_id = c.run_id
-    AND g.task = :task
-    AND g.group_id IS NOT DISTINCT FROM c.group_id
+  JOIN groups AS g
+    ON g.list_id = c.list_id
 ), ranked AS (
   SELECT
     run_id,
-    group_id,
+    list_id,
     score,
     label,
     seq
@@ -52,20 +61,19 @@ WITH items AS (
 ), shape AS (
   SELECT
     :ties = 'grouped'
-    AND COUNT(*) >= 2 * APPROX_COUNT_DISTINCT(HASH(run_id, group_id, score)) AS merge_ties
+    AND COUNT(*) >= 2 * APPROX_COUNT_DISTINCT(HASH(run_id, list_id, score)) AS merge_ties
   FROM ranked
 ), terms AS (
   SELECT
     run_id,
-    group_id,
+    list_id,
     CAST(d_tp AS DOUBLE) * (
       CAST(SUM(d_tp) OVER w AS DOUBLE) / NULLIF(CAST(SUM(d_n) OVER w AS DOUBLE), 0)
-    ) AS term,
-    d_tp
+    ) AS term
   FROM (
     SELECT
       run_id,
-      group_id,
+      list_id,
       score,
       SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS d_tp,
       COUNT(*) AS d_n
@@ -78,63 +86,96 @@ WITH items AS (
       )
     GROUP BY
       run_id,
-      group_id,
+      list_id,
       score
   )
   WINDOW w AS (
-    PARTITION BY run_id, group_id
+    PARTITION BY list_id
     ORDER BY score DESC
     rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
   )
   UNION ALL
   SELECT
-    run_id,
-    group_id,
-    CAST(SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) OVER w AS DOUBLE) / NULLIF(CAST(COUNT(*) OVER w AS DOUBLE), 0) AS term,
-    CASE WHEN label = 1 THEN 1 ELSE 0 END AS d_tp
-  FROM ranked
-  WHERE
-    :ties = 'grouped' AND NOT (
+    p.run_id,
+    p.list_id,
+    CAST(l.p_ret - p.q + 1 AS DOUBLE) / NULLIF(CAST(l.n_ret - p.r + 1 AS DOUBLE), 0) AS term
+  FROM (
+    SELECT
+      run_id,
+      list_id,
+      r,
+      RANK() OVER (PARTITION BY list_id ORDER BY score NULLS LAST) AS q
+    FROM (
       SELECT
-        merge_ties
-      FROM shape
+        run_id,
+        list_id,
+        score,
+        label,
+        RANK() OVER (PARTITION BY list_id ORDER BY score NULLS LAST) AS r
+      FROM ranked
+      WHERE
+        :ties = 'grouped' AND NOT (
+          SELECT
+            merge_ties
+          FROM shape
+        )
     )
-  WINDOW w AS (
-    PARTITION BY run_id, group_id
-    ORDER BY score DESC
-    range BETWEEN UNBOUNDED preceding AND CURRENT ROW
-  )
+    WHERE
+      label = 1
+  ) AS p
+  JOIN lists AS l
+    ON l.list_id = p.list_id
   UNION ALL
   SELECT
     run_id,
-    group_id,
-    CAST(SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) OVER w AS DOUBLE) / NULLIF(CAST(ROW_NUMBER() OVER w AS DOUBLE), 0) AS term,
-    CASE WHEN label = 1 THEN 1 ELSE 0 END AS d_tp
-  FROM ranked
-  WHERE
-    :ties <> 'grouped'
-  WINDOW w AS (
-    PARTITION BY run_id, group_id
-    ORDER BY score DESC, CASE
-      WHEN :ties = 'optimistic'
-      THEN -label
-      WHEN :ties = 'pessimistic'
-      THEN label
-      ELSE 0
-    END NULLS LAST, seq NULLS LAST
-    rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+    list_id,
+    CAST(j AS DOUBLE) / NULLIF(CAST(i AS DOUBLE), 0) AS term
+  FROM (
+    SELECT
+      run_id,
+      list_id,
+      i,
+      ROW_NUMBER() OVER (PARTITION BY list_id ORDER BY score DESC, k1 NULLS LAST, seq NULLS LAST) AS j
+    FROM (
+      SELECT
+        run_id,
+        list_id,
+        score,
+        label,
+        seq,
+        CASE
+          WHEN :ties = 'optimistic'
+          THEN -label
+          WHEN :ties = 'pessimistic'
+          THEN label
+          ELSE 0
+        END AS k1,
+        ROW_NUMBER() OVER (
+          PARTITION BY list_id
+          ORDER BY score DESC, CASE
+            WHEN :ties = 'optimistic'
+            THEN -label
+            WHEN :ties = 'pessimistic'
+            THEN label
+            ELSE 0
+          END NULLS LAST, seq NULLS LAST
+        ) AS i
+      FROM ranked
+      WHERE
+        :ties <> 'grouped'
+    )
+    WHERE
+      label = 1
   )
 ), per_list AS (
   SELECT
     run_id,
-    group_id,
+    list_id,
     SUM(term) AS s
   FROM terms
-  WHERE
-    d_tp > 0
   GROUP BY
     run_id,
-    group_id
+    list_id
 )
 SELECT
   l.run_id,
@@ -146,4 +187,4 @@ SELECT
   END AS value
 FROM lists AS l
 LEFT JOIN per_list AS p
-  ON p.run_id = l.run_id AND p.group_id IS NOT DISTINCT FROM l.group_id
+  ON p.list_id = l.list_id

@@ -1,11 +1,17 @@
 -- Ingest of ranked lists. The caller registers the validated batch as the view `_batch`
--- (columns group_id varchar, item_id varchar, score double, label tinyint, seq bigint).
+-- (columns group_id varchar, item_id varchar, list_id integer, score double, score32 float,
+-- label tinyint, seq bigint; one of score and score32 is NULL).
 
 -- name: insert_scores
 -- $run_id: integer; $task: task_kind.
-insert into scores (run_id, task, group_id, item_id, score, label, seq)
-select $run_id, $task, group_id, item_id, score, label, seq
+insert into score_rows (run_id, task, group_id, item_id, list_id, score, score32, label, seq)
+select $run_id, $task, group_id, item_id, list_id, score, score32, label, seq
 from _batch;
+
+-- name: next_list_id
+-- list_id is unique across the store (metric SQL partitions by it alone): a new ingest
+-- numbers its lists from here.
+select coalesce(max(list_id), -1) + 1 as first from score_rows;
 
 -- name: first_duplicate
 -- The first (group_id, item_id) pair seen twice in $run_id / $task, with the input positions
@@ -27,18 +33,21 @@ order by c.first_seq
 limit 1;
 
 -- name: insert_groups
--- $run_id, $task. `_groups` holds group_id varchar, n_positives integer, slices map.
-insert into groups (run_id, task, group_id, n_positives, slices)
-select $run_id, $task, group_id, n_positives, slices
+-- $run_id, $task. `_groups` holds group_id varchar, list_id integer, n_positives integer,
+-- slices map: one row per list of the run's task, and one per metadata row without scores.
+insert into groups (run_id, task, group_id, list_id, n_positives, slices)
+select $run_id, $task, group_id, list_id, n_positives, slices
 from _groups;
 
 -- name: run_has_task
 select count(*) as n from scores where run_id = $run_id and task = $task;
 
 -- name: stage_groups
--- Turn the registered `_groups_raw` (group_id, n_positives, keys[], values[]) into `_groups`.
+-- Turn the registered `_groups_raw` (group_id, list_id, n_positives, keys[], values[]) into
+-- `_groups`.
 create or replace temp view _groups as
-select group_id, n_positives, map(keys, values) as slices
+select group_id, list_id, n_positives,
+       map(coalesce(keys, []::varchar[]), coalesce(values, []::varchar[])) as slices
 from _groups_raw;
 
 -- name: count_lists

@@ -77,7 +77,7 @@ limit coalesce($limit, 1000000000);
 update runs set tags = $tags where run_id = $run_id;
 
 -- name: delete_run_scores
-delete from scores where run_id = $run_id;
+delete from score_rows where run_id = $run_id;
 
 -- name: delete_run_groups
 delete from groups where run_id = $run_id;
