@@ -111,7 +111,7 @@ def _rows(store: Store, table: str) -> dict[str, list[tuple[Any, ...]]]:
     for run, rows in raw.items():
         if at is not None:  # list ids are the store's own: compare their order within the run
             order = {v: i for i, v in enumerate(sorted({r[at] for r in rows if r[at] is not None}))}
-            rows = [r[:at] + (order.get(r[at]),) + r[at + 1 :] for r in rows]
+            rows = [(*r[:at], order.get(r[at]), *r[at + 1 :]) for r in rows]
         out[run] = [_float_key(r) for r in rows]
     return {k: sorted(v, key=repr) for k, v in out.items()}
 

@@ -3,7 +3,7 @@
 enveloped as (
     select c.*,
            max(c.prec) over (
-               partition by c.run_id, c.group_id
+               partition by c.list_id
                order by c.rn
                rows between current row and unbounded following
            ) as env

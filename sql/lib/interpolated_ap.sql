@@ -3,32 +3,32 @@
 -- float64): AP = 1/{n} * sum_k env(first point with R >= t_k), 0 where R never
 -- reaches t_k. Point i is the first with R >= t_k exactly for the grid values in
 -- (R_{i-1}, R_i], so it contributes env_i times their number.
--- Needs `enveloped` (lib/envelope.sql) and `lists`. Defines per_list(run_id, group_id, value).
+-- Needs `enveloped` (lib/envelope.sql) and `lists`. Defines per_list(run_id, list_id, group_id, value).
 grid_counts as (
     -- served = how many grid values are <= rec: floor() gives it to within one step, the two
     -- exact comparisons correct it
-    select run_id, group_id, rn, env, rec,
+    select run_id, list_id, rn, env, rec,
            least({last}, greatest(0, cast(floor(rec / {step}::double) as bigint))) as k0
     from enveloped
 ),
 served as (
-    select run_id, group_id, rn, env,
+    select run_id, list_id, rn, env,
            1 + case when k0 < {last} and (k0 + 1) * {step}::double <= rec then k0 + 1
                     when k0 > 0 and k0 * {step}::double > rec then k0 - 1
                     else k0 end as n_le
     from grid_counts
 ),
 contributions as (
-    select run_id, group_id,
-           env * (n_le - lag(n_le, 1, 0) over (partition by run_id, group_id order by rn)) as q
+    select run_id, list_id,
+           env * (n_le - lag(n_le, 1, 0) over (partition by list_id order by rn)) as q
     from served
 ),
 per_list as (
-    select l.run_id, l.group_id,
+    select l.run_id, l.list_id, l.group_id,
            case when l.n_pos = 0 then null
                 else coalesce(sum(c.q), 0.0::double) / {n}::double end as value
     from lists l
     left join contributions c
-      on c.run_id = l.run_id and c.group_id is not distinct from l.group_id
-    group by l.run_id, l.group_id, l.n_pos
+      on c.run_id = l.run_id and c.list_id = l.list_id
+    group by l.run_id, l.list_id, l.group_id, l.n_pos
 )

@@ -2,36 +2,38 @@
 -- Included (as CTEs) by sql/metrics/*.sql through `-- @include lib/ranking_points.sql`.
 -- Parameters: $runs integer[]; $task varchar; $ties 'grouped' | 'optimistic' | 'pessimistic'
 -- | 'input'.
+-- Lists are keyed by list_id (an integer unique across runs, tasks and lists; windows are
+-- partitioned by it alone); their group_id comes from the groups row of each list.
 -- CTEs it defines:
---   lists(run_id, group_id, n_pos, n_neg): one row per list; n_pos = the +1 labels, or the
---       groups.n_positives override; n_neg = the -1 labels (retrieved or not);
---   curve(run_id, group_id, rn, d_tp, d_fp, tp, fp, n_pos, n_neg, prec, rec): one row per
---       point (a distinct score under `grouped`, else one ranked item), rn = 1, 2, ... in
---       ranking order, tp/fp cumulative, prec = tp / (tp + fp), rec = tp / n_pos.
+--   lists(run_id, list_id, group_id, n_pos, n_neg): one row per list; n_pos = the +1 labels,
+--       or the groups.n_positives override; n_neg = the -1 labels (retrieved or not);
+--   curve(run_id, list_id, group_id, rn, d_tp, d_fp, tp, fp, n_pos, n_neg, prec, rec): one
+--       row per point (a distinct score under `grouped`, else one ranked item), rn = 1, 2, ...
+--       in ranking order, tp/fp cumulative, prec = tp / (tp + fp), rec = tp / n_pos.
 items as (
     -- the rows of the requested runs and task
-    select s.run_id, s.group_id, s.score, s.label, s.seq
+    select s.run_id, s.list_id, s.score, s.label, s.seq
     from scores s
     where list_contains($runs, s.run_id) and s.task = $task
 ),
 label_counts as (
-    select run_id, group_id,
+    select run_id, list_id,
            sum(case when label = 1 then 1 else 0 end) as n_pos_labels,
            sum(case when label = -1 then 1 else 0 end) as n_neg
     from items
-    group by run_id, group_id
+    group by run_id, list_id
 ),
 lists as (
     -- one row per list, with the n_positives override of the groups table when given
-    select c.run_id, c.group_id, coalesce(g.n_positives, c.n_pos_labels) as n_pos, c.n_neg
+    select c.run_id, c.list_id, g.group_id, coalesce(g.n_positives, c.n_pos_labels) as n_pos,
+           c.n_neg
     from label_counts c
-    left join groups g
-      on g.run_id = c.run_id and g.task = $task and g.group_id is not distinct from c.group_id
+    join groups g on g.list_id = c.list_id
 ),
 ranked as (
     -- retrieved, non-ignored items with the tie-break keys of the policy:
     -- optimistic puts positives first, pessimistic negatives first, input keeps input order
-    select run_id, group_id, score, label,
+    select run_id, list_id, score, label,
            case when $ties = 'optimistic' then -label
                 when $ties = 'pessimistic' then label
                 else 0 end as k1,
@@ -41,28 +43,28 @@ ranked as (
 ),
 steps as (
     -- one row per point: under `grouped` all items of one score enter together
-    select run_id, group_id, score, k1, k2,
+    select run_id, list_id, score, k1, k2,
            sum(case when label = 1 then 1 else 0 end) as d_tp,
            sum(case when label = -1 then 1 else 0 end) as d_fp
     from ranked
-    group by run_id, group_id, score, k1, k2
+    group by run_id, list_id, score, k1, k2
 ),
 points as (
-    select run_id, group_id, d_tp, d_fp,
+    select run_id, list_id, d_tp, d_fp,
            sum(d_tp) over w as tp,
            sum(d_fp) over w as fp,
            row_number() over w as rn
     from steps
     window w as (
-        partition by run_id, group_id
+        partition by list_id
         order by score desc, k1, k2
         rows between unbounded preceding and current row
     )
 ),
 curve as (
-    select p.run_id, p.group_id, p.rn, p.d_tp, p.d_fp, p.tp, p.fp, l.n_pos, l.n_neg,
+    select p.run_id, p.list_id, l.group_id, p.rn, p.d_tp, p.d_fp, p.tp, p.fp, l.n_pos, l.n_neg,
            cast(p.tp as double) / nullif(cast(p.tp + p.fp as double), 0) as prec,
            cast(p.tp as double) / nullif(cast(l.n_pos as double), 0) as rec
     from points p
-    join lists l on l.run_id = p.run_id and l.group_id is not distinct from p.group_id
+    join lists l on l.list_id = p.list_id
 )

@@ -9,14 +9,14 @@ with
 -- @include lib/envelope.sql
 ,
 areas as (
-    select run_id, group_id,
-           (rec - lag(rec, 1, 0.0::double) over (partition by run_id, group_id order by rn)) * env as a
+    select run_id, list_id,
+           (rec - lag(rec, 1, 0.0::double) over (partition by list_id order by rn)) * env as a
     from enveloped
 ),
 per_list as (
-    select run_id, group_id, sum(a) as s from areas group by run_id, group_id
+    select run_id, list_id, sum(a) as s from areas group by run_id, list_id
 )
 select l.run_id, l.group_id,
        case when l.n_pos = 0 then null else coalesce(p.s, 0.0::double) end as value
 from lists l
-left join per_list p on p.run_id = l.run_id and p.group_id is not distinct from l.group_id
+left join per_list p on p.run_id = l.run_id and p.list_id = l.list_id

@@ -8,20 +8,20 @@ with
 -- @include lib/ranking_points.sql
 ,
 reached as (
-    select run_id, group_id, min(rn) as rn
+    select run_id, list_id, min(rn) as rn
     from curve
     where rec >= 0.95::double
-    group by run_id, group_id
+    group by run_id, list_id
 ),
 at_95 as (
-    select c.run_id, c.group_id, c.fp
+    select c.run_id, c.list_id, c.fp
     from curve c
     join reached r
-      on r.run_id = c.run_id and r.group_id is not distinct from c.group_id and r.rn = c.rn
+      on r.run_id = c.run_id and r.list_id = c.list_id and r.rn = c.rn
 )
 select l.run_id, l.group_id,
        case when l.n_pos = 0 or l.n_neg = 0 then null
             when a.fp is null then 1.0::double
             else cast(a.fp as double) / nullif(cast(l.n_neg as double), 0) end as value
 from lists l
-left join at_95 a on a.run_id = l.run_id and a.group_id is not distinct from l.group_id
+left join at_95 a on a.run_id = l.run_id and a.list_id = l.list_id

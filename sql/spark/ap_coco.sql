@@ -8,7 +8,7 @@
 WITH items AS (
   SELECT
     s.run_id,
-    s.group_id,
+    s.list_id,
     s.score,
     s.label,
     s.seq
@@ -18,28 +18,27 @@ WITH items AS (
 ), label_counts AS (
   SELECT
     run_id,
-    group_id,
+    list_id,
     SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS n_pos_labels,
     SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS n_neg
   FROM items
   GROUP BY
     run_id,
-    group_id
+    list_id
 ), lists AS (
   SELECT
     c.run_id,
-    c.group_id,
+    c.list_id,
+    g.group_id,
     COALESCE(g.n_positives, c.n_pos_labels) AS n_pos,
     c.n_neg
   FROM label_counts AS c
-  LEFT JOIN groups AS g
-    ON g.run_id = c.run_id
-    AND g.task = :task
-    AND g.group_id IS NOT DISTINCT FROM c.group_id
+  JOIN groups AS g
+    ON g.list_id = c.list_id
 ), ranked AS (
   SELECT
     run_id,
-    group_id,
+    list_id,
     score,
     label,
     CASE
@@ -56,7 +55,7 @@ WITH items AS (
 ), steps AS (
   SELECT
     run_id,
-    group_id,
+    list_id,
     score,
     k1,
     k2,
@@ -65,14 +64,14 @@ WITH items AS (
   FROM ranked
   GROUP BY
     run_id,
-    group_id,
+    list_id,
     score,
     k1,
     k2
 ), points AS (
   SELECT
     run_id,
-    group_id,
+    list_id,
     d_tp,
     d_fp,
     SUM(d_tp) OVER w AS tp,
@@ -80,14 +79,15 @@ WITH items AS (
     ROW_NUMBER() OVER w AS rn
   FROM steps
   WINDOW w AS (
-    PARTITION BY run_id, group_id
+    PARTITION BY list_id
     ORDER BY score DESC, k1 NULLS LAST, k2 NULLS LAST
     rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
   )
 ), curve AS (
   SELECT
     p.run_id,
-    p.group_id,
+    p.list_id,
+    l.group_id,
     p.rn,
     p.d_tp,
     p.d_fp,
@@ -99,12 +99,12 @@ WITH items AS (
     CAST(p.tp AS DOUBLE) / NULLIF(CAST(l.n_pos AS DOUBLE), 0) AS rec
   FROM points AS p
   JOIN lists AS l
-    ON l.run_id = p.run_id AND l.group_id IS NOT DISTINCT FROM p.group_id
+    ON l.list_id = p.list_id
 ), enveloped AS (
   SELECT
     c.*,
     MAX(c.prec) OVER (
-      PARTITION BY c.run_id, c.group_id
+      PARTITION BY c.list_id
       ORDER BY c.rn NULLS LAST
       rows BETWEEN CURRENT ROW AND UNBOUNDED following
     ) AS env
@@ -112,7 +112,7 @@ WITH items AS (
 ), grid_counts AS (
   SELECT
     run_id,
-    group_id,
+    list_id,
     rn,
     env,
     rec,
@@ -121,7 +121,7 @@ WITH items AS (
 ), served AS (
   SELECT
     run_id,
-    group_id,
+    list_id,
     rn,
     env,
     1 + CASE
@@ -137,14 +137,15 @@ WITH items AS (
 ), contributions AS (
   SELECT
     run_id,
-    group_id,
+    list_id,
     env * (
-      n_le - LAG(n_le, 1, 0) OVER (PARTITION BY run_id, group_id ORDER BY rn NULLS LAST)
+      n_le - LAG(n_le, 1, 0) OVER (PARTITION BY list_id ORDER BY rn NULLS LAST)
     ) AS q
   FROM served
 ), per_list AS (
   SELECT
     l.run_id,
+    l.list_id,
     l.group_id,
     CASE
       WHEN l.n_pos = 0
@@ -153,9 +154,10 @@ WITH items AS (
     END AS value
   FROM lists AS l
   LEFT JOIN contributions AS c
-    ON c.run_id = l.run_id AND c.group_id IS NOT DISTINCT FROM l.group_id
+    ON c.run_id = l.run_id AND c.list_id = l.list_id
   GROUP BY
     l.run_id,
+    l.list_id,
     l.group_id,
     l.n_pos
 )

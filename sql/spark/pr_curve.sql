@@ -6,7 +6,7 @@
 WITH items AS (
   SELECT
     s.run_id,
-    s.group_id,
+    s.list_id,
     s.score,
     s.label,
     s.seq
@@ -16,28 +16,27 @@ WITH items AS (
 ), label_counts AS (
   SELECT
     run_id,
-    group_id,
+    list_id,
     SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS n_pos_labels,
     SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS n_neg
   FROM items
   GROUP BY
     run_id,
-    group_id
+    list_id
 ), lists AS (
   SELECT
     c.run_id,
-    c.group_id,
+    c.list_id,
+    g.group_id,
     COALESCE(g.n_positives, c.n_pos_labels) AS n_pos,
     c.n_neg
   FROM label_counts AS c
-  LEFT JOIN groups AS g
-    ON g.run_id = c.run_id
-    AND g.task = :task
-    AND g.group_id IS NOT DISTINCT FROM c.group_id
+  JOIN groups AS g
+    ON g.list_id = c.list_id
 ), ranked AS (
   SELECT
     run_id,
-    group_id,
+    list_id,
     score,
     label,
     CASE
@@ -54,7 +53,7 @@ WITH items AS (
 ), steps AS (
   SELECT
     run_id,
-    group_id,
+    list_id,
     score,
     k1,
     k2,
@@ -63,14 +62,14 @@ WITH items AS (
   FROM ranked
   GROUP BY
     run_id,
-    group_id,
+    list_id,
     score,
     k1,
     k2
 ), points AS (
   SELECT
     run_id,
-    group_id,
+    list_id,
     d_tp,
     d_fp,
     SUM(d_tp) OVER w AS tp,
@@ -78,14 +77,15 @@ WITH items AS (
     ROW_NUMBER() OVER w AS rn
   FROM steps
   WINDOW w AS (
-    PARTITION BY run_id, group_id
+    PARTITION BY list_id
     ORDER BY score DESC, k1 NULLS LAST, k2 NULLS LAST
     rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
   )
 ), curve AS (
   SELECT
     p.run_id,
-    p.group_id,
+    p.list_id,
+    l.group_id,
     p.rn,
     p.d_tp,
     p.d_fp,
@@ -97,7 +97,7 @@ WITH items AS (
     CAST(p.tp AS DOUBLE) / NULLIF(CAST(l.n_pos AS DOUBLE), 0) AS rec
   FROM points AS p
   JOIN lists AS l
-    ON l.run_id = p.run_id AND l.group_id IS NOT DISTINCT FROM p.group_id
+    ON l.list_id = p.list_id
 )
 SELECT
   run_id,
