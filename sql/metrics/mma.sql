@@ -4,5 +4,5 @@
 -- Parameters: $runs integer[], $thresholds double[] (default 1, 2, ..., 10).
 -- Output: run_id, group_id (pair), threshold, value.
 with
--- @include lib/match_fraction.sql sweep=threshold cmp=<=
+-- @include lib/match_fraction.sql sweep=threshold cmp=<= lo_cmp=>
 select run_id, group_id, threshold, value from per_pair

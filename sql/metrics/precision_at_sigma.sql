@@ -5,5 +5,5 @@
 -- Parameters: $runs integer[], $sigmas double[] (default 3, 6, 9 px).
 -- Output: run_id, group_id (pair), sigma, value.
 with
--- @include lib/match_fraction.sql sweep=sigma cmp=<
+-- @include lib/match_fraction.sql sweep=sigma cmp=< lo_cmp=>=
 select run_id, group_id, sigma, value from per_pair

@@ -15,6 +15,24 @@ WITH run_pairs AS (
 ), sweep AS (
   SELECT
     EXPLODE(:thresholds) AS threshold
+), thresholds AS (
+  SELECT DISTINCT
+    threshold AS t
+  FROM sweep
+), bins AS (
+  SELECT
+    a.t AS lo,
+    MIN(b.t) AS hi
+  FROM thresholds AS a
+  LEFT JOIN thresholds AS b
+    ON b.t > a.t
+  GROUP BY
+    a.t
+  UNION ALL
+  SELECT
+    CAST(NULL AS DOUBLE),
+    MIN(t)
+  FROM thresholds
 ), distances AS (
   SELECT
     run_id,
@@ -31,18 +49,35 @@ WITH run_pairs AS (
   FROM matches
   WHERE
     ARRAY_CONTAINS(:runs, run_id)
-), counts AS (
+), binned AS (
   SELECT
     m.run_id,
     m.pair_id,
-    s.threshold,
-    SUM(CASE WHEN m.d <= s.threshold THEN 1 ELSE 0 END) AS hits,
+    b.hi,
     COUNT(*) AS n
   FROM distances AS m
-  CROSS JOIN sweep AS s
+  JOIN bins AS b
+    ON (
+      b.lo IS NULL OR m.d > b.lo
+    ) AND (
+      b.hi IS NULL OR m.d <= b.hi
+    )
   GROUP BY
     m.run_id,
     m.pair_id,
+    b.hi
+), counts AS (
+  SELECT
+    c.run_id,
+    c.pair_id,
+    s.threshold,
+    SUM(CASE WHEN c.hi <= s.threshold THEN c.n ELSE 0 END) AS hits,
+    SUM(c.n) AS n
+  FROM binned AS c
+  CROSS JOIN sweep AS s
+  GROUP BY
+    c.run_id,
+    c.pair_id,
     s.threshold
 ), per_pair AS (
   SELECT
