@@ -54,8 +54,13 @@ __all__ = [
 
 #: The raw tables, in the order they are written and imported (runs first).
 TABLES: tuple[str, ...] = ("runs", "scores", "groups", "matches", "pairs", "outcomes")
-#: Where a table's rows are stored when the table is a view over them.
-_STORED_AS = {"scores": "score_rows"}
+#: Where an exported table's rows are stored when the table is a view over them: the stored
+#: table and the columns that differ (renamed, or None: kept elsewhere, as a list's group_id
+#: in its groups row).
+_STORED_AS: dict[str, tuple[str, dict[str, str | None]]] = {
+    "scores": ("score_rows", {"item_id": "item_key", "group_id": None}),
+}
+_STORED_TABLES = set(TABLES) | {stored for stored, _ in _STORED_AS.values()}
 FORMAT = "evalstore-export"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -546,9 +551,8 @@ def _import_run(
                 continue
             part = partition_path(root, table, entry["run_id"]) / PART
             cols = ", ".join(queries.quote_ident(c, target[table]) for c in columns[table])
-            name = queries.quote_ident(
-                _STORED_AS.get(table, table), set(_STORED_AS.values()) | set(TABLES)
-            )
+            stored, renamed = _STORED_AS.get(table, (table, {}))
+            name = queries.quote_ident(stored, _STORED_TABLES)
             con.register("_import", _parquet_reader(part))
             try:
                 if "list_id" in columns[table]:
@@ -557,15 +561,18 @@ def _import_run(
                         con.register("_import_ids", _parquet_reader(part, ["list_id"]))
                         queries.run(con, "export/map_list_ids", {"first": first_list_id})
                         con.unregister("_import_ids")
+                    kept = [c for c in columns[table] if renamed.get(c, c) is not None]
+                    writable = target[table] | {v for v in renamed.values() if v is not None}
+                    into = ", ".join(queries.quote_ident(renamed.get(c, c), writable) for c in kept)
                     cols_in = ", ".join(
                         "m.new_id"
                         if c == "list_id"
                         else "i." + queries.quote_ident(c, target[table])
-                        for c in columns[table]
+                        for c in kept
                     )
                     source = "_import i left join _list_map m on m.old_id = i.list_id"
                 else:
-                    cols_in, source = cols, "_import"
+                    into, cols_in, source = cols, cols, "_import"
                 if table == "runs":
                     got = con.execute(
                         f"insert into {name} ({cols}) select {cols} from _import "
@@ -576,7 +583,7 @@ def _import_run(
                     run_id = int(got[0][0])
                     continue
                 n = con.execute(
-                    f"insert into {name} ({PARTITION_COLUMN}, {cols}) "
+                    f"insert into {name} ({PARTITION_COLUMN}, {into}) "
                     f"select $run_id, {cols_in} from {source}",
                     {"run_id": run_id},
                 ).fetchone()

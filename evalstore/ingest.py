@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -212,6 +214,7 @@ class _Spec:
     negate_score: bool
     float32: bool = False  # every input's score column is float32: stored as such (exact)
     int_groups: bool = False  # every input's group ids are integers: lists numbered by value
+    int_items: bool = False  # every input's item ids are integers (of int64 range): stored so
 
     def source_column(self, ours: str) -> str:
         return self.columns.get(ours, ours)
@@ -229,6 +232,15 @@ def _decide_storage(spec: _Spec, opened: Sequence[tuple[str, pl.LazyFrame | pl.D
     spec.int_groups = all(
         (dtype := schema.get(group)) is None or dtype.is_integer() for schema in schemas
     )
+    item = spec.source_column("item_id")
+    spec.int_items = all(
+        (dtype := schema.get(item)) is not None and dtype.is_integer() and dtype != pl.UInt64
+        for schema in schemas
+    )
+
+
+def _nulls(n: int, dtype: pl.DataType) -> pl.Series:
+    return pl.repeat(None, n, dtype=dtype, eager=True)
 
 
 def _first_row(mask: pl.Series) -> int:
@@ -269,13 +281,12 @@ def _validate(batch: pl.DataFrame, spec: _Spec, label: str, offset: int) -> pl.D
             raise InvalidInput(
                 f"{label}: column {col!r} holds {dtype}; ids must be integers or strings"
             )
-    ids = batch.select(pl.col("group_id").cast(pl.String), pl.col("item_id").cast(pl.String))
-    if ids["item_id"].null_count():
-        raise InvalidInput(f"{where('item_id', ids['item_id'].is_null())} is empty")
-    if spec.task != "verification" and ids["group_id"].null_count():
+    group, item = batch["group_id"], batch["item_id"]
+    if item.null_count():
+        raise InvalidInput(f"{where('item_id', item.is_null())} is empty")
+    if spec.task != "verification" and group.null_count():
         raise InvalidInput(
-            f"{where('group_id', ids['group_id'].is_null())} is empty "
-            f"(task {spec.task} needs a list id)"
+            f"{where('group_id', group.is_null())} is empty (task {spec.task} needs a list id)"
         )
 
     score = batch["score"]
@@ -306,13 +317,15 @@ def _validate(batch: pl.DataFrame, spec: _Spec, label: str, offset: int) -> pl.D
     ).to_series()
 
     labels = _labels(batch["label"], spec.labels, label, offset)
-    key = batch["group_id"] if spec.int_groups else ids["group_id"]  # numbered by the stream
-    no_score = pl.Series([None] * batch.height, dtype=pl.Float64 if spec.float32 else pl.Float32)
+    # the stream numbers the lists by this key; integer item ids stay integers
+    key = group if spec.int_groups else group.cast(pl.String)
+    no_item = _nulls(batch.height, pl.String if spec.int_items else pl.Int64)
+    no_score = _nulls(batch.height, pl.Float64 if spec.float32 else pl.Float32)
     return pl.DataFrame(
         {
-            "group_id": ids["group_id"],
-            "item_id": ids["item_id"],
             "list_id": key,
+            "item_num": item.cast(pl.Int64) if spec.int_items else no_item,
+            "item_key": no_item if spec.int_items else item.cast(pl.String),
             "score": no_score if spec.float32 else score,
             "score32": score if spec.float32 else no_score,
             "label": labels,
@@ -449,15 +462,53 @@ _NO_GROUPS = pl.DataFrame(
 
 _ARROW_SCHEMA = pa.schema(
     [
-        ("group_id", pa.large_string()),
-        ("item_id", pa.large_string()),
         ("list_id", pa.int32()),
+        ("item_num", pa.int64()),
+        ("item_key", pa.large_string()),
         ("score", pa.float64()),
         ("score32", pa.float32()),
         ("label", pa.int8()),
         ("seq", pa.int64()),
     ]
 )
+
+
+def _prefetched(items: Iterator[Any], depth: int = 2) -> Iterator[Any]:
+    """``items``, produced by a thread up to ``depth`` ahead: reading and validating the next
+    batch (polars, without the GIL) overlaps DuckDB's insert of the current one. An error of
+    the producer is raised here, where the consumer is; closing this generator stops it."""
+    done = object()
+    slots: queue.Queue[Any] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        slots.put((True, item), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            slots.put((True, done))
+        except BaseException as exc:  # handed to the consumer, which raises it
+            slots.put((False, exc))
+
+    worker = threading.Thread(target=produce, name="evalstore-ingest", daemon=True)
+    worker.start()
+    try:
+        while True:
+            ok, item = slots.get()
+            if not ok:
+                raise item
+            if item is done:
+                return
+            yield item
+    finally:
+        stop.set()
+        worker.join()
 
 
 class _Stream:
@@ -484,7 +535,7 @@ class _Stream:
         self._list_ids: dict[Any, int] = {}  # group id (int or str) -> list_id
 
     def reader(self) -> pa.RecordBatchReader:
-        return pa.RecordBatchReader.from_batches(_ARROW_SCHEMA, self._batches())
+        return pa.RecordBatchReader.from_batches(_ARROW_SCHEMA, _prefetched(self._batches()))
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
         try:
@@ -500,9 +551,8 @@ class _Stream:
                     self.not_retrieved += clean[
                         "score32" if self.spec.float32 else "score"
                     ].null_count()
-                    keys = clean.select(
-                        pl.struct("group_id", "item_id").hash(seed=0).alias("h"),
-                    )
+                    item = "item_num" if self.spec.int_items else "item_key"
+                    keys = clean.select(pl.struct("list_id", item).hash(seed=0).alias("h"))
                     self._hashes.append(keys["h"])
                     self.rows += n
                     table = clean.to_arrow(compat_level=pl.CompatLevel.oldest()).cast(_ARROW_SCHEMA)
@@ -694,6 +744,21 @@ def ingest(
                 con.unregister("_batch")
         if stream.error is not None:  # raised where DuckDB did not pass it on
             raise stream.error
+        lists = stream.list_names().join(  # metadata rows without scores get no list_id
+            group_frame if group_frame is not None else _NO_GROUPS,
+            on="group_id",
+            how="full",
+            coalesce=True,
+            nulls_equal=True,
+        )
+        con.register("_groups_raw", lists.to_arrow())
+        try:
+            con.execute(queries.load("store/stage_groups").text)
+            queries.run(con, "store/insert_groups", {"run_id": run_id, "task": task})
+        finally:
+            with contextlib.suppress(duckdb.Error):
+                con.execute("drop view if exists _groups")
+                con.unregister("_groups_raw")
         spans = stream.spans
         if stream.maybe_duplicates():
             dup = queries.fetch_rows(con, "store/first_duplicate", {"run_id": run_id, "task": task})
@@ -708,31 +773,16 @@ def ingest(
                 if here.rsplit(" row ", 1)[0] == there.rsplit(" row ", 1)[0]:
                     there = "row " + there.rsplit(" row ", 1)[1]
                 raise InvalidInput(f"{here}: duplicate {what}, first seen at {there}")
-        lists = stream.list_names().join(  # metadata rows without scores get no list_id
-            group_frame if group_frame is not None else _NO_GROUPS,
-            on="group_id",
-            how="full",
-            coalesce=True,
-            nulls_equal=True,
-        )
-        con.register("_groups_raw", lists.to_arrow())
-        try:
-            con.execute(queries.load("store/stage_groups").text)
-            queries.run(con, "store/insert_groups", {"run_id": run_id, "task": task})
-            if group_frame is not None:
-                low = queries.fetch_rows(
-                    con, "store/n_positives_below_labels", {"run_id": run_id, "task": task}
+        if group_frame is not None:
+            low = queries.fetch_rows(
+                con, "store/n_positives_below_labels", {"run_id": run_id, "task": task}
+            )
+            if low:
+                gid, n_pos, count = low[0]
+                raise InvalidInput(
+                    f"{_label_of(groups)}: list {gid!r} has n_positives {n_pos} but {count} "
+                    "positive labels; n_positives may only add positives not retrieved"
                 )
-                if low:
-                    gid, n_pos, count = low[0]
-                    raise InvalidInput(
-                        f"{_label_of(groups)}: list {gid!r} has n_positives {n_pos} but {count} "
-                        "positive labels; n_positives may only add positives not retrieved"
-                    )
-        finally:
-            with contextlib.suppress(duckdb.Error):
-                con.execute("drop view if exists _groups")
-                con.unregister("_groups_raw")
         n_lists = stream.n_lists()
     for view in ("_batch", "_groups_raw"):
         with contextlib.suppress(duckdb.Error):

@@ -340,6 +340,9 @@ def _has_partitions(source: str, table: str, manifest: Mapping[str, Any]) -> boo
     return folder.is_dir() and any(folder.glob(f"{PARTITION_COLUMN}=*"))
 
 
+#: The columns of the ``score_items`` view (sql/schema/006_list_ids_float32.sql).
+SCORE_ITEMS = ("run_id", "task", "list_id", "score", "label", "seq")
+
 # What each session has registered: id(session) -> (source, manifest text).
 _REGISTERED: dict[int, tuple[str, str]] = {}
 _REGISTER_LOCK = threading.Lock()  # metrics may be computed from several threads at once
@@ -380,6 +383,8 @@ def _register(spark: SparkSession, source: str, manifest: Mapping[str, Any]) -> 
         else:
             frame = spark.createDataFrame([], schema=ddl)
         frame.createOrReplaceTempView(table)
+    # the lean view of the ranked items that metric SQL reads, as in the store
+    spark.table("scores").select(*SCORE_ITEMS).createOrReplaceTempView("score_items")
 
 
 # -- computing a metric -------------------------------------------------------------------------

@@ -11,7 +11,7 @@ where list_contains($runs, run_id) and task = $task and metric = $metric
 
 -- name: runs_with_task
 -- Which of $runs hold rows of $task.
-select distinct run_id from scores where list_contains($runs, run_id) and task = $task;
+select distinct run_id from score_items where list_contains($runs, run_id) and task = $task;
 
 -- name: clear_values
 delete from metric_values

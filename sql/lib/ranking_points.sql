@@ -13,7 +13,7 @@
 items as (
     -- the rows of the requested runs and task
     select s.run_id, s.list_id, s.score, s.label, s.seq
-    from scores s
+    from score_items s
     where list_contains($runs, s.run_id) and s.task = $task
 ),
 label_counts as (

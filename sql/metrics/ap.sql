@@ -17,7 +17,7 @@
 with
 items as (
     select s.run_id, s.list_id, s.score, s.label, s.seq
-    from scores s
+    from score_items s
     where list_contains($runs, s.run_id) and s.task = $task
 ),
 label_counts as (

@@ -11,7 +11,7 @@ WITH items AS (
     s.score,
     s.label,
     s.seq
-  FROM scores AS s
+  FROM score_items AS s
   WHERE
     ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task
 ), label_counts AS (

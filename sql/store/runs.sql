@@ -28,8 +28,8 @@ select run_id from runs where experiment = $experiment and name = $name;
 -- One run with its per-task row and list counts. Output: the runs columns plus tasks
 -- (a list of {task, rows, lists}).
 with per_task as (
-    select cast(task as varchar) as task, count(*) as n, count(distinct group_id) as lists
-    from scores where run_id = $run_id group by task
+    select cast(task as varchar) as task, count(*) as n, count(distinct list_id) as lists
+    from score_rows where run_id = $run_id group by task
     union all
     select 'keypoints', (select count(*) from matches where run_id = $run_id), count(*)
     from pairs where run_id = $run_id having count(*) > 0
@@ -46,7 +46,7 @@ where r.run_id = $run_id;
 -- $experiment: varchar or null (all); $tag: varchar or null (any); $limit: integer or null.
 -- Output: run_id, experiment, name, created_at, git_commit, tags, params, notes, tasks, rows.
 with per_task as (
-    select run_id, cast(task as varchar) as task, count(*) as n from scores group by all
+    select run_id, cast(task as varchar) as task, count(*) as n from score_rows group by all
     union all
     select run_id, 'keypoints', count(*) from matches group by run_id
     union all
@@ -86,4 +86,4 @@ delete from groups where run_id = $run_id;
 delete from runs where run_id = $run_id;
 
 -- name: run_tasks
-select distinct cast(task as varchar) as task from scores where run_id = $run_id order by 1;
+select distinct cast(task as varchar) as task from score_rows where run_id = $run_id order by 1;
