@@ -535,7 +535,14 @@ class _Stream:
         self._list_ids: dict[Any, int] = {}  # group id (int or str) -> list_id
 
     def reader(self) -> pa.RecordBatchReader:
-        return pa.RecordBatchReader.from_batches(_ARROW_SCHEMA, _prefetched(self._batches()))
+        self._feed = _prefetched(self._batches())
+        return pa.RecordBatchReader.from_batches(_ARROW_SCHEMA, self._feed)
+
+    def close(self) -> None:
+        """Stop the reading thread (when DuckDB stopped pulling before the end)."""
+        feed = getattr(self, "_feed", None)
+        if feed is not None:
+            feed.close()
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
         try:
@@ -740,6 +747,7 @@ def ingest(
                 raise stream.error from None
             raise
         finally:
+            stream.close()
             with contextlib.suppress(duckdb.Error):  # fails in an aborted transaction
                 con.unregister("_batch")
         if stream.error is not None:  # raised where DuckDB did not pass it on

@@ -495,3 +495,21 @@ def test_every_list_has_a_list_id_of_its_own(store: Store, ids: str) -> None:
     ).fetchall()
     assert groups == pairs
     assert [p[2] for p in pairs[:3]] == [str(g) if ids == "int" else f"q{g:03d}" for g in range(3)]
+
+
+def test_a_failed_ingest_leaves_no_reading_thread(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows are read in a thread beside DuckDB's insert; an error mid-stream stops it."""
+    import threading
+
+    from evalstore import ingest
+
+    monkeypatch.setattr(ingest, "BATCH_ROWS", 500)  # the NaN is in batch 9 of 10
+    data = ranked(50, 100)
+    data["score"] = data["score"].astype(float)
+    data["score"][4321] = np.nan
+    with pytest.raises(InvalidInput, match="row 4322 is NaN"):
+        store.ingest(data, task="retrieval", run="r", git_commit=None)
+    assert not [t for t in threading.enumerate() if t.name == "evalstore-ingest"]
+    assert store.runs().height == 0
