@@ -531,6 +531,7 @@ def _import_run(
     columns: dict[str, list[str]],
     target: dict[str, set[str]],
 ) -> int:
+    from evalstore.ingest import reserve_list_ids
     from evalstore.runs import delete_run_rows
     from evalstore.store import refresh_views
 
@@ -545,6 +546,8 @@ def _import_run(
             queries.run(con, "store/delete_run", {"run_id": int(existing[0][0])})
         run_id: int | None = None
         first_list_id = queries.fetch_rows(con, "store/next_list_id")[0][0]
+        keyed = "list_id" in columns.get("scores", [])  # exports before schema 6 have none
+        queries.run(con, "export/no_list_map")  # until the run's scores give one
         for table in TABLES:
             expected = int(entry["rows"].get(table, 0))
             if table != "runs" and expected == 0:
@@ -555,22 +558,32 @@ def _import_run(
             name = queries.quote_ident(stored, _STORED_TABLES)
             con.register("_import", _parquet_reader(part))
             try:
-                if "list_id" in columns[table]:
+                if table in ("scores", "groups"):
                     # list ids are unique across a store: the run's lists get new ones
                     if table == "scores":
-                        con.register("_import_ids", _parquet_reader(part, ["list_id"]))
-                        queries.run(con, "export/map_list_ids", {"first": first_list_id})
+                        key_columns = ["list_id"] if keyed else ["task", "group_id"]
+                        con.register("_import_ids", _parquet_reader(part, key_columns))
+                        mapping = "export/map_list_ids" if keyed else "export/map_group_ids"
+                        queries.run(con, mapping, {"first": first_list_id})
                         con.unregister("_import_ids")
-                    kept = [c for c in columns[table] if renamed.get(c, c) is not None]
+                    kept = [
+                        c
+                        for c in columns[table]
+                        if renamed.get(c, c) is not None and c != "list_id"
+                    ]
                     writable = target[table] | {v for v in renamed.values() if v is not None}
-                    into = ", ".join(queries.quote_ident(renamed.get(c, c), writable) for c in kept)
-                    cols_in = ", ".join(
-                        "m.new_id"
-                        if c == "list_id"
-                        else "i." + queries.quote_ident(c, target[table])
-                        for c in kept
+                    into = ", ".join(
+                        [queries.quote_ident(renamed.get(c, c), writable) for c in kept]
+                        + ["list_id"]
                     )
-                    source = "_import i left join _list_map m on m.old_id = i.list_id"
+                    cols_in = ", ".join(
+                        ["i." + queries.quote_ident(c, target[table]) for c in kept] + ["m.new_id"]
+                    )
+                    source = "_import i left join _list_map m on " + (
+                        "m.old_id = i.list_id"
+                        if keyed
+                        else "m.task = i.task and m.group_id is not distinct from i.group_id"
+                    )
                 else:
                     into, cols_in, source = cols, cols, "_import"
                 if table == "runs":
@@ -598,6 +611,11 @@ def _import_run(
                 raise EvalstoreError(
                     f"{part}: {got_n} rows, the manifest says {expected:,}; the export is damaged"
                 )
+        if run_id is not None and int(entry["rows"].get("scores", 0)):
+            if not keyed:  # an export before schema 6 has groups rows for metadata only
+                queries.run(con, "export/add_list_groups", {"run_id": run_id})
+            n_lists = queries.fetch_rows(con, "export/count_mapped_lists")[0][0]
+            reserve_list_ids(store, first_list_id + n_lists)
         refresh_views(con)
     if run_id is None:  # the runs table is imported first; a missing row fails above
         raise EvalstoreError(f"{root}: no runs row imported for {ref}")

@@ -23,7 +23,7 @@ import polars as pl
 import pyarrow as pa
 
 from evalstore import queries, runs
-from evalstore.errors import InvalidInput
+from evalstore.errors import InvalidInput, StoreLocked
 
 if TYPE_CHECKING:
     from evalstore.store import Progress, Store
@@ -481,20 +481,24 @@ def _prefetched(items: Iterator[Any], depth: int = 2) -> Iterator[Any]:
     slots: queue.Queue[Any] = queue.Queue(maxsize=depth)
     stop = threading.Event()
 
+    def hand_over(entry: tuple[bool, Any]) -> bool:
+        """Queue an entry unless the consumer has stopped; False when it has."""
+        while not stop.is_set():
+            try:
+                slots.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
     def produce() -> None:
         try:
             for item in items:
-                while not stop.is_set():
-                    try:
-                        slots.put((True, item), timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
+                if not hand_over((True, item)):
                     return
-            slots.put((True, done))
+            hand_over((True, done))
         except BaseException as exc:  # handed to the consumer, which raises it
-            slots.put((False, exc))
+            hand_over((False, exc))
 
     worker = threading.Thread(target=produce, name="evalstore-ingest", daemon=True)
     worker.start()
@@ -766,6 +770,7 @@ def ingest(
         finally:
             with contextlib.suppress(duckdb.Error):
                 con.execute("drop view if exists _groups")
+            with contextlib.suppress(duckdb.Error):
                 con.unregister("_groups_raw")
         spans = stream.spans
         if stream.maybe_duplicates():
@@ -792,6 +797,7 @@ def ingest(
                     "positive labels; n_positives may only add positives not retrieved"
                 )
         n_lists = stream.n_lists()
+        reserve_list_ids(store, first_list_id + n_lists)
     for view in ("_batch", "_groups_raw"):
         with contextlib.suppress(duckdb.Error):
             con.unregister(view)
@@ -806,6 +812,17 @@ def ingest(
         replaced=replaced,
         files=[label for label, _, _ in spans],
     )
+
+
+def reserve_list_ids(store: Store, next_id: int) -> None:
+    """Move the store's next list id on to ``next_id`` (inside the writing transaction)."""
+    try:
+        queries.run(store.con, "store/set_next_list_id", {"next": next_id})
+    except duckdb.TransactionException:
+        raise StoreLocked(
+            f"{store.path}: another connection wrote ranked lists to this store at the same "
+            "time; nothing was written here, run it again"
+        ) from None
 
 
 def _label_of(source: Any) -> str:

@@ -376,15 +376,33 @@ def _register(spark: SparkSession, source: str, manifest: Mapping[str, Any]) -> 
         spec = manifest["tables"].get(table)
         if spec is None:
             raise EvalstoreError(f"{source}: the manifest has no table {table!r}")
+        if table in ("scores", "groups") and "list_id" not in {c["name"] for c in spec["columns"]}:
+            raise EvalstoreError(
+                f"{source}: an export of schema version {manifest['schema_version']}, before "
+                "lists had ids; export the runs again (or import it and export from there)"
+            )
         ddl = _schema_ddl(spec["columns"])
         if _has_partitions(source, table, manifest):
             path = f"{source.rstrip('/')}/{table}"
             frame = spark.read.schema(ddl).parquet(path)
         else:
             frame = spark.createDataFrame([], schema=ddl)
+        if table == "groups":
+            frame = frame.withColumn("list_id", _run_list_key())
         frame.createOrReplaceTempView(table)
     # the lean view of the ranked items that metric SQL reads, as in the store
-    spark.table("scores").select(*SCORE_ITEMS).createOrReplaceTempView("score_items")
+    spark.table("scores").select(*SCORE_ITEMS).withColumn(
+        "list_id", _run_list_key()
+    ).createOrReplaceTempView("score_items")
+
+
+def _run_list_key() -> Any:
+    """list_id made unique per run (as a BIGINT): within one store list ids never repeat, but
+    one export folder may hold runs from copies of a store (a backup restored and written
+    again), whose list ids can."""
+    from pyspark.sql import functions as F
+
+    return F.col("run_id").cast("bigint") * F.lit(1 << 32) + F.col("list_id").cast("bigint")
 
 
 # -- computing a metric -------------------------------------------------------------------------

@@ -216,7 +216,16 @@ class Store:
             self.con.execute("rollback")
             raise
         else:
-            self.con.execute("commit")
+            try:
+                self.con.execute("commit")
+            except duckdb.TransactionException as exc:  # a concurrent writer of this file
+                with contextlib.suppress(duckdb.Error):
+                    self.con.execute("rollback")
+                first = str(exc).strip().splitlines()[0]
+                raise StoreLocked(
+                    f"{self.path}: another connection wrote to this store at the same time "
+                    f"({first}); nothing was written, run it again"
+                ) from None
 
     def query(self, name: str, params: Mapping[str, Any] | None = None) -> pl.DataFrame:
         """Run a named query from ``sql/`` (e.g. ``"store/list_runs"``) and return a frame."""

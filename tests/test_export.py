@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
@@ -370,3 +371,48 @@ def test_export_from_a_read_only_store_and_progress(tmp_path: Path) -> None:
         summary = export_runs(ro, tmp_path / "export", progress=lambda *a: seen.append(a))
     assert len(summary["runs"]) == 3
     assert seen[-1] == ("export", 3, 3)
+
+
+def test_an_export_written_before_list_ids_imports(source: Store, tmp_path: Path) -> None:
+    """Exports of schema 5 have no list_id and groups rows only for lists with metadata:
+    the import numbers the lists, adds their groups rows, and the metrics are the same."""
+    out = tmp_path / "export"
+    export_runs(source, out, runs=["exp/a", "out/c"])
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["schema_version"] = 5
+    for table in ("scores", "groups"):
+        spec = manifest["tables"][table]
+        spec["columns"] = [c for c in spec["columns"] if c["name"] != "list_id"]
+    for entry in manifest["runs"]:
+        for table in ("scores", "groups"):
+            part = partition_path(out, table, entry["run_id"]) / "part-0.parquet"
+            if not part.exists():
+                continue
+            keep = (  # schema 5 kept groups rows with metadata only
+                "n_positives is not null or cardinality(slices) > 0"
+                if table == "groups"
+                else "true"
+            )
+            con = duckdb.connect()
+            rows = con.sql(  # test SQL over a temporary file
+                f"select * exclude (list_id) from read_parquet('{part}') where {keep}"
+            ).to_arrow_table()
+            con.close()
+            pq.write_table(rows, part)
+            entry["rows"][table] = rows.num_rows
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    with Store(tmp_path / "dst.duckdb") as target:
+        target.ingest(ranked(2, 3), task="retrieval", run="pad/0", git_commit=None)
+        assert import_runs(target, out) == ["exp/a", "out/c"]
+        pairs = target.con.sql(
+            "select distinct run_id, task, group_id, list_id from scores"
+        ).fetchall()
+        assert len({p[3] for p in pairs}) == len(pairs) == 2 + 4  # pad/0 and exp/a
+        groups = target.con.sql("select count(*) from groups where list_id is not null").fetchall()
+        assert groups == [(len(pairs),)]
+        from evalstore import evaluate
+
+        runs = ["exp/a", "out/c"]
+        a = evaluate(source, runs).select("run", "metric", "value", "slice")
+        b = evaluate(target, runs).select("run", "metric", "value", "slice")
+        assert a.sort("run", "metric", "slice").equals(b.sort("run", "metric", "slice"))

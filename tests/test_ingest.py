@@ -513,3 +513,60 @@ def test_a_failed_ingest_leaves_no_reading_thread(
         store.ingest(data, task="retrieval", run="r", git_commit=None)
     assert not [t for t in threading.enumerate() if t.name == "evalstore-ingest"]
     assert store.runs().height == 0
+
+
+def test_list_ids_are_never_reused(store: Store) -> None:
+    """A removed run's list ids may live on in an export: later lists get new ones."""
+    for run in ("a", "b"):
+        store.ingest(ranked(3, 4), task="retrieval", run=run, git_commit=None)
+    top = store.con.execute("select max(list_id) from groups").fetchone()[0]
+    store.remove("b")
+    store.ingest(ranked(3, 4), task="retrieval", run="c", git_commit=None)
+    got = store.con.execute(
+        "select min(list_id) from groups where run_id = $r", {"r": store.resolve("c")}
+    ).fetchone()
+    assert got == (top + 1,)
+
+
+def test_two_connections_appending_at_once(db: Path) -> None:
+    """Two Store objects on one file, each appending a task while the other writes: list ids
+    never end up shared; the second to finish fails with a clear error and writes nothing."""
+    from evalstore import StoreLocked, evaluate
+
+    data = {
+        "group_id": ["q1"] * 4 + ["q2"] * 4,
+        "item_id": list(range(8)),
+        "score": [0.9, 0.8, 0.7, 0.6] * 2,
+        "label": [1, -1, -1, 1, -1, 1, 1, -1],
+    }
+    with Store(db) as a, Store(db) as b:
+        for run in ("a", "b"):
+            a.ingest(
+                {"item_id": [1, 2], "score": [0.1, 0.2], "label": [1, -1]},
+                task="verification",
+                run=run,
+                git_commit=None,
+            )
+        done: list[int] = []
+
+        def meanwhile(stage: str, n: int, total: int | None) -> None:  # a's transaction is open
+            if not done:
+                done.append(1)
+                b.ingest(data, task="retrieval", run="b", append=True, git_commit=None)
+
+        with pytest.raises(StoreLocked, match="at the same time; nothing was written"):
+            a.ingest(
+                data, task="retrieval", run="a", append=True, git_commit=None, progress=meanwhile
+            )
+        rows = a.con.execute(
+            "select name, cast(task as varchar), list_id from groups join runs using (run_id) "
+            "order by list_id"
+        ).fetchall()
+        assert rows == [
+            ("a", "verification", 0),
+            ("b", "verification", 1),
+            ("b", "retrieval", 2),
+            ("b", "retrieval", 3),
+        ]
+        got = evaluate(a, ["b"], metrics=["ap"])
+        assert got.filter(pl.col("task") == "retrieval")["n_lists"].to_list() == [2]

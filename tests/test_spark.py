@@ -12,6 +12,7 @@ need pyspark and Java and are skipped without them.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -459,3 +460,19 @@ def test_evaluate_with_the_spark_engine(source: Any, spark: Any) -> None:
     # cached per engine: a second call computes nothing on Spark
     again = evaluate(store, runs, by=["sequence", "kind"], engine=engine)
     assert set(again["engine"]) == {"spark"}
+
+
+def test_an_export_before_list_ids_is_refused(source: Any, spark: Any, tmp_path: Path) -> None:
+    from evalstore.spark import compute_per_list
+
+    _, export, ids = source
+    old = tmp_path / "old"
+    shutil.copytree(export, old)
+    manifest = json.loads((old / "manifest.json").read_text())
+    manifest["schema_version"] = 5
+    for table in ("scores", "groups"):
+        spec = manifest["tables"][table]
+        spec["columns"] = [c for c in spec["columns"] if c["name"] != "list_id"]
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(EvalstoreError, match="before lists had ids; export the runs again"):
+        compute_per_list(spark, old, "ap", "retrieval", ids["retrieval"], {"ties": "grouped"})

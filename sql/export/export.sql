@@ -19,6 +19,32 @@ select run_id, experiment, name from runs where list_contains($runs, run_id) ord
 -- The list ids of an imported run (`_import_ids`: the list_id column of its scores) -> new
 -- list ids of this store, from $first on, in their order; its groups rows use the same map.
 create or replace temp table _list_map as
-select list_id as old_id,
+select list_id as old_id, cast(null as varchar) as task, cast(null as varchar) as group_id,
        cast($first + row_number() over (order by list_id) - 1 as integer) as new_id
 from (select distinct list_id from _import_ids where list_id is not null);
+
+-- name: map_group_ids
+-- As map_list_ids for an export written before schema 6 (no list ids): `_import_ids` holds
+-- the task and group_id columns of the run's scores; a list is a (task, group_id).
+create or replace temp table _list_map as
+select cast(null as integer) as old_id, task, group_id,
+       cast($first + row_number() over (order by task, group_id) - 1 as integer) as new_id
+from (select distinct task, group_id from _import_ids);
+
+-- name: no_list_map
+-- An empty map, for a run whose export has no scores.
+create or replace temp table _list_map as
+select cast(null as integer) as old_id, cast(null as varchar) as task,
+       cast(null as varchar) as group_id, cast(null as integer) as new_id
+where false;
+
+-- name: add_list_groups
+-- The groups row of each imported list that has none (before schema 6 only lists with
+-- metadata had one).
+insert into groups (run_id, task, group_id, list_id)
+select $run_id, m.task, m.group_id, m.new_id
+from _list_map m
+where not exists (select 1 from groups g where g.list_id = m.new_id);
+
+-- name: count_mapped_lists
+select count(*) as n from _list_map;

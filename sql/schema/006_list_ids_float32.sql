@@ -2,8 +2,10 @@
 -- The ranked items live in `score_rows`; `scores` is a view with the columns of schema 1 plus
 -- list_id, and `score_items` the lean view that metric SQL reads.
 --   list_id:  one integer per list, unique across the store (a NULL group_id included: the
---             one list of a verification run has its own); each ingest numbers its lists from
---             the largest list_id so far + 1, in order of first appearance. groups has a row
+--             one list of a verification run has its own) and never reused (a list of a
+--             deleted run may live on in an export): each ingest numbers its lists from
+--             list_id_next.next, in order of first appearance, and moves it on; two writers
+--             of one file at once conflict on that row, so one of them fails. groups has a row
 --             per list with its group_id (the text the user gave), its n_positives override
 --             and slices; metadata rows without scores keep list_id NULL. Metric SQL
 --             partitions by list_id alone (one int32 key sorts and hashes faster than run,
@@ -46,6 +48,9 @@ where m.run_id = groups.run_id and m.task = groups.task
   and m.group_id is not distinct from groups.group_id;
 
 alter table score_rows drop column group_id;
+
+create table list_id_next (next integer not null);
+insert into list_id_next select coalesce(max(list_id), -1) + 1 from score_rows;
 
 create view score_items as
 select run_id, task, list_id, coalesce(score, cast(score32 as double)) as score, label, seq

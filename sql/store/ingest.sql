@@ -10,9 +10,14 @@ select $run_id, $task, list_id, item_num, item_key, score, score32, label, seq
 from _batch;
 
 -- name: next_list_id
--- list_id is unique across the store (metric SQL partitions by it alone): a new ingest
--- numbers its lists from here.
-select coalesce(max(list_id), -1) + 1 as first from score_rows;
+-- list_id is unique across the store and never reused (metric SQL partitions by it alone):
+-- a new ingest numbers its lists from here, then moves it on with set_next_list_id.
+select next from list_id_next;
+
+-- name: set_next_list_id
+-- $next: the first list id not given yet. A concurrent writer of the same file that moved it
+-- too makes this update conflict.
+update list_id_next set next = $next;
 
 -- name: first_duplicate
 -- The first (group_id, item_id) pair seen twice in $run_id / $task, with the input positions
