@@ -289,3 +289,44 @@ def _sql_plain(store: Store, metric: Any, run_id: int) -> Any:
 def test_every_metric_is_covered_by_a_parity_test() -> None:
     ranking = {n for n, m in METRICS.items() if m.source == "scores"}
     assert ranking | set(GEOMETRY) == set(METRICS)
+
+
+@pytest.mark.parametrize("name", RANKING)
+def test_sql_of_several_runs_at_once_equals_numpy(store: Store, name: str) -> None:
+    """One query over two runs with the same group ids: every list keeps to its own run
+    (windows are partitioned by list_id alone)."""
+    metric = METRICS[name]
+    rng = np.random.default_rng(7)
+    data = {}
+    for run in ("a", "b"):
+        group = np.repeat(np.arange(6), 40)
+        scores = np.round(rng.standard_normal(group.size), 1)  # ties
+        labels = rng.choice([-1, -1, 0, 1], size=group.size)
+        data[run] = (group, scores, labels)
+        store.ingest(
+            {"group_id": group, "item_id": np.arange(group.size), "score": scores, "label": labels},
+            task="retrieval",
+            run=f"several/{run}",
+            replace=True,
+            git_commit=None,
+        )
+    run_ids = {store.resolve(f"several/{run}"): run for run in ("a", "b")}
+    for ties in TIES:
+        k = 5 if "k" in metric.params else None
+        query = queries.load(f"metrics/{name}")
+        params = {"runs": sorted(run_ids), "task": "retrieval", "ties": ties, "k": k}
+        got = store.con.sql(query.text, params=queries.bind(query.text, params)).pl()
+        for run_id, run in run_ids.items():
+            group, scores, labels = data[run]
+            mine = got.filter(got["run_id"] == run_id)
+            kwargs = {"ties": ties, "order": np.arange(group.size)}
+            if metric.kind == "curve":
+                pts = metric.reference(group, scores, labels, **kwargs)
+                want = np.column_stack([pts.groups[pts.list_index], pts.recall, pts.precision])
+                have = mine.select(mine["group_id"].cast(int), "recall", "precision").to_numpy()
+                np.testing.assert_allclose(have, want, rtol=1e-12, atol=0)
+                continue
+            groups, values = metric.reference(group, scores, labels, k=k, **kwargs)
+            sql = dict(zip(mine["group_id"].cast(int), mine["value"], strict=True))
+            have = np.array([np.nan if sql[int(g)] is None else sql[int(g)] for g in groups])
+            np.testing.assert_allclose(have, values, rtol=1e-12, atol=0, equal_nan=True)
