@@ -473,6 +473,19 @@ _ARROW_SCHEMA = pa.schema(
 )
 
 
+def _pair_keys(rows: pl.DataFrame, int_items: bool) -> pl.Series:
+    """One 64-bit key per (list_id, item): the pair itself, list_id * 2^32 + item, when the
+    item ids are integers in [0, 2^32) (equal keys = duplicates), else a hash (equal keys =
+    maybe duplicates, which the store then checks exactly)."""
+    if int_items:
+        item = rows["item_num"]
+        low, high = item.min(), item.max()
+        if low is not None and high is not None and low >= 0 and high < 1 << 32:
+            return (rows["list_id"].cast(pl.Int64) * (1 << 32) + item).cast(pl.UInt64)
+    item_column = "item_num" if int_items else "item_key"
+    return rows.select(pl.struct("list_id", item_column).hash(seed=0)).to_series()
+
+
 def _prefetched(items: Iterator[Any], depth: int = 2) -> Iterator[Any]:
     """``items``, produced by a thread up to ``depth`` ahead: reading and validating the next
     batch (polars, without the GIL) overlaps DuckDB's insert of the current one. An error of
@@ -562,11 +575,11 @@ class _Stream:
                     self.not_retrieved += clean[
                         "score32" if self.spec.float32 else "score"
                     ].null_count()
-                    item = "item_num" if self.spec.int_items else "item_key"
-                    keys = clean.select(pl.struct("list_id", item).hash(seed=0).alias("h"))
-                    self._hashes.append(keys["h"])
+                    self._hashes.append(_pair_keys(clean, self.spec.int_items))
                     self.rows += n
-                    table = clean.to_arrow(compat_level=pl.CompatLevel.oldest()).cast(_ARROW_SCHEMA)
+                    table = clean.to_arrow(compat_level=pl.CompatLevel.oldest())
+                    if not table.schema.equals(_ARROW_SCHEMA):
+                        table = table.cast(_ARROW_SCHEMA)
                     yield from table.to_batches()
                     if self.progress is not None:
                         self.progress("ingest", self.rows, None)
@@ -602,7 +615,7 @@ class _Stream:
         )
 
     def maybe_duplicates(self) -> bool:
-        """False when every (group_id, item_id) hash is distinct, which proves no duplicate."""
+        """False when every (list_id, item) key is distinct, which proves no duplicate."""
         if not self._hashes:
             return False
         hashes = pl.concat(self._hashes)
