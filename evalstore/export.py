@@ -531,7 +531,6 @@ def _import_run(
     columns: dict[str, list[str]],
     target: dict[str, set[str]],
 ) -> int:
-    from evalstore.ingest import reserve_list_ids
     from evalstore.runs import delete_run_rows
     from evalstore.store import refresh_views
 
@@ -615,7 +614,7 @@ def _import_run(
             if not keyed:  # an export before schema 6 has groups rows for metadata only
                 queries.run(con, "export/add_list_groups", {"run_id": run_id})
             n_lists = queries.fetch_rows(con, "export/count_mapped_lists")[0][0]
-            reserve_list_ids(store, first_list_id + n_lists)
+            queries.run(con, "store/set_next_list_id", {"next": first_list_id + n_lists})
         refresh_views(con)
     if run_id is None:  # the runs table is imported first; a missing row fails above
         raise EvalstoreError(f"{root}: no runs row imported for {ref}")

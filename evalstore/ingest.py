@@ -11,11 +11,11 @@ import contextlib
 import os
 import queue
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import duckdb
 import numpy as np
@@ -23,7 +23,7 @@ import polars as pl
 import pyarrow as pa
 
 from evalstore import queries, runs
-from evalstore.errors import InvalidInput, StoreLocked
+from evalstore.errors import InvalidInput
 
 if TYPE_CHECKING:
     from evalstore.store import Progress, Store
@@ -104,10 +104,10 @@ def parse_columns(
 # -- reading -----------------------------------------------------------------------------
 
 
-@dataclass
-class _Input:
+class _Input(NamedTuple):
     label: str  # file path or a short description of an in-memory source
-    frames: Iterator[pl.DataFrame]
+    frame: pl.LazyFrame | pl.DataFrame
+    schema: pl.Schema
 
 
 def _format_of(path: Path, fmt: str | None) -> str:
@@ -168,7 +168,7 @@ def _first_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
-def _open(source: Source, fmt: str | None, index: int) -> tuple[str, pl.LazyFrame | pl.DataFrame]:
+def _open(source: Source, fmt: str | None, index: int) -> _Input:
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if not path.is_file():
@@ -178,25 +178,31 @@ def _open(source: Source, fmt: str | None, index: int) -> tuple[str, pl.LazyFram
         kind = _format_of(path, fmt)
         try:
             frame = _lazy_file(path, kind)
-            schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
+            schema = _schema(frame)
         except InvalidInput:
             raise
         except (pl.exceptions.PolarsError, OSError, ValueError, EOFError) as exc:
             raise InvalidInput(f"{path}: cannot read as {kind}: {_first_line(exc)}") from None
         if not schema:
             raise InvalidInput(f"{path}: no columns")
-        return str(path), frame
+        return _Input(str(path), frame, schema)
     label = f"input #{index + 1}"
     if isinstance(source, (pl.DataFrame, pl.LazyFrame)):
-        return label, source
-    if isinstance(source, Mapping):
-        return label, _frame_from_mapping(source, label)
-    try:
-        return label, pl.from_pandas(source) if _is_pandas(source) else pl.from_arrow(source)  # type: ignore[return-value]
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(
-            f"{label}: unsupported data of type {type(source).__name__}: {_first_line(exc)}"
-        ) from None
+        frame = source
+    elif isinstance(source, Mapping):
+        frame = _frame_from_mapping(source, label)
+    else:
+        try:
+            frame = pl.from_pandas(source) if _is_pandas(source) else pl.from_arrow(source)  # type: ignore[assignment]
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput(
+                f"{label}: unsupported data of type {type(source).__name__}: {_first_line(exc)}"
+            ) from None
+    return _Input(label, frame, _schema(frame))
+
+
+def _schema(frame: pl.LazyFrame | pl.DataFrame) -> pl.Schema:
+    return frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
 
 
 def _is_pandas(obj: Any) -> bool:
@@ -220,14 +226,10 @@ class _Spec:
         return self.columns.get(ours, ours)
 
 
-def _decide_storage(spec: _Spec, opened: Sequence[tuple[str, pl.LazyFrame | pl.DataFrame]]) -> None:
+def _decide_storage(spec: _Spec, schemas: Sequence[pl.Schema]) -> None:
     """Pick the stored score type and how lists are numbered from the inputs' column types,
     before any row is read (a column of another type is caught later by validation)."""
     score, group = spec.source_column("score"), spec.source_column("group_id")
-    schemas = [
-        frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
-        for _, frame in opened
-    ]
     spec.float32 = all(schema.get(score) == pl.Float32 for schema in schemas)
     spec.int_groups = all(
         (dtype := schema.get(group)) is None or dtype.is_integer() for schema in schemas
@@ -394,7 +396,7 @@ def _labels(raw: pl.Series, convention: str, label: str, offset: int) -> pl.Seri
 
 
 def _read_groups(source: Source, fmt: str | None, task: str) -> pl.DataFrame:
-    label, frame = _open(source, fmt, 0)
+    label, frame, _ = _open(source, fmt, 0)
     if isinstance(frame, pl.LazyFrame):
         try:
             frame = frame.collect()
@@ -486,7 +488,7 @@ def _pair_keys(rows: pl.DataFrame, int_items: bool) -> pl.Series:
     return rows.select(pl.struct("list_id", item_column).hash(seed=0)).to_series()
 
 
-def _prefetched(items: Iterator[Any], depth: int = 2) -> Iterator[Any]:
+def _prefetched(items: Iterator[Any], depth: int = 2) -> Generator[Any, None, None]:
     """``items``, produced by a thread up to ``depth`` ahead: reading and validating the next
     batch (polars, without the GIL) overlaps DuckDB's insert of the current one. An error of
     the producer is raised here, where the consumer is; closing this generator stops it."""
@@ -535,7 +537,7 @@ class _Stream:
 
     def __init__(
         self,
-        opened: list[tuple[str, pl.LazyFrame | pl.DataFrame]],
+        opened: list[_Input],
         spec: _Spec,
         progress: Progress | None,
         first_list_id: int,
@@ -550,6 +552,7 @@ class _Stream:
         self._hashes: list[pl.Series] = []
         self.first_list_id = first_list_id
         self._list_ids: dict[Any, int] = {}  # group id (int or str) -> list_id
+        self._feed: Generator[Any, None, None] | None = None
 
     def reader(self) -> pa.RecordBatchReader:
         self._feed = _prefetched(self._batches())
@@ -557,21 +560,20 @@ class _Stream:
 
     def close(self) -> None:
         """Stop the reading thread (when DuckDB stopped pulling before the end)."""
-        feed = getattr(self, "_feed", None)
-        if feed is not None:
-            feed.close()
+        if self._feed is not None:
+            self._feed.close()
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
         try:
-            for label, frame in self.opened:
+            for label, frame, _ in self.opened:
                 start = self.rows
                 for batch in _batches(frame, label):
                     clean = _validate(batch, self.spec, label, self.rows - start)
                     n = clean.height
                     clean = clean.with_columns(
-                        seq=pl.int_range(self.rows, self.rows + n, dtype=pl.Int64)
+                        seq=pl.int_range(self.rows, self.rows + n, dtype=pl.Int64),
+                        list_id=self._number_lists(clean["list_id"]),
                     )
-                    clean = clean.with_columns(list_id=self._number_lists(clean["list_id"]))
                     self.not_retrieved += clean[
                         "score32" if self.spec.float32 else "score"
                     ].null_count()
@@ -594,11 +596,11 @@ class _Stream:
         """The list ids of a batch: ``first_list_id`` + 0, 1, 2, ... in order of first
         appearance of the group ids (NULL included: the one list of a verification run)."""
         seen, first = self._list_ids, self.first_list_id
-        keys = group_id.drop_nulls().unique(maintain_order=True)
-        for key in keys.to_list():
+        keys = group_id.drop_nulls().unique(maintain_order=True).to_list()
+        for key in keys:
             seen.setdefault(key, first + len(seen))
         ids = group_id.replace_strict(
-            keys, [seen[k] for k in keys.to_list()], default=None, return_dtype=pl.Int32
+            keys, [seen[k] for k in keys], default=None, return_dtype=pl.Int32
         )
         if group_id.null_count():  # rows without a list id form one list of their own
             ids = ids.fill_null(seen.setdefault(None, first + len(seen)))
@@ -737,7 +739,7 @@ def ingest(
             "pm1",
         )
     opened = [_open(s, fmt, i) for i, s in enumerate(sources)]
-    _decide_storage(spec, opened)
+    _decide_storage(spec, [source.schema for source in opened])
     group_frame = _read_groups(groups, groups_format, task) if groups is not None else None
 
     con = store.con
@@ -810,10 +812,7 @@ def ingest(
                     "positive labels; n_positives may only add positives not retrieved"
                 )
         n_lists = stream.n_lists()
-        reserve_list_ids(store, first_list_id + n_lists)
-    for view in ("_batch", "_groups_raw"):
-        with contextlib.suppress(duckdb.Error):
-            con.unregister(view)
+        queries.run(con, "store/set_next_list_id", {"next": first_list_id + n_lists})
     return IngestResult(
         run_id=run_id,
         experiment=exp,
@@ -825,17 +824,6 @@ def ingest(
         replaced=replaced,
         files=[label for label, _, _ in spans],
     )
-
-
-def reserve_list_ids(store: Store, next_id: int) -> None:
-    """Move the store's next list id on to ``next_id`` (inside the writing transaction)."""
-    try:
-        queries.run(store.con, "store/set_next_list_id", {"next": next_id})
-    except duckdb.TransactionException:
-        raise StoreLocked(
-            f"{store.path}: another connection wrote ranked lists to this store at the same "
-            "time; nothing was written here, run it again"
-        ) from None
 
 
 def _label_of(source: Any) -> str:

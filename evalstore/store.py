@@ -212,20 +212,18 @@ class Store:
         self.con.execute("begin transaction")
         try:
             yield self.con
-        except BaseException:
-            self.con.execute("rollback")
-            raise
-        else:
-            try:
-                self.con.execute("commit")
-            except duckdb.TransactionException as exc:  # a concurrent writer of this file
-                with contextlib.suppress(duckdb.Error):
-                    self.con.execute("rollback")
-                first = str(exc).strip().splitlines()[0]
+            self.con.execute("commit")
+        except BaseException as exc:
+            with contextlib.suppress(duckdb.Error):  # a failed commit has rolled back already
+                self.con.execute("rollback")
+            if isinstance(exc, duckdb.TransactionException) and "onflict" in str(exc):
+                # another connection of this process wrote the same rows (e.g. the next list
+                # id) at the same time: DuckDB let the first one win
                 raise StoreLocked(
-                    f"{self.path}: another connection wrote to this store at the same time "
-                    f"({first}); nothing was written, run it again"
+                    f"{self.path}: another connection wrote to this store at the same time; "
+                    "nothing was written, run it again"
                 ) from None
+            raise
 
     def query(self, name: str, params: Mapping[str, Any] | None = None) -> pl.DataFrame:
         """Run a named query from ``sql/`` (e.g. ``"store/list_runs"``) and return a frame."""

@@ -2,34 +2,12 @@
 -- Included (as CTEs) by sql/metrics/*.sql through `-- @include lib/ranking_points.sql`.
 -- Parameters: $runs integer[]; $task varchar; $ties 'grouped' | 'optimistic' | 'pessimistic'
 -- | 'input'.
--- Lists are keyed by list_id (an integer unique across runs, tasks and lists; windows are
--- partitioned by it alone); their group_id comes from the groups row of each list.
--- CTEs it defines:
---   lists(run_id, list_id, group_id, n_pos, n_neg): one row per list; n_pos = the +1 labels,
---       or the groups.n_positives override; n_neg = the -1 labels (retrieved or not);
+-- CTEs it defines: those of lib/lists.sql (items, lists), and
 --   curve(run_id, list_id, group_id, rn, d_tp, d_fp, tp, fp, n_pos, n_neg, prec, rec): one
 --       row per point (a distinct score under `grouped`, else one ranked item), rn = 1, 2, ...
 --       in ranking order, tp/fp cumulative, prec = tp / (tp + fp), rec = tp / n_pos.
-items as (
-    -- the rows of the requested runs and task
-    select s.run_id, s.list_id, s.score, s.label, s.seq
-    from score_items s
-    where list_contains($runs, s.run_id) and s.task = $task
-),
-label_counts as (
-    select run_id, list_id,
-           sum(case when label = 1 then 1 else 0 end) as n_pos_labels,
-           sum(case when label = -1 then 1 else 0 end) as n_neg
-    from items
-    group by run_id, list_id
-),
-lists as (
-    -- one row per list, with the n_positives override of the groups table when given
-    select c.run_id, c.list_id, g.group_id, coalesce(g.n_positives, c.n_pos_labels) as n_pos,
-           c.n_neg
-    from label_counts c
-    join groups g on g.list_id = c.list_id
-),
+-- @include lib/lists.sql
+,
 ranked as (
     -- retrieved, non-ignored items with the tie-break keys of the policy:
     -- optimistic puts positives first, pessimistic negatives first, input keeps input order

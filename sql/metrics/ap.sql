@@ -3,8 +3,8 @@
 --   `grouped` ties equal to scikit-learn's average_precision_score). P = 0 -> NULL.
 -- Each retrieved positive adds P_t / P, P_t = TP / (TP + FP) at the point where it enters:
 -- under `grouped` ties the end of its tie group, else its own rank in the policy's order.
--- Windows are partitioned by list_id, unique across runs, tasks and lists. Three ways to the same values, chosen by
--- the data:
+-- Windows are partitioned by list_id, unique across runs, tasks and lists. Three ways to
+-- the same values, chosen by the data:
 --   (a) `grouped` ties, many tied scores: merge each tie into one point, then one window;
 --   (b) `grouped` ties, few tied scores: ranks instead of running sums. With r the ascending
 --       rank() of a row among the retrieved non-ignored items of its list (n of them) and q
@@ -15,26 +15,8 @@
 -- Parameters: $runs integer[], $task varchar, $ties varchar.
 -- Output: run_id, group_id, value (one row per list).
 with
-items as (
-    select s.run_id, s.list_id, s.score, s.label, s.seq
-    from score_items s
-    where list_contains($runs, s.run_id) and s.task = $task
-),
-label_counts as (
-    select run_id, list_id,
-           sum(case when label = 1 then 1 else 0 end) as n_pos_labels,
-           sum(case when label <> 0 and score is not null then 1 else 0 end) as n_ret,
-           sum(case when label = 1 and score is not null then 1 else 0 end) as p_ret
-    from items
-    group by run_id, list_id
-),
-lists as (
-    -- groups has a row per list: its group_id and n_positives override
-    select c.run_id, c.list_id, g.group_id, c.n_ret, c.p_ret,
-           coalesce(g.n_positives, c.n_pos_labels) as n_pos
-    from label_counts c
-    join groups g on g.list_id = c.list_id
-),
+-- @include lib/lists.sql
+,
 ranked as (
     select run_id, list_id, score, label, seq
     from items

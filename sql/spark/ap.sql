@@ -5,8 +5,8 @@
 --   `grouped` ties equal to scikit-learn's average_precision_score). P = 0 -> NULL.
 -- Each retrieved positive adds P_t / P, P_t = TP / (TP + FP) at the point where it enters:
 -- under `grouped` ties the end of its tie group, else its own rank in the policy's order.
--- Windows are partitioned by list_id, unique across runs, tasks and lists. Three ways to the same values, chosen by
--- the data:
+-- Windows are partitioned by list_id, unique across runs, tasks and lists. Three ways to
+-- the same values, chosen by the data:
 --   (a) `grouped` ties, many tied scores: merge each tie into one point, then one window;
 --   (b) `grouped` ties, few tied scores: ranks instead of running sums. With r the ascending
 --       rank() of a row among the retrieved non-ignored items of its list (n of them) and q
@@ -31,6 +31,7 @@ WITH items AS (
     run_id,
     list_id,
     SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS n_pos_labels,
+    SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS n_neg,
     SUM(CASE WHEN label <> 0 AND NOT score IS NULL THEN 1 ELSE 0 END) AS n_ret,
     SUM(CASE WHEN label = 1 AND NOT score IS NULL THEN 1 ELSE 0 END) AS p_ret
   FROM items
@@ -42,9 +43,10 @@ WITH items AS (
     c.run_id,
     c.list_id,
     g.group_id,
+    COALESCE(g.n_positives, c.n_pos_labels) AS n_pos,
+    c.n_neg,
     c.n_ret,
-    c.p_ret,
-    COALESCE(g.n_positives, c.n_pos_labels) AS n_pos
+    c.p_ret
   FROM label_counts AS c
   JOIN groups AS g
     ON g.list_id = c.list_id

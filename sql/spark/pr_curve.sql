@@ -18,7 +18,9 @@ WITH items AS (
     run_id,
     list_id,
     SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS n_pos_labels,
-    SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS n_neg
+    SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS n_neg,
+    SUM(CASE WHEN label <> 0 AND NOT score IS NULL THEN 1 ELSE 0 END) AS n_ret,
+    SUM(CASE WHEN label = 1 AND NOT score IS NULL THEN 1 ELSE 0 END) AS p_ret
   FROM items
   GROUP BY
     run_id,
@@ -29,7 +31,9 @@ WITH items AS (
     c.list_id,
     g.group_id,
     COALESCE(g.n_positives, c.n_pos_labels) AS n_pos,
-    c.n_neg
+    c.n_neg,
+    c.n_ret,
+    c.p_ret
   FROM label_counts AS c
   JOIN groups AS g
     ON g.list_id = c.list_id
