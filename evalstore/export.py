@@ -54,13 +54,8 @@ __all__ = [
 
 #: The raw tables, in the order they are written and imported (runs first).
 TABLES: tuple[str, ...] = ("runs", "scores", "groups", "matches", "pairs", "outcomes")
-#: Where an exported table's rows are stored when the table is a view over them: the stored
-#: table and the columns that differ (renamed, or None: kept elsewhere, as a list's group_id
-#: in its groups row).
-_STORED_AS: dict[str, tuple[str, dict[str, str | None]]] = {
-    "scores": ("score_rows", {"item_id": "item_key", "group_id": None}),
-}
-_STORED_TABLES = set(TABLES) | {stored for stored, _ in _STORED_AS.values()}
+#: ``scores`` is a view over the row tables of sql/schema/007_lean_rows.sql: an imported
+#: run's ranked items go to the leanest one that holds them exactly (see _rows_table).
 FORMAT = "evalstore-export"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -427,6 +422,20 @@ def _export_run(
 # -- import ---------------------------------------------------------------------------------
 
 
+def _rows_table(con: duckdb.DuckDBPyConnection, part: Path) -> str:
+    """The row table for an exported run's scores: int items when every item id is the text
+    of an int32, f32 scores when every score is a float32 value (else text, f64)."""
+    from evalstore.ingest import ROW_TABLES
+
+    con.register("_import_kinds", _parquet_reader(part, ["item_id", "score"]))
+    try:
+        int_items, f32 = queries.fetch_rows(con, "export/score_kinds")[0]
+    finally:
+        con.unregister("_import_kinds")
+    table = f"list_rows_{'int' if int_items else 'text'}_{'f32' if f32 else 'f64'}"
+    return queries.quote_ident(table, ROW_TABLES)
+
+
 def _parquet_reader(path: Path, columns: Sequence[str] | None = None) -> pa.RecordBatchReader:
     source = pq.ParquetFile(path)
     schema = source.schema_arrow
@@ -553,8 +562,7 @@ def _import_run(
                 continue
             part = partition_path(root, table, entry["run_id"]) / PART
             cols = ", ".join(queries.quote_ident(c, target[table]) for c in columns[table])
-            stored, renamed = _STORED_AS.get(table, (table, {}))
-            name = queries.quote_ident(stored, _STORED_TABLES)
+            name = queries.quote_ident(table, set(TABLES))
             con.register("_import", _parquet_reader(part))
             try:
                 if table in ("scores", "groups"):
@@ -565,26 +573,31 @@ def _import_run(
                         mapping = "export/map_list_ids" if keyed else "export/map_group_ids"
                         queries.run(con, mapping, {"first": first_list_id})
                         con.unregister("_import_ids")
-                    kept = [
-                        c
-                        for c in columns[table]
-                        if renamed.get(c, c) is not None and c != "list_id"
-                    ]
-                    writable = target[table] | {v for v in renamed.values() if v is not None}
-                    into = ", ".join(
-                        [queries.quote_ident(renamed.get(c, c), writable) for c in kept]
-                        + ["list_id"]
-                    )
-                    cols_in = ", ".join(
-                        ["i." + queries.quote_ident(c, target[table]) for c in kept] + ["m.new_id"]
-                    )
                     source = "_import i left join _list_map m on " + (
                         "m.old_id = i.list_id"
                         if keyed
                         else "m.task = i.task and m.group_id is not distinct from i.group_id"
                     )
+                    if table == "scores":
+                        name = _rows_table(con, part)
+                        into, cols_in = (
+                            "list_id, item, score, label, seq",
+                            ("m.new_id, i.item_id, i.score, i.label, i.seq"),
+                        )
+                    else:
+                        kept = [c for c in columns[table] if c != "list_id"]
+                        into = ", ".join(
+                            [queries.quote_ident(c, target[table]) for c in kept] + ["list_id"]
+                        )
+                        cols_in = ", ".join(
+                            ["i." + queries.quote_ident(c, target[table]) for c in kept]
+                            + ["m.new_id"]
+                        )
+                        into = f"{PARTITION_COLUMN}, {into}"
+                        cols_in = f"$run_id, {cols_in}"
                 else:
-                    into, cols_in, source = cols, cols, "_import"
+                    into = f"{PARTITION_COLUMN}, {cols}"
+                    cols_in, source = f"$run_id, {cols}", "_import"
                 if table == "runs":
                     got = con.execute(
                         f"insert into {name} ({cols}) select {cols} from _import "
@@ -594,11 +607,8 @@ def _import_run(
                         raise EvalstoreError(f"{part}: {len(got)} runs rows; expected 1")
                     run_id = int(got[0][0])
                     continue
-                n = con.execute(
-                    f"insert into {name} ({PARTITION_COLUMN}, {into}) "
-                    f"select $run_id, {cols_in} from {source}",
-                    {"run_id": run_id},
-                ).fetchone()
+                text = f"insert into {name} ({into}) select {cols_in} from {source}"
+                n = con.execute(text, queries.bind(text, {"run_id": run_id})).fetchone()
             except duckdb.Error as exc:
                 first = str(exc).strip().splitlines()[0]
                 raise EvalstoreError(f"{part}: cannot import run {ref}: {first}") from None

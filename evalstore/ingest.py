@@ -8,10 +8,11 @@ one transaction per run: a run is either fully there or not at all, whatever goe
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import queue
 import threading
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +25,7 @@ import pyarrow as pa
 
 from evalstore import queries, runs
 from evalstore.errors import InvalidInput
+from evalstore.queries import quote_name
 
 if TYPE_CHECKING:
     from evalstore.store import Progress, Store
@@ -108,6 +110,8 @@ class _Input(NamedTuple):
     label: str  # file path or a short description of an in-memory source
     frame: pl.LazyFrame | pl.DataFrame
     schema: pl.Schema
+    path: Path | None = None  # a file's path, and its format
+    kind: str | None = None
 
 
 def _format_of(path: Path, fmt: str | None) -> str:
@@ -185,7 +189,7 @@ def _open(source: Source, fmt: str | None, index: int) -> _Input:
             raise InvalidInput(f"{path}: cannot read as {kind}: {_first_line(exc)}") from None
         if not schema:
             raise InvalidInput(f"{path}: no columns")
-        return _Input(str(path), frame, schema)
+        return _Input(str(path), frame, schema, path, kind)
     label = f"input #{index + 1}"
     if isinstance(source, (pl.DataFrame, pl.LazyFrame)):
         frame = source
@@ -212,6 +216,15 @@ def _is_pandas(obj: Any) -> bool:
 # -- validation --------------------------------------------------------------------------
 
 
+#: The tables of ranked items (sql/schema/007_lean_rows.sql): item ids as int32 integers or
+#: as text, scores as float32 or float64. An ingest writes all its rows to one of them.
+ROW_TABLES = frozenset(
+    f"list_rows_{item}_{score}" for item in ("int", "text") for score in ("f32", "f64")
+)
+_INT32 = (-(1 << 31), (1 << 31) - 1)
+MAX_ROWS = (1 << 31) - 1  # seq is an INTEGER: the input position within a run's task
+
+
 @dataclass
 class _Spec:
     task: str
@@ -219,30 +232,47 @@ class _Spec:
     labels: str
     negate_score: bool
     float32: bool = False  # every input's score column is float32: stored as such (exact)
-    int_groups: bool = False  # every input's group ids are integers: lists numbered by value
-    int_items: bool = False  # every input's item ids are integers (of int64 range): stored so
+    int_groups: bool = False  # every input's group ids are integers
+    int_items: bool = False  # every input's item ids are integers of int32 range: stored so
 
     def source_column(self, ours: str) -> str:
         return self.columns.get(ours, ours)
 
+    @property
+    def table(self) -> str:
+        """The table this ingest writes its rows to."""
+        return f"list_rows_{'int' if self.int_items else 'text'}_{'f32' if self.float32 else 'f64'}"
 
-def _decide_storage(spec: _Spec, schemas: Sequence[pl.Schema]) -> None:
-    """Pick the stored score type and how lists are numbered from the inputs' column types,
-    before any row is read (a column of another type is caught later by validation)."""
+
+def _decide_storage(spec: _Spec, opened: Sequence[_Input]) -> None:
+    """Pick the stored score and item types from the inputs' column types (and, for 64-bit
+    integer item ids, their range), before the rows are streamed (a column of another type is
+    caught later by validation)."""
     score, group = spec.source_column("score"), spec.source_column("group_id")
-    spec.float32 = all(schema.get(score) == pl.Float32 for schema in schemas)
+    spec.float32 = all(source.schema.get(score) == pl.Float32 for source in opened)
     spec.int_groups = all(
-        (dtype := schema.get(group)) is None or dtype.is_integer() for schema in schemas
+        (dtype := source.schema.get(group)) is None or dtype.is_integer() for source in opened
     )
     item = spec.source_column("item_id")
-    spec.int_items = all(
-        (dtype := schema.get(item)) is not None and dtype.is_integer() and dtype != pl.UInt64
-        for schema in schemas
-    )
+    spec.int_items = all(_int32_column(source, item) for source in opened)
 
 
-def _nulls(n: int, dtype: pl.DataType) -> pl.Series:
-    return pl.repeat(None, n, dtype=dtype, eager=True)
+def _int32_column(source: _Input, column: str) -> bool:
+    """Whether ``column`` holds integers that fit an INTEGER (reading it when its type does
+    not say)."""
+    dtype = source.schema.get(column)
+    if dtype is None or not dtype.is_integer():
+        return False
+    if dtype in (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16):
+        return True
+    try:
+        bounds = source.frame.select(
+            pl.col(column).min().alias("lo"), pl.col(column).max().alias("hi")
+        )
+        lo, hi = (bounds.collect() if isinstance(bounds, pl.LazyFrame) else bounds).row(0)
+    except pl.exceptions.PolarsError:  # the streaming read reports what is wrong
+        return False
+    return lo is None or (lo >= _INT32[0] and hi <= _INT32[1])
 
 
 def _first_row(mask: pl.Series) -> int:
@@ -321,15 +351,11 @@ def _validate(batch: pl.DataFrame, spec: _Spec, label: str, offset: int) -> pl.D
     labels = _labels(batch["label"], spec.labels, label, offset)
     # the stream numbers the lists by this key; integer item ids stay integers
     key = group if spec.int_groups else group.cast(pl.String)
-    no_item = _nulls(batch.height, pl.String if spec.int_items else pl.Int64)
-    no_score = _nulls(batch.height, pl.Float64 if spec.float32 else pl.Float32)
     return pl.DataFrame(
         {
             "list_id": key,
-            "item_num": item.cast(pl.Int64) if spec.int_items else no_item,
-            "item_key": no_item if spec.int_items else item.cast(pl.String),
-            "score": no_score if spec.float32 else score,
-            "score32": score if spec.float32 else no_score,
+            "item": item.cast(pl.Int32) if spec.int_items else item.cast(pl.String),
+            "score": score,
             "label": labels,
         }
     )
@@ -396,7 +422,7 @@ def _labels(raw: pl.Series, convention: str, label: str, offset: int) -> pl.Seri
 
 
 def _read_groups(source: Source, fmt: str | None, task: str) -> pl.DataFrame:
-    label, frame, _ = _open(source, fmt, 0)
+    label, frame = _open(source, fmt, 0)[:2]
     if isinstance(frame, pl.LazyFrame):
         try:
             frame = frame.collect()
@@ -462,30 +488,30 @@ _NO_GROUPS = pl.DataFrame(
 
 # -- streaming into DuckDB ---------------------------------------------------------------
 
-_ARROW_SCHEMA = pa.schema(
-    [
-        ("list_id", pa.int32()),
-        ("item_num", pa.int64()),
-        ("item_key", pa.large_string()),
-        ("score", pa.float64()),
-        ("score32", pa.float32()),
-        ("label", pa.int8()),
-        ("seq", pa.int64()),
-    ]
-)
+
+def _arrow_schema(spec: _Spec) -> pa.Schema:
+    """The columns of ``spec.table``, as the stream hands them to DuckDB."""
+    return pa.schema(
+        [
+            ("list_id", pa.int32()),
+            ("item", pa.int32() if spec.int_items else pa.large_string()),
+            ("score", pa.float32() if spec.float32 else pa.float64()),
+            ("label", pa.int8()),
+            ("seq", pa.int32()),
+        ]
+    )
 
 
 def _pair_keys(rows: pl.DataFrame, int_items: bool) -> pl.Series:
     """One 64-bit key per (list_id, item): the pair itself, list_id * 2^32 + item, when the
-    item ids are integers in [0, 2^32) (equal keys = duplicates), else a hash (equal keys =
+    item ids are integers in [0, 2^31) (equal keys = duplicates), else a hash (equal keys =
     maybe duplicates, which the store then checks exactly)."""
     if int_items:
-        item = rows["item_num"]
-        low, high = item.min(), item.max()
-        if low is not None and high is not None and low >= 0 and high < 1 << 32:
+        item = rows["item"]
+        low = item.min()
+        if low is not None and low >= 0:
             return (rows["list_id"].cast(pl.Int64) * (1 << 32) + item).cast(pl.UInt64)
-    item_column = "item_num" if int_items else "item_key"
-    return rows.select(pl.struct("list_id", item_column).hash(seed=0)).to_series()
+    return rows.select(pl.struct("list_id", "item").hash(seed=0)).to_series()
 
 
 def _prefetched(items: Iterator[Any], depth: int = 2) -> Generator[Any, None, None]:
@@ -553,10 +579,11 @@ class _Stream:
         self.first_list_id = first_list_id
         self._list_ids: dict[Any, int] = {}  # group id (int or str) -> list_id
         self._feed: Generator[Any, None, None] | None = None
+        self.schema = _arrow_schema(spec)
 
     def reader(self) -> pa.RecordBatchReader:
         self._feed = _prefetched(self._batches())
-        return pa.RecordBatchReader.from_batches(_ARROW_SCHEMA, self._feed)
+        return pa.RecordBatchReader.from_batches(self.schema, self._feed)
 
     def close(self) -> None:
         """Stop the reading thread (when DuckDB stopped pulling before the end)."""
@@ -565,23 +592,26 @@ class _Stream:
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
         try:
-            for label, frame, _ in self.opened:
+            for label, frame, *_ in self.opened:
                 start = self.rows
                 for batch in _batches(frame, label):
                     clean = _validate(batch, self.spec, label, self.rows - start)
                     n = clean.height
+                    if self.rows + n > MAX_ROWS:
+                        raise InvalidInput(
+                            f"{label}: more than {MAX_ROWS:,} rows for one task of a run; "
+                            "split them over several runs"
+                        )
                     clean = clean.with_columns(
-                        seq=pl.int_range(self.rows, self.rows + n, dtype=pl.Int64),
                         list_id=self._number_lists(clean["list_id"]),
+                        seq=pl.int_range(self.rows, self.rows + n, dtype=pl.Int32),
                     )
-                    self.not_retrieved += clean[
-                        "score32" if self.spec.float32 else "score"
-                    ].null_count()
+                    self.not_retrieved += clean["score"].null_count()
                     self._hashes.append(_pair_keys(clean, self.spec.int_items))
                     self.rows += n
                     table = clean.to_arrow(compat_level=pl.CompatLevel.oldest())
-                    if not table.schema.equals(_ARROW_SCHEMA):
-                        table = table.cast(_ARROW_SCHEMA)
+                    if not table.schema.equals(self.schema):
+                        table = table.cast(self.schema)
                     yield from table.to_batches()
                     if self.progress is not None:
                         self.progress("ingest", self.rows, None)
@@ -720,7 +750,6 @@ def ingest(
     if replace and append:
         raise InvalidInput("--replace and --append exclude each other")
     meta = runs.RunMeta.build(run, experiment, params, tags, notes, created_at, git_commit)
-    exp, name = meta.experiment, meta.name
     spec = _Spec(task, parse_columns(columns), labels, negate_score)
     sources = list(data) if isinstance(data, (list, tuple)) else [data]
     if not sources:
@@ -739,16 +768,60 @@ def ingest(
             "pm1",
         )
     opened = [_open(s, fmt, i) for i, s in enumerate(sources)]
-    _decide_storage(spec, [source.schema for source in opened])
     group_frame = _read_groups(groups, groups_format, task) if groups is not None else None
+    target = _Target(meta, replace, append, group_frame, groups)
+    plan = _direct_plan(store.con, opened, spec)
+    if plan is not None:
+        try:
+            return _write(
+                store,
+                target,
+                spec,
+                lambda first: _insert_direct(store.con, plan, spec, first, progress),
+            )
+        except _Recheck:
+            pass  # the streaming path below finds the same and says where
+    _decide_storage(spec, opened)
+    return _write(
+        store, target, spec, lambda first: _insert_stream(store.con, opened, spec, first, progress)
+    )
 
-    con = store.con
+
+@dataclass
+class _Target:
+    """The run an ingest writes, and its list metadata."""
+
+    meta: runs.RunMeta
+    replace: bool
+    append: bool
+    group_frame: pl.DataFrame | None
+    groups_source: Source | None
+
+
+@dataclass
+class _Written:
+    """What one insert of a run's rows did."""
+
+    rows: int
+    not_retrieved: int
+    names: pl.DataFrame  # group_id (text or NULL) and list_id of each list
+    ids: int  # list ids taken, from the first one on (at least the number of lists)
+    spans: list[tuple[str, int, int]]  # (input label, first seq, end seq)
+    maybe_duplicates: bool
+
+
+def _write(
+    store: Store, target: _Target, spec: _Spec, insert: Callable[[int], _Written]
+) -> IngestResult:
+    """One transaction: the run, its rows (``insert``, given the first free list id), its
+    groups rows and the checks that need them."""
+    con, task, meta = store.con, spec.task, target.meta
     with store.transaction():
         run_id, replaced = runs.open_run(
             con,
             meta,
-            replace=replace,
-            append=append,
+            replace=target.replace,
+            append=target.append,
             has_task=lambda rid: (
                 queries.fetch_rows(con, "store/run_has_task", {"run_id": rid, "task": task})[0][0]
                 > 0
@@ -756,23 +829,9 @@ def ingest(
             task=task,
         )
         first_list_id = queries.fetch_rows(con, "store/next_list_id")[0][0]
-        stream = _Stream(opened, spec, progress, first_list_id)
-        reader = stream.reader()
-        con.register("_batch", reader)
-        try:
-            queries.run(con, "store/insert_scores", {"run_id": run_id, "task": task})
-        except duckdb.Error:
-            if stream.error is not None:
-                raise stream.error from None
-            raise
-        finally:
-            stream.close()
-            with contextlib.suppress(duckdb.Error):  # fails in an aborted transaction
-                con.unregister("_batch")
-        if stream.error is not None:  # raised where DuckDB did not pass it on
-            raise stream.error
-        lists = stream.list_names().join(  # metadata rows without scores get no list_id
-            group_frame if group_frame is not None else _NO_GROUPS,
+        written = insert(first_list_id)
+        lists = written.names.join(  # metadata rows without scores get no list_id
+            target.group_frame if target.group_frame is not None else _NO_GROUPS,
             on="group_id",
             how="full",
             coalesce=True,
@@ -787,42 +846,267 @@ def ingest(
                 con.execute("drop view if exists _groups")
             with contextlib.suppress(duckdb.Error):
                 con.unregister("_groups_raw")
-        spans = stream.spans
-        if stream.maybe_duplicates():
-            dup = queries.fetch_rows(con, "store/first_duplicate", {"run_id": run_id, "task": task})
-            if dup:
-                group_id, item_id, first, second = dup[0]
-                what = (
-                    f"item_id {item_id!r}"
-                    if group_id is None
-                    else f"(group_id, item_id) = ({group_id!r}, {item_id!r})"
-                )
-                here, there = _where(spans, second), _where(spans, first)
-                if here.rsplit(" row ", 1)[0] == there.rsplit(" row ", 1)[0]:
-                    there = "row " + there.rsplit(" row ", 1)[1]
-                raise InvalidInput(f"{here}: duplicate {what}, first seen at {there}")
-        if group_frame is not None:
+        if written.maybe_duplicates:
+            _check_duplicates(con, spec.table, first_list_id, written)
+        if target.group_frame is not None:
             low = queries.fetch_rows(
                 con, "store/n_positives_below_labels", {"run_id": run_id, "task": task}
             )
             if low:
                 gid, n_pos, count = low[0]
                 raise InvalidInput(
-                    f"{_label_of(groups)}: list {gid!r} has n_positives {n_pos} but {count} "
-                    "positive labels; n_positives may only add positives not retrieved"
+                    f"{_label_of(target.groups_source)}: list {gid!r} has n_positives {n_pos} "
+                    f"but {count} positive labels; n_positives may only add positives not "
+                    "retrieved"
                 )
-        n_lists = stream.n_lists()
-        queries.run(con, "store/set_next_list_id", {"next": first_list_id + n_lists})
+        queries.run(con, "store/set_next_list_id", {"next": first_list_id + written.ids})
     return IngestResult(
         run_id=run_id,
-        experiment=exp,
-        name=name,
+        experiment=meta.experiment,
+        name=meta.name,
         task=task,
-        rows=stream.rows,
-        lists=n_lists,
-        not_retrieved=stream.not_retrieved,
+        rows=written.rows,
+        lists=written.names.height,
+        not_retrieved=written.not_retrieved,
         replaced=replaced,
-        files=[label for label, _, _ in spans],
+        files=[label for label, _, _ in written.spans],
+    )
+
+
+def _rows_sql(name: str, table: str) -> str:
+    """The text of a query written for any row table (``{rows}``), for ``table``."""
+    return queries.load(name).text.replace("{rows}", queries.quote_ident(table, ROW_TABLES))
+
+
+def _check_duplicates(
+    con: duckdb.DuckDBPyConnection, table: str, first_list_id: int, written: _Written
+) -> None:
+    text = _rows_sql("store/first_duplicate", table)
+    params = {"lo": first_list_id, "hi": first_list_id + written.ids}
+    dup = con.execute(text, queries.bind(text, params)).fetchall()
+    if not dup:
+        return
+    group_id, item_id, first, second = dup[0]
+    what = (
+        f"item_id {item_id!r}"
+        if group_id is None
+        else f"(group_id, item_id) = ({group_id!r}, {item_id!r})"
+    )
+    here, there = _where(written.spans, second), _where(written.spans, first)
+    if here.rsplit(" row ", 1)[0] == there.rsplit(" row ", 1)[0]:
+        there = "row " + there.rsplit(" row ", 1)[1]
+    raise InvalidInput(f"{here}: duplicate {what}, first seen at {there}")
+
+
+def _insert_stream(
+    con: duckdb.DuckDBPyConnection,
+    opened: list[_Input],
+    spec: _Spec,
+    first_list_id: int,
+    progress: Progress | None,
+) -> _Written:
+    """Insert the validated batches of every input (any format) in one statement."""
+    stream = _Stream(opened, spec, progress, first_list_id)
+    con.register("_batch", stream.reader())
+    try:
+        con.execute(_rows_sql("store/insert_rows", spec.table))
+    except duckdb.Error:
+        if stream.error is not None:
+            raise stream.error from None
+        raise
+    finally:
+        stream.close()
+        with contextlib.suppress(duckdb.Error):  # fails in an aborted transaction
+            con.unregister("_batch")
+    if stream.error is not None:  # raised where DuckDB did not pass it on
+        raise stream.error
+    return _Written(
+        rows=stream.rows,
+        not_retrieved=stream.not_retrieved,
+        names=stream.list_names(),
+        ids=stream.n_lists(),
+        spans=stream.spans,
+        maybe_duplicates=stream.maybe_duplicates(),
+    )
+
+
+# -- the direct path for Parquet ----------------------------------------------------------
+
+
+class _Recheck(Exception):
+    """The direct path met something (a bad value, a duplicate, an unreadable file) that the
+    streaming path then finds again and reports with its file, column and row."""
+
+
+_RECHECK = "evalstore-recheck"  # the error() text of a value the direct insert refuses
+_BITMAP_MIN = 1 << 26  # (list, item) pairs the duplicate check may always track
+
+
+@dataclass
+class _DirectPlan:
+    """Parquet inputs with integer ids, read by DuckDB straight into the row table."""
+
+    files: list[tuple[str, int, bool]]  # (path, rows, whether a score stands for -inf)
+    group: str | None  # source columns (group None: a verification run's one list)
+    item: str
+    score: str
+    label: str
+    gmin: int
+    groups: int  # gmax - gmin + 1: the list ids taken
+    imin: int
+    items: int  # imax - imin + 1
+    rows: int
+
+
+def _direct_plan(
+    con: duckdb.DuckDBPyConnection, opened: Sequence[_Input], spec: _Spec
+) -> _DirectPlan | None:
+    """A plan when every input is a Parquet file whose ids are integers of int32 range, its
+    scores floats and its labels of the declared convention's type, with few enough (list,
+    item) pairs for the duplicate check's bitmap and dense enough list ids; else None (the
+    streaming path takes any input)."""
+    if not opened or any(source.kind != "parquet" or source.path is None for source in opened):
+        return None
+    group, item, score, label = (spec.source_column(c) for c in _COLUMNS)
+    with_group = {group in source.schema for source in opened}
+    if len(with_group) != 1 or (with_group == {False} and spec.task != "verification"):
+        return None
+    has_group = with_group == {True}
+    for source in opened:
+        schema = source.schema
+        if not all(c in schema for c in (item, score, label)):
+            return None
+        ids = [schema[item]] + ([schema[group]] if has_group else [])
+        if not all(d.is_integer() and d != pl.UInt64 for d in ids):
+            return None
+        if schema[score] not in (pl.Float32, pl.Float64):
+            return None
+        if (schema[label] == pl.Boolean) != (spec.labels == "bool") or not (
+            schema[label] == pl.Boolean or schema[label].is_integer()
+        ):
+            return None
+    g = quote_name(group) if has_group else "0"
+    i = quote_name(item)
+    files, bounds = [], []
+    for source in opened:
+        path = str(source.path)
+        sc = quote_name(score)
+        stats = con.execute(  # from the files' statistics, where they have them
+            f"select count(*), count({g}), count({i}), min({sc}), max({sc}), "
+            f"min({g}), max({g}), min({i}), max({i}) from read_parquet({_literal(path)})"
+        ).fetchall()[0]
+        n, n_groups, n_items, low, high = stats[:5]
+        if n == 0 or n_groups < n or n_items < n:  # the streaming path says which row
+            return None
+        # does the stored score (negated or not) take -inf, which stands for "not retrieved"?
+        not_retrieved = (high == math.inf) if spec.negate_score else (low == -math.inf)
+        files.append((path, int(n), not_retrieved))
+        bounds.append(stats[5:])
+    rows = sum(n for _, n, _ in files)
+    gmin, gmax = min(b[0] for b in bounds), max(b[1] for b in bounds)
+    imin, imax = min(b[2] for b in bounds), max(b[3] for b in bounds)
+    n_groups, n_items = gmax - gmin + 1, imax - imin + 1
+    if (
+        rows > MAX_ROWS
+        or imin < _INT32[0]
+        or imax > _INT32[1]
+        or n_groups > max(1 << 16, rows // 16)  # sparse list ids: numbered densely instead
+        or n_groups * n_items > min(_INT32[1], max(_BITMAP_MIN, 2 * rows))
+    ):
+        return None
+    spec.float32 = all(source.schema[score] == pl.Float32 for source in opened)
+    spec.int_items = spec.int_groups = True
+    return _DirectPlan(
+        files, group if has_group else None, item, score, label, gmin, n_groups, imin, n_items, rows
+    )
+
+
+def _literal(text: str) -> str:
+    """A SQL string literal (for a table function's path, which DuckDB cannot bind)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _direct_sql(plan: _DirectPlan, spec: _Spec, path: str, not_retrieved: bool) -> str:
+    """The insert of one file. Scores and +1/-1/0 labels are stored as they are and checked
+    afterwards (direct_check); -inf becomes NULL only in a file that has one, and 0/1 or
+    boolean labels are turned into +1/-1 (any other value stops the insert)."""
+    score = quote_name(plan.score)
+    if spec.negate_score:
+        score = f"(-{score})"
+    if not_retrieved:
+        score = f"case when {score} = '-inf' then null else {score} end"
+    label = quote_name(plan.label)
+    labels = {
+        "pm1": label,
+        "01": f"case {label} when 1 then 1 when 0 then -1 else error('{_RECHECK}') end",
+        "bool": f"case when {label} then 1 when not {label} then -1 else error('{_RECHECK}') end",
+    }
+    parts = {
+        "{group}": quote_name(plan.group) if plan.group is not None else "0",
+        "{item}": quote_name(plan.item),
+        "{score}": score,
+        "{label}": labels[spec.labels],
+        "{file}": _literal(path),
+    }
+    text = _rows_sql("store/insert_parquet", spec.table)
+    for key, value in parts.items():
+        text = text.replace(key, value)
+    return text
+
+
+def _insert_direct(
+    con: duckdb.DuckDBPyConnection,
+    plan: _DirectPlan,
+    spec: _Spec,
+    first_list_id: int,
+    progress: Progress | None,
+) -> _Written:
+    """DuckDB reads the files into the row table, checking every value as it goes (a bad one
+    aborts the insert); one pass over the inserted rows then marks each (list, item) pair in
+    a bitmap (fewer marks than rows: a duplicate) and each list that occurs. A list's id is
+    its group id + a fixed offset."""
+    if first_list_id + plan.groups > _INT32[1]:
+        raise _Recheck
+    try:
+        seq = 0
+        for path, n, not_retrieved in plan.files:
+            text = _direct_sql(plan, spec, path, not_retrieved)
+            params = {"list_offset": first_list_id - plan.gmin, "seq_offset": seq}
+            con.execute(text, queries.bind(text, params))
+            seq += n
+    except duckdb.Error:
+        raise _Recheck from None
+    text = _rows_sql("store/direct_check", spec.table)
+    params = {"lo": first_list_id, "lists": plan.groups, "items": plan.items, "imin": plan.imin}
+    pairs, rows, bad, not_retrieved, bits = con.execute(
+        text, queries.bind(text, params)
+    ).fetchall()[0]
+    present = np.flatnonzero(np.frombuffer(bits.encode(), dtype=np.uint8) == ord("1"))
+    if bad or pairs < rows or plan.groups > 2 * len(present) + (1 << 16):
+        # a bad value or a duplicate (the streaming path says where), or sparse group ids
+        # (the streaming path numbers the lists densely)
+        raise _Recheck
+    names = pl.DataFrame(
+        {
+            "group_id": pl.Series(present + plan.gmin).cast(pl.String)
+            if plan.group is not None
+            else pl.Series([None], dtype=pl.String),
+            "list_id": pl.Series(present + first_list_id).cast(pl.Int32),
+        }
+    )
+    if progress is not None:
+        progress("ingest", plan.rows, plan.rows)
+    spans, start = [], 0
+    for path, n, _ in plan.files:
+        spans.append((path, start, start + n))
+        start += n
+    return _Written(
+        rows=plan.rows,
+        not_retrieved=int(not_retrieved),
+        names=names,
+        ids=plan.groups,
+        spans=spans,
+        maybe_duplicates=False,
     )
 
 

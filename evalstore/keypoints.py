@@ -42,7 +42,7 @@ def _read(sources: Sequence[Source], fmt: str | None, mapping: dict[str, str]) -
     """All sources as one frame with our column names plus _file and _row (1-based)."""
     frames = []
     for i, source in enumerate(sources):
-        label, frame, _ = _open(source, fmt, i)
+        label, frame = _open(source, fmt, i)[:2]
         if isinstance(frame, pl.LazyFrame):
             try:
                 frame = frame.collect()

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalstore import InvalidInput, RunExists, Store
+from evalstore.ingest import ROW_TABLES
 
 COLUMNS = ["group_id", "item_id", "score", "label", "seq"]
 
@@ -444,6 +445,16 @@ def test_json_summary(cli: Any, tmp_path: Path) -> None:
 # -- storage: float32 scores, list ids ----------------------------------------------------
 
 
+def row_tables(store: Store) -> dict[str, tuple[int, int]]:
+    """The row tables that hold rows: {table: (rows, rows with a score)}."""
+    counts = {}
+    for table in sorted(ROW_TABLES):
+        n, scored = store.con.execute(f"select count(*), count(score) from {table}").fetchone()
+        if n:
+            counts[table] = (n, scored)
+    return counts
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_scores_keep_their_precision(store: Store, dtype: type) -> None:
     """float32 inputs are stored as float32 (exactly, in half the space), others as double;
@@ -452,8 +463,8 @@ def test_scores_keep_their_precision(store: Store, dtype: type) -> None:
     data["score"] = (np.random.default_rng(3).standard_normal(200) / 3).astype(dtype)
     data["score"][7] = -np.inf
     store.ingest(data, task="retrieval", run="r", git_commit=None)
-    n32, n64 = store.con.execute("select count(score32), count(score) from score_rows").fetchone()
-    assert (n32, n64) == ((199, 0) if dtype == np.float32 else (0, 199))
+    table = "list_rows_int_f32" if dtype == np.float32 else "list_rows_int_f64"
+    assert row_tables(store) == {table: (200, 199)}
     got = stored(store)["score"].to_numpy()
     want = data["score"].astype(np.float64)
     assert np.isnan(got[7]) and np.array_equal(np.delete(got, 7), np.delete(want, 7))
@@ -464,10 +475,7 @@ def test_a_mix_of_float32_and_float64_inputs_is_stored_as_double(store: Store) -
     a["score"] = a["score"].astype(np.float32)
     b["group_id"] = b["group_id"] + 2
     store.ingest([a, b], task="retrieval", run="r", git_commit=None)
-    assert store.con.execute("select count(score32), count(score) from score_rows").fetchone() == (
-        0,
-        20,
-    )
+    assert row_tables(store) == {"list_rows_int_f64": (20, 20)}
     assert stored(store)["score"].to_list()[:10] == a["score"].astype(np.float64).tolist()
 
 

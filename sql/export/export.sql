@@ -48,3 +48,11 @@ where not exists (select 1 from groups g where g.list_id = m.new_id);
 
 -- name: count_mapped_lists
 select count(*) as n from _list_map;
+
+-- name: score_kinds
+-- Whether every item id of `_import_kinds` (an exported run's scores) is the text of an int32
+-- and every score a float32 value: then the run is stored as it was ingested.
+select coalesce(bool_and(try_cast(item_id as integer) is not null
+                         and cast(try_cast(item_id as integer) as varchar) = item_id), false),
+       coalesce(bool_and(score is null or cast(cast(score as float) as double) = score), false)
+from _import_kinds;

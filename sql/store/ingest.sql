@@ -1,13 +1,35 @@
--- Ingest of ranked lists. The caller registers the validated batch as the view `_batch`
--- (columns list_id integer, item_num bigint, item_key varchar, score double, score32 float,
--- label tinyint, seq bigint; one of item_num and item_key is NULL, and one of score and
--- score32).
+-- Ingest of ranked lists. Queries over "any row table" name it {rows}: ingest.py puts one of
+-- the four list_rows_<item>_<score> tables there (sql/schema/007_lean_rows.sql).
 
--- name: insert_scores
--- $run_id: integer; $task: task_kind.
-insert into score_rows (run_id, task, list_id, item_num, item_key, score, score32, label, seq)
-select $run_id, $task, list_id, item_num, item_key, score, score32, label, seq
-from _batch;
+-- name: insert_rows
+-- The streaming path: the caller registers the validated batches as `_batch` (list_id,
+-- item, score, label, seq, typed as {rows}).
+insert into {rows} select list_id, item, score, label, seq from _batch;
+
+-- name: insert_parquet
+-- The direct path: one Parquet file with integer ids into {rows}. {group}, {item}, {score}
+-- and {label} are expressions over the file's columns (ingest.py: _direct_sql), {file} its
+-- path; direct_check then checks what was stored.
+-- $list_offset: list_id = group id + $list_offset; $seq_offset: the file's first input position.
+insert into {rows}
+select cast({group} + $list_offset as integer), {item}, {score}, {label},
+       cast(file_row_number + $seq_offset as integer)
+from read_parquet({file}, file_row_number = true);
+
+-- name: direct_check
+-- After the direct path's insert of the lists $lo <= list_id < $lo + $lists of {rows}, whose
+-- item ids lie in [$imin, $imin + $items): the number of distinct (list, item) pairs (one bit
+-- each; fewer than rows means a duplicate), the rows, the rows with a value the streaming
+-- path refuses (a NaN or +inf score, a label other than +1/-1/0), the rows without a score,
+-- and a bit per list id that occurs.
+select bit_count(bitstring_agg((list_id - $lo) * $items + (item - $imin), 0,
+                               $lists * $items - 1)) as pairs,
+       count(*) as n,
+       count_if(isnan(score) or score = 'inf' or label not in (-1, 0, 1)) as bad,
+       count(*) - count(score) as not_retrieved,
+       bitstring_agg(list_id - $lo, 0, $lists - 1) as lists
+from {rows}
+where list_id >= $lo and list_id < $lo + $lists;
 
 -- name: next_list_id
 -- list_id is unique across the store and never reused (metric SQL partitions by it alone):
@@ -20,23 +42,23 @@ select next from list_id_next;
 update list_id_next set next = $next;
 
 -- name: first_duplicate
--- The first (group_id, item_id) pair seen twice in $run_id / $task, with the input positions
--- (seq) of its first two occurrences. Zero rows when there is none. Needs the run's groups
--- rows (list_id -> group_id).
-with counted as (
-    select list_id, item_num, item_key, count(*) as n, min(seq) as first_seq
-    from score_rows
-    where run_id = $run_id and task = $task
-    group by list_id, item_num, item_key
+-- The first (group_id, item_id) pair seen twice among the lists $lo <= list_id < $hi of
+-- {rows} (one ingest), with the input positions (seq) of its first two occurrences. Zero rows
+-- when there is none. Needs the groups rows of those lists (list_id -> group_id).
+with rows_ as (
+    select list_id, item, seq from {rows} where list_id >= $lo and list_id < $hi
+),
+counted as (
+    select list_id, item, min(seq) as first_seq
+    from rows_
+    group by list_id, item
     having count(*) > 1
 ),
 first_dup as (
-    select c.list_id, coalesce(c.item_key, cast(c.item_num as varchar)) as item_id, c.first_seq,
-           (select min(s.seq) from score_rows s
-             where s.run_id = $run_id and s.task = $task and s.list_id = c.list_id
-               and s.item_num is not distinct from c.item_num
-               and s.item_key is not distinct from c.item_key
-               and s.seq > c.first_seq) as second_seq
+    select c.list_id, cast(c.item as varchar) as item_id, c.first_seq,
+           (select min(s.seq) from rows_ s
+             where s.list_id = c.list_id and s.item = c.item and s.seq > c.first_seq)
+               as second_seq
     from counted c
     order by c.first_seq
     limit 1
@@ -53,7 +75,7 @@ select $run_id, $task, group_id, list_id, n_positives, slices
 from _groups;
 
 -- name: run_has_task
-select count(*) as n from score_rows where run_id = $run_id and task = $task;
+select count(*) as n from groups where run_id = $run_id and task = $task and list_id is not null;
 
 -- name: stage_groups
 -- Turn the registered `_groups_raw` (group_id, list_id, n_positives, keys[], values[]) into
@@ -67,7 +89,7 @@ from _groups_raw;
 -- A list whose n_positives override is below its count of +1 labels (recall would pass 1).
 select g.group_id, g.n_positives, count(*) as positives
 from groups g
-join score_rows s on s.list_id = g.list_id
+join score_items s on s.list_id = g.list_id
 where g.run_id = $run_id and g.task = $task and g.n_positives is not null and s.label = 1
 group by g.group_id, g.n_positives
 having count(*) > g.n_positives

@@ -29,7 +29,7 @@ select run_id from runs where experiment = $experiment and name = $name;
 -- (a list of {task, rows, lists}).
 with per_task as (
     select cast(task as varchar) as task, count(*) as n, count(distinct list_id) as lists
-    from score_rows where run_id = $run_id group by task
+    from score_items where run_id = $run_id group by task
     union all
     select 'keypoints', (select count(*) from matches where run_id = $run_id), count(*)
     from pairs where run_id = $run_id having count(*) > 0
@@ -46,7 +46,7 @@ where r.run_id = $run_id;
 -- $experiment: varchar or null (all); $tag: varchar or null (any); $limit: integer or null.
 -- Output: run_id, experiment, name, created_at, git_commit, tags, params, notes, tasks, rows.
 with per_task as (
-    select run_id, cast(task as varchar) as task, count(*) as n from score_rows group by all
+    select run_id, cast(task as varchar) as task, count(*) as n from score_items group by all
     union all
     select run_id, 'keypoints', count(*) from matches group by run_id
     union all
@@ -76,8 +76,10 @@ limit coalesce($limit, 1000000000);
 -- name: set_tags
 update runs set tags = $tags where run_id = $run_id;
 
--- name: delete_run_scores
-delete from score_rows where run_id = $run_id;
+-- name: delete_list_rows
+-- The ranked items of $run_id in one row table ({rows}); before its groups rows go.
+delete from {rows}
+where list_id in (select list_id from groups where run_id = $run_id and list_id is not null);
 
 -- name: delete_run_groups
 delete from groups where run_id = $run_id;
@@ -86,4 +88,5 @@ delete from groups where run_id = $run_id;
 delete from runs where run_id = $run_id;
 
 -- name: run_tasks
-select distinct cast(task as varchar) as task from score_rows where run_id = $run_id order by 1;
+select distinct cast(task as varchar) as task from groups
+where run_id = $run_id and list_id is not null order by 1;
