@@ -73,6 +73,7 @@ class IngestResult:
     not_retrieved: int
     replaced: bool = False
     files: list[str] = field(default_factory=list)
+    method: str = "stream"  # "direct": DuckDB read the Parquet files; "stream": batches via polars
 
     @property
     def ref(self) -> str:
@@ -808,6 +809,7 @@ class _Written:
     ids: int  # list ids taken, from the first one on (at least the number of lists)
     spans: list[tuple[str, int, int]]  # (input label, first seq, end seq)
     maybe_duplicates: bool
+    method: str
 
 
 def _write(
@@ -870,6 +872,7 @@ def _write(
         not_retrieved=written.not_retrieved,
         replaced=replaced,
         files=[label for label, _, _ in written.spans],
+        method=written.method,
     )
 
 
@@ -927,6 +930,7 @@ def _insert_stream(
         ids=stream.n_lists(),
         spans=stream.spans,
         maybe_duplicates=stream.maybe_duplicates(),
+        method="stream",
     )
 
 
@@ -1107,6 +1111,7 @@ def _insert_direct(
         ids=plan.groups,
         spans=spans,
         maybe_duplicates=False,
+        method="direct",
     )
 
 

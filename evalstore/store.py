@@ -27,6 +27,11 @@ Progress = Callable[[str, int, "int | None"], None]
 """Progress callback: (stage, done, total or None)."""
 
 _SCHEMA_FILE = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
+_FRESH_VERSION = re.compile(r"^-- version: (\d+)$", re.MULTILINE)
+FRESH_SCHEMA = "fresh.sql"
+"""sql/schema/fresh.sql: the latest schema in one file, which a new store applies instead of
+replaying every migration (written by evalstore/schema.py; tests/test_store.py checks that both
+give the same catalogue)."""
 
 
 def default_path() -> Path:
@@ -46,6 +51,23 @@ def _schema_files() -> list[tuple[int, str, Path]]:
 def latest_schema_version() -> int:
     """The schema version this evalstore writes."""
     return max(v for v, _, _ in _schema_files())
+
+
+def fresh_schema() -> tuple[int, str]:
+    """The version and text of sql/schema/fresh.sql."""
+    text = (queries.sql_dir() / "schema" / FRESH_SCHEMA).read_text()
+    found = _FRESH_VERSION.search(text)
+    if found is None:
+        raise SchemaError(f"sql/schema/{FRESH_SCHEMA} has no '-- version: N' line")
+    return int(found.group(1)), text
+
+
+def replayed_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Apply every migration in order to an empty database (what fresh.sql stands for)."""
+    queries.run(con, "store/create_schema_version")
+    for version, name, path in _schema_files():
+        con.execute(path.read_text())
+        queries.run(con, "store/record_version", {"version": version, "name": name})
 
 
 def _connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBPyConnection:
@@ -179,9 +201,9 @@ class Store:
     def _pending_migrations(self) -> list[tuple[int, str, Path]]:
         known = _schema_files()
         latest = max(v for v, _, _ in known)
-        has_version = queries.fetch_rows(self.con, "store/has_table", {"table": "schema_version"})
-        if has_version[0][0] == 0:
-            if queries.fetch_rows(self.con, "store/count_tables")[0][0] > 0:
+        has_version, n_tables = queries.fetch_rows(self.con, "store/schema_state")[0]
+        if not has_version:
+            if n_tables > 0:
                 raise SchemaError(
                     f"{self.path} is a DuckDB database but not an evalstore store "
                     "(it has no schema_version table)"
@@ -196,11 +218,23 @@ class Store:
         return [m for m in known if m[0] > current]
 
     def _migrate(self, pending: Sequence[tuple[int, str, Path]]) -> None:
+        new = queries.fetch_rows(self.con, "store/count_tables")[0][0] == 0
         with self.transaction():
             queries.run(self.con, "store/create_schema_version")
-            for version, name, path in pending:
-                self.con.execute(path.read_text())
-                queries.run(self.con, "store/record_version", {"version": version, "name": name})
+            version, text = fresh_schema() if new else (0, "")
+            if new and version == pending[-1][0] and len(pending) == version:
+                self.con.execute(text)  # a new store: the latest schema at once
+                queries.run(
+                    self.con,
+                    "store/record_versions",
+                    {"versions": [v for v, _, _ in pending], "names": [n for _, n, _ in pending]},
+                )
+            else:
+                for version, name, path in pending:
+                    self.con.execute(path.read_text())
+                    queries.run(
+                        self.con, "store/record_version", {"version": version, "name": name}
+                    )
             if self.schema_version() >= 4:
                 refresh_views(self.con)
 

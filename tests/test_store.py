@@ -142,3 +142,121 @@ def test_schema_6_migrates_stored_lists(db: Path, monkeypatch: pytest.MonkeyPatc
             n_pos = 4 if (run, gid) == ("x/a", "q2") else None
             want = ap(np.array(scores), np.array(labels), n_positives=n_pos)
             assert values[(run, f"query={gid}")] == pytest.approx(want, rel=1e-12)
+
+
+# -- the fresh schema and migrations ---------------------------------------------------------
+
+
+def catalogue(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[object, ...]]]:
+    """What a schema defines: columns (of tables and views), constraints, types, sequences,
+    indexes, recorded versions and the rows of every table."""
+    queries = {
+        "columns": "select table_name, column_index, column_name, data_type, is_nullable, "
+        "column_default from duckdb_columns() where database_name = current_database()",
+        "constraints": "select table_name, constraint_type, constraint_text "
+        "from duckdb_constraints() where database_name = current_database()",
+        "types": "select type_name, logical_type, labels from duckdb_types() "
+        "where not internal and database_name = current_database()",
+        "sequences": "select sequence_name, start_value, increment_by, min_value, max_value "
+        "from duckdb_sequences() where database_name = current_database()",
+        "indexes": "select table_name, index_name from duckdb_indexes() "
+        "where database_name = current_database()",
+        "views": "select view_name from duckdb_views() where not internal "
+        "and database_name = current_database()",
+        "versions": "select version, name from schema_version",
+    }
+    found = {k: sorted(con.execute(q).fetchall(), key=repr) for k, q in queries.items()}
+    tables = con.execute(
+        "select table_name from duckdb_tables() where database_name = current_database() "
+        "and table_name <> 'schema_version' order by 1"
+    ).fetchall()
+    found["rows"] = [  # what the migrations put in the tables (the next list id)
+        (t, sorted(con.execute(f'select * from "{t}"').fetchall(), key=repr)) for (t,) in tables
+    ]
+    return found
+
+
+def test_fresh_schema_file_is_what_the_migrations_build() -> None:
+    """sql/schema/fresh.sql is up to date: regenerated from the migrations, it is unchanged
+    (fails after a new migration until `python -m evalstore.schema` is run)."""
+    from evalstore.queries import sql_dir
+    from evalstore.schema import fresh_schema_text
+    from evalstore.store import FRESH_SCHEMA, fresh_schema
+
+    assert fresh_schema()[0] == latest_schema_version()
+    assert (sql_dir() / "schema" / FRESH_SCHEMA).read_text() == fresh_schema_text()
+
+
+def test_a_new_store_has_the_catalogue_of_the_replayed_migrations(tmp_path: Path) -> None:
+    """A new store applies fresh.sql at once; its catalogue equals that of every migration
+    applied in order (types by name, defaults, constraints, views)."""
+    from evalstore.store import refresh_views, replayed_schema
+
+    with Store(tmp_path / "fresh.duckdb") as store:
+        fresh = catalogue(store.con)
+    con = duckdb.connect(str(tmp_path / "replayed.duckdb"))
+    try:
+        replayed_schema(con)
+        refresh_views(con)
+        replayed = catalogue(con)
+    finally:
+        con.close()
+    assert fresh["columns"] and fresh == replayed
+
+
+def test_schema_7_moves_rows_to_the_lean_tables(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store written at schema 6 (one row table with NULL columns for the other kind of id
+    and score) opens at schema 7 with the same `scores` rows, each list whole in the row table
+    of its kinds: int32 item ids as integers (others as text), float32 scores as FLOAT."""
+    from evalstore import store as store_module
+    from evalstore.ingest import ROW_TABLES
+
+    files = store_module._schema_files()
+    monkeypatch.setattr(store_module, "_schema_files", lambda: [f for f in files if f[0] <= 6])
+    # (list_id, group, item_num, item_key, score, score32): one list per kind of storage
+    rows = [
+        (0, "a", 7, None, None, 0.5),  # int items, float32 scores (one not retrieved)
+        (0, "a", -3, None, None, None),
+        (1, "b", 8, None, 0.25, None),  # int items, float64 scores
+        (2, "c", 1 << 40, None, 1.5, None),  # an item id beyond int32: text
+        (2, "c", 5, None, None, None),
+        (3, "d", None, "x1", None, 2.5),  # text items, float32
+        (4, "e", None, "y1", 3.0, None),  # text items, float64
+        (5, "f", 9, None, None, None),  # nothing retrieved
+    ]
+    with Store(db) as store:
+        assert store.schema_version() == 6
+        store.con.execute(
+            "insert into runs (run_id, experiment, name, created_at) values (1, 'x', 'a', now())"
+        )
+        for seq, (list_id, _, num, key, score, score32) in enumerate(rows):
+            store.con.execute(
+                "insert into score_rows (run_id, task, list_id, item_num, item_key, score, "
+                "score32, label, seq) values (1, 'retrieval', ?, ?, ?, ?, ?, ?, ?)",
+                [list_id, num, key, score, score32, 1 if seq % 2 else -1, seq],
+            )
+        for list_id, group in sorted({(r[0], r[1]) for r in rows}):
+            store.con.execute(
+                "insert into groups (run_id, task, group_id, list_id) "
+                "values (1, 'retrieval', ?, ?)",
+                [group, list_id],
+            )
+        store.con.execute("update list_id_next set next = 6")
+        before = store.con.execute("select * from scores order by seq").fetchall()
+    monkeypatch.setattr(store_module, "_schema_files", lambda: files)
+    with Store(db) as store:
+        assert store.schema_version() == latest_schema_version()
+        after = store.con.execute("select * from scores order by seq").fetchall()
+        where = {
+            table: sorted(
+                {r[0] for r in store.con.execute(f"select list_id from {table}").fetchall()}
+            )
+            for table in sorted(ROW_TABLES)
+        }
+    assert after == before and len(after) == len(rows)
+    assert where == {
+        "list_rows_int_f32": [0],
+        "list_rows_int_f64": [1, 5],
+        "list_rows_text_f32": [3],
+        "list_rows_text_f64": [2, 4],
+    }

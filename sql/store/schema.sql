@@ -13,10 +13,17 @@ select coalesce(max(version), 0) as version from schema_version;
 -- name: record_version
 insert into schema_version (version, name) values ($version, $name);
 
--- name: has_table
-select count(*) as n
+-- name: record_versions
+-- A new store, given the latest schema at once: every version, as if applied in order.
+insert into schema_version (version, name)
+select unnest($versions::integer[]), unnest($names::varchar[]);
+
+-- name: schema_state
+-- Whether the file has a schema_version table, and how many tables it has.
+select count(*) filter (where table_name = 'schema_version') > 0 as has_version,
+       count(*) as n_tables
 from information_schema.tables
-where table_schema = 'main' and table_name = $table;
+where table_schema = 'main';
 
 -- name: count_tables
 select count(*) as n from information_schema.tables where table_schema = 'main';

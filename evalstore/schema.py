@@ -1,0 +1,77 @@
+"""Writes sql/schema/fresh.sql, the latest schema in one file, from the migrations:
+
+    python -m evalstore.schema
+
+Run it after adding a migration (sql/schema/NNN_*.sql); tests/test_store.py fails until then.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from evalstore import queries
+from evalstore.store import FRESH_SCHEMA, latest_schema_version, replayed_schema
+
+__all__ = ["fresh_schema_text"]
+
+
+def fresh_schema_text() -> str:
+    """sql/schema/fresh.sql as the migrations define it now: DuckDB's own export of the
+    schema they build, with each column of a named ENUM type written by that name."""
+    import tempfile
+
+    con = duckdb.connect()
+    try:
+        replayed_schema(con)
+        enums = con.execute(
+            "select type_name, labels from duckdb_types() "
+            "where logical_type = 'ENUM' and not internal order by type_name"
+        ).fetchall()
+        seeds = []  # rows a migration puts in a table (the next list id)
+        for (table,) in con.execute(
+            "select table_name from duckdb_tables() where table_name <> 'schema_version' "
+            "order by table_name"
+        ).fetchall():
+            for row in con.execute(f'select * from "{table}"').fetchall():  # our own tables
+                seeds.append(f'INSERT INTO "{table}" VALUES ({", ".join(map(_literal, row))});')
+        with tempfile.TemporaryDirectory() as tmp:
+            # a path cannot be bound; this is our own temporary folder
+            con.execute("export database '" + tmp.replace("'", "''") + "'")
+            lines = (Path(tmp) / "schema.sql").read_text().strip().splitlines()
+    finally:
+        con.close()
+    kept = []
+    for line in lines:
+        if line.startswith("CREATE TABLE schema_version("):
+            continue  # store/create_schema_version makes it
+        if line.startswith("CREATE TABLE "):
+            for name, labels in enums:
+                inline = "ENUM(" + ", ".join("'" + v.replace("'", "''") + "'" for v in labels)
+                line = line.replace(inline + ")", name)
+        kept.append(line)
+    version = latest_schema_version()
+    header = (
+        f"-- version: {version}\n"
+        f"-- The schema of version {version} in one file: what a new store applies instead of\n"
+        "-- replaying sql/schema/001_*.sql onwards (the same catalogue; tests/test_store.py\n"
+        "-- checks). Written by `python -m evalstore.schema`: run it after adding a migration.\n"
+    )
+    return header + "\n".join(kept + seeds) + "\n"
+
+
+def _literal(value: object) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise TypeError(f"fresh.sql cannot hold a seed value of type {type(value).__name__}")
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return repr(value)
+
+
+if __name__ == "__main__":
+    target = queries.sql_dir() / "schema" / FRESH_SCHEMA
+    target.write_text(fresh_schema_text())
+    print(f"wrote {target}")
