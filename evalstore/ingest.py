@@ -8,9 +8,11 @@ one transaction per run: a run is either fully there or not at all, whatever goe
 from __future__ import annotations
 
 import contextlib
+import io
 import math
 import os
 import queue
+import re
 import threading
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -129,15 +131,20 @@ def _format_of(path: Path, fmt: str | None) -> str:
     return found
 
 
+_GLOB = re.compile(r"[*?\[\]{}]")  # what polars and DuckDB would expand in a file name
+
+
 def _lazy_file(path: Path, fmt: str) -> pl.LazyFrame | pl.DataFrame:
+    """The file itself, never the files its name would match as a pattern."""
     if fmt == "parquet":
-        return pl.scan_parquet(path)
+        return pl.scan_parquet(path, glob=False)
     if fmt in ("csv", "tsv"):
         return pl.scan_csv(
-            path, separator="\t" if fmt == "tsv" else ",", infer_schema_length=10_000
+            path, separator="\t" if fmt == "tsv" else ",", infer_schema_length=10_000, glob=False
         )
-    if fmt == "ndjson":
-        return pl.scan_ndjson(path, infer_schema_length=10_000)
+    if fmt == "ndjson":  # scan_ndjson has no glob=False; a name like run[1].ndjson is read whole
+        source = io.BytesIO(path.read_bytes()) if _GLOB.search(str(path)) else path
+        return pl.scan_ndjson(source, infer_schema_length=10_000)
     with np.load(path, allow_pickle=False) as npz:
         return _frame_from_mapping({k: npz[k] for k in npz.files}, str(path))
 
@@ -504,14 +511,14 @@ def _arrow_schema(spec: _Spec) -> pa.Schema:
 
 
 def _pair_keys(rows: pl.DataFrame, int_items: bool) -> pl.Series:
-    """One 64-bit key per (list_id, item): the pair itself, list_id * 2^32 + item, when the
-    item ids are integers in [0, 2^31) (equal keys = duplicates), else a hash (equal keys =
-    maybe duplicates, which the store then checks exactly)."""
+    """One 64-bit key per (list_id, item): for int32 item ids the pair itself,
+    list_id * 2^32 + (item + 2^31) (equal keys = duplicates), else a hash (equal keys = maybe
+    duplicates, which the store then checks exactly). The same kind of key for every batch of
+    an ingest, so that pairs repeated across batches compare."""
     if int_items:
-        item = rows["item"]
-        low = item.min()
-        if low is not None and low >= 0:
-            return (rows["list_id"].cast(pl.Int64) * (1 << 32) + item).cast(pl.UInt64)
+        return (
+            rows["list_id"].cast(pl.Int64) * (1 << 32) + (rows["item"].cast(pl.Int64) + (1 << 31))
+        ).cast(pl.UInt64)
     return rows.select(pl.struct("list_id", "item").hash(seed=0)).to_series()
 
 
@@ -969,10 +976,18 @@ def _direct_plan(
     scores floats and its labels of the declared convention's type, with few enough (list,
     item) pairs for the duplicate check's bitmap and dense enough list ids; else None (the
     streaming path takes any input)."""
-    if not opened or any(source.kind != "parquet" or source.path is None for source in opened):
+    if not opened or any(
+        source.kind != "parquet" or source.path is None or _GLOB.search(str(source.path))
+        for source in opened
+    ):
         return None
-    group, item, score, label = (spec.source_column(c) for c in _COLUMNS)
-    with_group = {group in source.schema for source in opened}
+    sources = _sources(spec)
+    if any(s not in source.schema for s in spec.columns.values() for source in opened):
+        return None  # a --column names a missing column: the streaming path says so
+    group, item, score, label = (sources[c] for c in _COLUMNS)
+    if item is None or score is None or label is None:
+        return None
+    with_group = {group is not None and group in source.schema for source in opened}
     if len(with_group) != 1 or (with_group == {False} and spec.task != "verification"):
         return None
     has_group = with_group == {True}
@@ -997,7 +1012,8 @@ def _direct_plan(
         sc = quote_name(score)
         stats = con.execute(  # from the files' statistics, where they have them
             f"select count(*), count({g}), count({i}), min({sc}), max({sc}), "
-            f"min({g}), max({g}), min({i}), max({i}) from read_parquet({_literal(path)})"
+            f"min({g}), max({g}), min({i}), max({i}) "
+            f"from read_parquet({_literal(path)}, hive_partitioning = false)"
         ).fetchall()[0]
         n, n_groups, n_items, low, high = stats[:5]
         if n == 0 or n_groups < n or n_items < n:  # the streaming path says which row
@@ -1023,6 +1039,16 @@ def _direct_plan(
     return _DirectPlan(
         files, group if has_group else None, item, score, label, gmin, n_groups, imin, n_items, rows
     )
+
+
+def _sources(spec: _Spec) -> dict[str, str | None]:
+    """The input column each of our columns is read from, as _validate resolves them: a
+    mapped column from its source; an unmapped one from the column of its own name, unless
+    that column is the source of another mapping (None: no such column)."""
+    mapped_from = set(spec.columns.values())
+    return {
+        ours: spec.columns.get(ours, None if ours in mapped_from else ours) for ours in _COLUMNS
+    }
 
 
 def _literal(text: str) -> str:

@@ -14,7 +14,7 @@ insert into {rows} select list_id, item, score, label, seq from _batch;
 insert into {rows}
 select cast({group} + $list_offset as integer), {item}, {score}, {label},
        cast(file_row_number + $seq_offset as integer)
-from read_parquet({file}, file_row_number = true);
+from read_parquet({file}, file_row_number = true, hive_partitioning = false);
 
 -- name: direct_check
 -- After the direct path's insert of the lists $lo <= list_id < $lo + $lists of {rows}, whose
