@@ -6,7 +6,7 @@
 -- Parameters: $experiments varchar[], $runs integer[] (NULL = all).
 -- Output: run_id, run, task.
 with tasks as (
-    select distinct run_id, cast(task as varchar) as task from score_items
+    select distinct run_id, cast(task as varchar) as task from groups where list_id is not null
 ),
 selected as (
     select r.run_id, r.run, t.task, r.created_at,

@@ -10,8 +10,9 @@ where list_contains($runs, run_id) and task = $task and metric = $metric
   and params = $params and slice = '' and definition_sha = $sha and engine = $engine;
 
 -- name: runs_with_task
--- Which of $runs hold rows of $task.
-select distinct run_id from score_items where list_contains($runs, run_id) and task = $task;
+-- Which of $runs hold rows of $task (a list with rows has a list_id in groups).
+select distinct run_id from groups
+where list_contains($runs, run_id) and task = $task and list_id is not null;
 
 -- name: clear_values
 delete from metric_values
