@@ -1041,6 +1041,27 @@ def _direct_plan(
     )
 
 
+def _marks(
+    bitmap: bytes, lists: int, items: int, slice_bits: int = 1 << 24
+) -> tuple[int, np.ndarray]:
+    """From the (list, item) bitmap of direct_check (a bitstring as bytes: bit list * items +
+    item, after the padding bits that fill its first byte), the number of pairs marked and
+    the lists with a mark. Unpacked a few million bits at a time."""
+    packed = np.frombuffer(bitmap, dtype=np.uint8)
+    pad = len(packed) * 8 - lists * items
+    if not 0 <= pad < 8:
+        raise AssertionError(f"a bitmap of {len(packed)} bytes for {lists} x {items} pairs")
+    pairs, present = 0, np.zeros(lists, dtype=np.bool_)
+    step = max(1, slice_bits // items)  # lists per slice
+    for first in range(0, lists, step):
+        last = min(lists, first + step)
+        lo, hi = pad + first * items, pad + last * items
+        bits = np.unpackbits(packed[lo // 8 : (hi + 7) // 8])[lo % 8 : lo % 8 + hi - lo]
+        pairs += int(np.count_nonzero(bits))
+        present[first:last] = bits.reshape(last - first, items).any(axis=1)
+    return pairs, np.flatnonzero(present)
+
+
 def _sources(spec: _Spec) -> dict[str, str | None]:
     """The input column each of our columns is read from, as _validate resolves them: a
     mapped column from its source; an unmapped one from the column of its own name, unless
@@ -1108,10 +1129,8 @@ def _insert_direct(
         raise _Recheck from None
     text = _rows_sql("store/direct_check", spec.table)
     params = {"lo": first_list_id, "lists": plan.groups, "items": plan.items, "imin": plan.imin}
-    pairs, rows, bad, not_retrieved, bits = con.execute(
-        text, queries.bind(text, params)
-    ).fetchall()[0]
-    present = np.flatnonzero(np.frombuffer(bits.encode(), dtype=np.uint8) == ord("1"))
+    bitmap, rows, bad, not_retrieved = con.execute(text, queries.bind(text, params)).fetchall()[0]
+    pairs, present = _marks(bitmap, plan.groups, plan.items)
     if bad or pairs < rows or plan.groups > 2 * len(present) + (1 << 16):
         # a bad value or a duplicate (the streaming path says where), or sparse group ids
         # (the streaming path numbers the lists densely)

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 
 from evalstore import queries
-from evalstore.store import FRESH_SCHEMA, latest_schema_version, replayed_schema
+from evalstore.store import FRESH_SCHEMA, latest_schema_version, refresh_views, replayed_schema
 
 __all__ = ["fresh_schema_text"]
 
@@ -25,6 +25,7 @@ def fresh_schema_text() -> str:
     con = duckdb.connect()
     try:
         replayed_schema(con)
+        refresh_views(con)  # v_runs of a store without runs
         enums = con.execute(
             "select type_name, labels from duckdb_types() "
             "where logical_type = 'ENUM' and not internal order by type_name"

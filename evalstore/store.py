@@ -223,18 +223,17 @@ class Store:
             queries.run(self.con, "store/create_schema_version")
             version, text = fresh_schema() if new else (0, "")
             if new and version == pending[-1][0] and len(pending) == version:
-                self.con.execute(text)  # a new store: the latest schema at once
+                # a new store: the latest schema at once (its v_runs has no runs' parameters)
+                self.con.execute(text)
                 queries.run(
                     self.con,
                     "store/record_versions",
                     {"versions": [v for v, _, _ in pending], "names": [n for _, n, _ in pending]},
                 )
-            else:
-                for version, name, path in pending:
-                    self.con.execute(path.read_text())
-                    queries.run(
-                        self.con, "store/record_version", {"version": version, "name": name}
-                    )
+                return
+            for version, name, path in pending:
+                self.con.execute(path.read_text())
+                queries.run(self.con, "store/record_version", {"version": version, "name": name})
             if self.schema_version() >= 4:
                 refresh_views(self.con)
 

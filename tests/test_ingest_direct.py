@@ -838,3 +838,36 @@ def test_a_duplicate_across_batches_with_a_negative_item_id_is_refused(
             f"first seen at {labels[0]} row 1"
         )
     assert direct_attempts == (["abandoned"] if source == "parquet" else [])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lists=st.integers(1, 40),
+    items=st.integers(1, 40),
+    density=st.floats(0.0, 1.0),
+    slice_bits=st.sampled_from([1, 7, 64, 1 << 24]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_pair_bitmap_reads_back_the_marked_pairs_and_lists(
+    lists: int, items: int, density: float, slice_bits: int, seed: int
+) -> None:
+    """direct_check's bitmap (DuckDB's bitstring_agg as bytes) read back by _marks: the
+    number of distinct (list, item) pairs and the lists holding one, for any shape and any
+    slicing (slices start anywhere within a byte)."""
+    import duckdb
+
+    rng = np.random.default_rng(seed)
+    marked = rng.random((lists, items)) < density
+    listed, item = np.nonzero(marked)
+    rows = np.concatenate([listed * items + item, listed[:3] * items + item[:3]])  # repeats
+    con = duckdb.connect()
+    blob = con.execute(
+        "select cast(bitstring_agg(k, 0, $n - 1) as blob) from (select unnest($keys) as k)",
+        {"n": lists * items, "keys": rows.tolist()},
+    ).fetchall()[0][0]
+    if not rows.size:  # no rows, no bitmap: direct_check always has rows
+        assert blob is None
+        return
+    pairs, present = ingest_module._marks(blob, lists, items, slice_bits=slice_bits)
+    assert pairs == int(marked.sum())
+    assert present.tolist() == np.flatnonzero(marked.any(axis=1)).tolist()
