@@ -340,7 +340,7 @@ def _has_partitions(source: str, table: str, manifest: Mapping[str, Any]) -> boo
     return folder.is_dir() and any(folder.glob(f"{PARTITION_COLUMN}=*"))
 
 
-#: The columns of the ``score_items`` view (sql/schema/006_list_ids_float32.sql).
+#: The columns of the ``score_items`` view (sql/schema/007_lean_rows.sql).
 SCORE_ITEMS = ("run_id", "task", "list_id", "score", "label", "seq")
 
 # What each session has registered: id(session) -> (source, manifest text).
