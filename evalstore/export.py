@@ -431,7 +431,8 @@ def _rows_table(con: duckdb.DuckDBPyConnection, part: Path) -> str:
     try:
         int_items, f32 = queries.fetch_rows(con, "export/score_kinds")[0]
     finally:
-        con.unregister("_import_kinds")
+        with contextlib.suppress(duckdb.Error):  # fails in an aborted transaction
+            con.unregister("_import_kinds")
     table = f"list_rows_{'int' if int_items else 'text'}_{'f32' if f32 else 'f64'}"
     return queries.quote_ident(table, ROW_TABLES)
 

@@ -1,8 +1,11 @@
 """Ingest of ranked lists (scores and labels) into a run.
 
-Files are read with polars in bounded batches, validated column by column, and inserted in
-one transaction per run: a run is either fully there or not at all, whatever goes wrong
-(bad input, a crash, ``kill -9``).
+Parquet files with integer ids are read by DuckDB straight into the store and checked in one
+pass afterwards (the direct path); any other input, and any input the direct path refuses, is
+read with polars in bounded batches and validated column by column (the streaming path, which
+reports what is wrong with its file, column and row). Either way a run is written in one
+transaction: it is fully there or not at all, whatever goes wrong (bad input, a crash,
+``kill -9``).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import polars as pl
 import pyarrow as pa
 
 from evalstore import queries, runs
-from evalstore.errors import InvalidInput
+from evalstore.errors import EvalstoreError, InvalidInput
 from evalstore.queries import quote_name
 
 if TYPE_CHECKING:
@@ -579,7 +582,7 @@ class _Stream:
         self.opened = opened
         self.spec = spec
         self.progress = progress
-        self.error: InvalidInput | None = None
+        self.error: EvalstoreError | None = None
         self.spans: list[tuple[str, int, int]] = []  # (label, first seq, end seq)
         self.rows = 0
         self.not_retrieved = 0
@@ -626,7 +629,7 @@ class _Stream:
                 if self.rows == start:
                     raise InvalidInput(f"{label}: no rows")
                 self.spans.append((label, start, self.rows))
-        except InvalidInput as exc:
+        except EvalstoreError as exc:
             self.error = exc
             raise
 
@@ -637,6 +640,7 @@ class _Stream:
         keys = group_id.drop_nulls().unique(maintain_order=True).to_list()
         for key in keys:
             seen.setdefault(key, first + len(seen))
+        _check_list_ids(first, len(seen) + 1)
         ids = group_id.replace_strict(
             keys, [seen[k] for k in keys], default=None, return_dtype=pl.Int32
         )
@@ -883,9 +887,25 @@ def _write(
     )
 
 
-def _rows_sql(name: str, table: str) -> str:
-    """The text of a query written for any row table (``{rows}``), for ``table``."""
-    return queries.load(name).text.replace("{rows}", queries.quote_ident(table, ROW_TABLES))
+_PLACEHOLDER = re.compile(r"\{(rows|group|item|score|label|file)\}")
+
+
+def _rows_sql(name: str, table: str, **parts: str) -> str:
+    """The text of a query written for any row table (``{rows}``), for ``table``, with the
+    other placeholders set to ``parts``: in one pass, so that a value (a quoted column name)
+    is never read again as a placeholder."""
+    parts = {"rows": queries.quote_ident(table, ROW_TABLES), **parts}
+    return _PLACEHOLDER.sub(lambda m: parts.get(m.group(1), m.group(0)), queries.load(name).text)
+
+
+def _check_list_ids(first: int, n: int) -> None:
+    """Refuse to give out list ids beyond INTEGER (the next free one must fit too)."""
+    if first + n > _INT32[1]:
+        raise EvalstoreError(
+            f"this store has given out {first:,} list ids and has too few left for "
+            f"{n:,} more; export its runs and import them into a new store (which numbers "
+            "the lists again from 0)"
+        )
 
 
 def _check_duplicates(
@@ -951,6 +971,9 @@ class _Recheck(Exception):
 
 _RECHECK = "evalstore-recheck"  # the error() text of a value the direct insert refuses
 _BITMAP_MIN = 1 << 26  # (list, item) pairs the duplicate check may always track
+# list ids a direct ingest may leave unused (group ids absent from the files) beyond one per
+# list: more, and the streaming path numbers the lists densely instead
+_SPARE_IDS = 1 << 10
 
 
 @dataclass
@@ -984,6 +1007,11 @@ def _direct_plan(
     sources = _sources(spec)
     if any(s not in source.schema for s in spec.columns.values() for source in opened):
         return None  # a --column names a missing column: the streaming path says so
+    if len(set(spec.columns.values())) < len(spec.columns):
+        return None  # two of our columns from one: the streaming path decides
+    for source in opened:  # DuckDB matches names without case, polars with it
+        if len({name.lower() for name in source.schema}) < len(source.schema):
+            return None
     group, item, score, label = (sources[c] for c in _COLUMNS)
     if item is None or score is None or label is None:
         return None
@@ -1010,11 +1038,14 @@ def _direct_plan(
     for source in opened:
         path = str(source.path)
         sc = quote_name(score)
-        stats = con.execute(  # from the files' statistics, where they have them
-            f"select count(*), count({g}), count({i}), min({sc}), max({sc}), "
-            f"min({g}), max({g}), min({i}), max({i}) "
-            f"from read_parquet({_literal(path)}, hive_partitioning = false)"
-        ).fetchall()[0]
+        try:
+            stats = con.execute(  # from the files' statistics, where they have them
+                f"select count(*), count({g}), count({i}), min({sc}), max({sc}), "
+                f"min({g}), max({g}), min({i}), max({i}) "
+                f"from read_parquet({_literal(path)}, hive_partitioning = false)"
+            ).fetchall()[0]
+        except duckdb.Error:  # unreadable: the streaming path says why
+            return None
         n, n_groups, n_items, low, high = stats[:5]
         if n == 0 or n_groups < n or n_items < n:  # the streaming path says which row
             return None
@@ -1030,7 +1061,7 @@ def _direct_plan(
         rows > MAX_ROWS
         or imin < _INT32[0]
         or imax > _INT32[1]
-        or n_groups > max(1 << 16, rows // 16)  # sparse list ids: numbered densely instead
+        or n_groups > 2 * rows + _SPARE_IDS  # too sparse for any count of lists
         or n_groups * n_items > min(_INT32[1], max(_BITMAP_MIN, 2 * rows))
     ):
         return None
@@ -1046,19 +1077,30 @@ def _marks(
 ) -> tuple[int, np.ndarray]:
     """From the (list, item) bitmap of direct_check (a bitstring as bytes: bit list * items +
     item, after the padding bits that fill its first byte), the number of pairs marked and
-    the lists with a mark. Unpacked a few million bits at a time."""
+    the lists with a mark. Unpacked at most about ``slice_bits`` bits at a time."""
     packed = np.frombuffer(bitmap, dtype=np.uint8)
     pad = len(packed) * 8 - lists * items
     if not 0 <= pad < 8:
         raise AssertionError(f"a bitmap of {len(packed)} bytes for {lists} x {items} pairs")
+
+    def unpack(lo: int, hi: int) -> np.ndarray:  # bits [lo, hi) of the list-item range
+        lo, hi = lo + pad, hi + pad
+        return np.unpackbits(packed[lo // 8 : (hi + 7) // 8])[lo % 8 : lo % 8 + hi - lo]
+
     pairs, present = 0, np.zeros(lists, dtype=np.bool_)
-    step = max(1, slice_bits // items)  # lists per slice
-    for first in range(0, lists, step):
-        last = min(lists, first + step)
-        lo, hi = pad + first * items, pad + last * items
-        bits = np.unpackbits(packed[lo // 8 : (hi + 7) // 8])[lo % 8 : lo % 8 + hi - lo]
-        pairs += int(np.count_nonzero(bits))
-        present[first:last] = bits.reshape(last - first, items).any(axis=1)
+    if items <= slice_bits:  # whole lists per slice
+        step = slice_bits // items
+        for first in range(0, lists, step):
+            last = min(lists, first + step)
+            bits = unpack(first * items, last * items)
+            pairs += int(np.count_nonzero(bits))
+            present[first:last] = bits.reshape(last - first, items).any(axis=1)
+    else:  # a list over several slices
+        for list_ in range(lists):
+            for lo in range(list_ * items, (list_ + 1) * items, slice_bits):
+                n = int(np.count_nonzero(unpack(lo, min((list_ + 1) * items, lo + slice_bits))))
+                pairs += n
+                present[list_] |= n > 0
     return pairs, np.flatnonzero(present)
 
 
@@ -1092,17 +1134,15 @@ def _direct_sql(plan: _DirectPlan, spec: _Spec, path: str, not_retrieved: bool) 
         "01": f"case {label} when 1 then 1 when 0 then -1 else error('{_RECHECK}') end",
         "bool": f"case when {label} then 1 when not {label} then -1 else error('{_RECHECK}') end",
     }
-    parts = {
-        "{group}": quote_name(plan.group) if plan.group is not None else "0",
-        "{item}": quote_name(plan.item),
-        "{score}": score,
-        "{label}": labels[spec.labels],
-        "{file}": _literal(path),
-    }
-    text = _rows_sql("store/insert_parquet", spec.table)
-    for key, value in parts.items():
-        text = text.replace(key, value)
-    return text
+    return _rows_sql(
+        "store/insert_parquet",
+        spec.table,
+        group=quote_name(plan.group) if plan.group is not None else "0",
+        item=quote_name(plan.item),
+        score=score,
+        label=labels[spec.labels],
+        file=_literal(path),
+    )
 
 
 def _insert_direct(
@@ -1112,12 +1152,14 @@ def _insert_direct(
     first_list_id: int,
     progress: Progress | None,
 ) -> _Written:
-    """DuckDB reads the files into the row table, checking every value as it goes (a bad one
+    """DuckDB reads the files into the row table (a 0/1 or boolean label of another value
     aborts the insert); one pass over the inserted rows then marks each (list, item) pair in
-    a bitmap (fewer marks than rows: a duplicate) and each list that occurs. A list's id is
-    its group id + a fixed offset."""
-    if first_list_id + plan.groups > _INT32[1]:
-        raise _Recheck
+    a bitmap (fewer marks than rows: a duplicate), which also gives the lists that occur, and
+    counts the values the streaming path refuses. A list's id is its group id + a fixed
+    offset. The plan's ranges come from the files' statistics, which are not trusted: a row
+    outside them stops the insert or is missed by the count, and either way the streaming
+    path runs instead."""
+    _check_list_ids(first_list_id, plan.groups + 1)
     try:
         seq = 0
         for path, n, not_retrieved in plan.files:
@@ -1129,9 +1171,16 @@ def _insert_direct(
         raise _Recheck from None
     text = _rows_sql("store/direct_check", spec.table)
     params = {"lo": first_list_id, "lists": plan.groups, "items": plan.items, "imin": plan.imin}
-    bitmap, rows, bad, not_retrieved = con.execute(text, queries.bind(text, params)).fetchall()[0]
+    try:
+        bitmap, rows, bad, not_retrieved = con.execute(text, queries.bind(text, params)).fetchall()[
+            0
+        ]
+    except duckdb.Error:  # an item id outside the range the statistics gave
+        raise _Recheck from None
+    if rows != plan.rows:  # a list id outside the range the statistics gave
+        raise _Recheck
     pairs, present = _marks(bitmap, plan.groups, plan.items)
-    if bad or pairs < rows or plan.groups > 2 * len(present) + (1 << 16):
+    if bad or pairs < rows or plan.groups > 2 * len(present) + _SPARE_IDS:
         # a bad value or a duplicate (the streaming path says where), or sparse group ids
         # (the streaming path numbers the lists densely)
         raise _Recheck

@@ -232,7 +232,13 @@ class Store:
                 )
                 return
             for version, name, path in pending:
-                self.con.execute(path.read_text())
+                try:
+                    self.con.execute(path.read_text())
+                except duckdb.Error as exc:
+                    first = str(exc).strip().splitlines()[0]
+                    raise SchemaError(
+                        f"{self.path}: cannot upgrade to schema {version} ({name}): {first}"
+                    ) from None
                 queries.run(self.con, "store/record_version", {"version": version, "name": name})
             if self.schema_version() >= 4:
                 refresh_views(self.con)

@@ -416,3 +416,43 @@ def test_an_export_written_before_list_ids_imports(source: Store, tmp_path: Path
         a = evaluate(source, runs).select("run", "metric", "value", "slice")
         b = evaluate(target, runs).select("run", "metric", "value", "slice")
         assert a.sort("run", "metric", "slice").equals(b.sort("run", "metric", "slice"))
+
+
+@pytest.mark.parametrize(
+    ("items", "scores", "table"),
+    [
+        ([1, 2, 3], np.array([0.5, 0.25, -np.inf], dtype=np.float32), "list_rows_int_f32"),
+        ([1, 2, 3], np.array([1e300, -1e39, 0.1]), "list_rows_int_f64"),
+        (["a", "b", "c"], np.array([0.1, 0.2, 0.3]), "list_rows_text_f64"),
+        (["a", "b", "c"], np.array([0.5, 0.25, 0.125]), "list_rows_text_f32"),  # float32-exact
+        (
+            [1, 2, 3_000_000_000],
+            np.array([0.5, 0.25, 0.125], dtype=np.float32),
+            "list_rows_text_f32",
+        ),
+    ],
+)
+def test_an_imported_run_is_stored_as_exactly_as_it_was(
+    tmp_path: Path, items: list[Any], scores: np.ndarray, table: str
+) -> None:
+    """An imported run's items go to the leanest row table that holds them exactly, scores
+    beyond float32's range (1e300) included, and read back the same."""
+    data = {
+        "group_id": np.array([7, 7, 8]),
+        "item_id": np.array(items),
+        "score": scores,
+        "label": np.array([1, -1, 0]),
+    }
+    with Store(tmp_path / "a.duckdb") as source:
+        source.ingest(data, task="retrieval", run="x/r", git_commit=None)
+        want = source.con.execute(
+            "select group_id, item_id, score, label, seq from scores"
+        ).fetchall()
+        export_runs(source, tmp_path / "out")
+    with Store(tmp_path / "b.duckdb") as target:
+        import_runs(target, tmp_path / "out")
+        got = target.con.execute(
+            "select group_id, item_id, score, label, seq from scores"
+        ).fetchall()
+        held = target.con.execute(f"select count(*) from {table}").fetchone()
+    assert got == want and held == (3,)

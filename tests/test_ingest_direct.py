@@ -871,3 +871,178 @@ def test_pair_bitmap_reads_back_the_marked_pairs_and_lists(
     pairs, present = ingest_module._marks(blob, lists, items, slice_bits=slice_bits)
     assert pairs == int(marked.sum())
     assert present.tolist() == np.flatnonzero(marked.any(axis=1)).tolist()
+
+
+# -- what the direct path must not trust or misread -------------------------------------------
+
+
+def patch_footer(path: Path, old: bytes, new: bytes) -> None:
+    """Rewrite ``old`` as ``new`` in a Parquet file's footer (its statistics), not its data."""
+    import struct
+
+    raw = bytearray(path.read_bytes())
+    start = len(raw) - 8 - struct.unpack("<i", raw[-8:-4])[0]
+    assert raw[start:].count(old) >= 1
+    raw[start:] = raw[start:].replace(old, new)
+    path.write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize("lie", ["group max", "item max", "score min"])
+def test_statistics_that_lie_do_not_change_what_is_stored(
+    store: Store, tmp_path: Path, lie: str
+) -> None:
+    """The direct path plans from the footer's min/max statistics; when they are wrong (a
+    group or item id beyond the max, a -inf below the min), the rows stored and the list ids
+    given out are still those of the data: no row outside the run's lists, no list id used
+    twice."""
+    import struct
+
+    import duckdb
+
+    table = {
+        "group_id": pa.array([1_000_000, 1_000_000, 1_000_001, 1_000_005], pa.int32()),
+        "item_id": pa.array([70_001, 70_002, 70_001, 70_009], pa.int32()),
+        "score": pa.array([-math.inf, 0.2, 0.3, 0.4]),
+        "label": pa.array([1, -1, 1, 1], pa.int8()),
+    }
+    path = parquet(tmp_path / "lie.parquet", table, use_dictionary=False)
+    column, old, new, query = {
+        "group max": ("group_id", 1_000_005, 1_000_001, "max"),
+        "item max": ("item_id", 70_009, 70_002, "max"),
+        "score min": ("score", -math.inf, -1.0, "min"),
+    }[lie]
+    kind = "<d" if column == "score" else "<i"
+    patch_footer(path, struct.pack(kind, old), struct.pack(kind, new))
+    said = duckdb.sql(f"select {query}({column}) from read_parquet('{path}')").fetchall()[0]
+    assert said == (new,)  # DuckDB answers from the statistics: the plan sees the lie
+    result = store.ingest(path, task="retrieval", run="file", **NO_GIT)
+    store.ingest(table, task="retrieval", run="memory", **NO_GIT)
+    assert contents(store, "file") == contents(store, "memory")
+    assert result.rows == 4 and result.not_retrieved == 1
+    other = store.ingest(
+        {"group_id": [10, 11, 12, 13], "item_id": [7] * 4, "score": [0.5] * 4, "label": [1] * 4},
+        task="retrieval",
+        run="other",
+        **NO_GIT,
+    )
+    assert contents(store, "other")[0] == [
+        (str(g), "7", 0.5, 1, i) for i, g in enumerate(range(10, 14))
+    ]
+    ids = store.con.execute("select list_id from groups where list_id is not null").fetchall()
+    assert len(ids) == len(set(ids)) == 3 + 3 + 4
+    orphans = store.con.execute(
+        "select count(*) from (select list_id from list_rows_int_f64 union all "
+        "select list_id from list_rows_int_f32) r where r.list_id not in "
+        "(select list_id from groups where list_id is not null)"
+    ).fetchone()
+    assert orphans == (0,) and other.lists == 4
+
+
+def test_a_corrupt_data_page_is_one_line_and_changes_nothing(store: Store, tmp_path: Path) -> None:
+    """A file whose footer reads but whose data does not: the same one-line error as the
+    streaming path, nothing written."""
+    n = 1000
+    table = {
+        "group_id": pa.array(np.arange(n) // 10, pa.int32()),
+        "item_id": pa.array(np.arange(n), pa.int32()),
+        "score": pa.array(np.random.default_rng(0).random(n)),
+        "label": pa.array(np.where(np.arange(n) % 2, 1, -1), pa.int8()),
+    }
+    path = parquet(tmp_path / "c.parquet", table, compression="snappy", write_statistics=False)
+    column = pq.ParquetFile(path).metadata.row_group(0).column(1)  # item_id's first page
+    at = column.dictionary_page_offset or column.data_page_offset
+    raw = bytearray(path.read_bytes())
+    raw[at : at + 8] = bytes(b ^ 0xFF for b in raw[at : at + 8])
+    path.write_bytes(bytes(raw))
+    before = state(store)
+    message = failure(store, path, task="retrieval", run="r")
+    assert message.startswith(f"{path}: ") and "\n" not in message
+    assert state(store) == before
+
+
+def test_column_names_equal_but_for_case_are_read_as_named(store: Store, tmp_path: Path) -> None:
+    """`SCORE` and `score` in one file: DuckDB matches names without case, polars with it;
+    the stored scores are those of `score`."""
+    table = pa.table(
+        {
+            "group_id": pa.array([0, 0, 1, 1], pa.int32()),
+            "item_id": pa.array([1, 2, 1, 2], pa.int32()),
+            "SCORE": pa.array([100.0, 200.0, 300.0, 400.0]),
+            "score": pa.array([0.1, 0.2, 0.3, 0.4]),
+            "label": pa.array([1, -1, 1, -1], pa.int8()),
+        }
+    )
+    path = parquet(tmp_path / "case.parquet", table)
+    store.ingest(path, task="retrieval", run="file", **NO_GIT)
+    store.ingest(table, task="retrieval", run="memory", **NO_GIT)
+    assert contents(store, "file") == contents(store, "memory")
+    assert [row[2] for row in contents(store, "file")[0]] == [0.1, 0.2, 0.3, 0.4]
+
+
+def test_two_columns_mapped_to_one_source_are_refused_as_the_stream_does(
+    store: Store, tmp_path: Path
+) -> None:
+    """columns={"item_id": "id", "group_id": "id"}: the same error from a file as in memory."""
+    table = pa.table(
+        {
+            "id": pa.array([1, 2, 3], pa.int32()),
+            "score": pa.array([0.5, 0.25, 0.125]),
+            "label": pa.array([1, -1, 0], pa.int8()),
+        }
+    )
+    path = parquet(tmp_path / "one.parquet", table)
+    options = {"task": "retrieval", "columns": {"item_id": "id", "group_id": "id"}}
+    from_memory = failure(store, table, run="memory", **options)
+    assert in_memory_labels(failure(store, path, run="file", **options), [path]) == from_memory
+
+
+@pytest.mark.parametrize("path", ["direct", "stream"])
+def test_running_out_of_list_ids_is_one_line(store: Store, tmp_path: Path, path: str) -> None:
+    """A store that has given out nearly 2^31 list ids refuses more with one clear error and
+    stays as it was."""
+    from evalstore import EvalstoreError
+
+    store.con.execute("update list_id_next set next = 2147483647 - 3")
+    before = state(store)
+    table = lists_table(5, 2, seed=3)
+    data = parquet(tmp_path / "l.parquet", table) if path == "direct" else table
+    with pytest.raises(EvalstoreError, match="too few left") as info:
+        store.ingest(data, task="retrieval", run="r", **NO_GIT)
+    assert "\n" not in str(info.value)
+    assert state(store) == before
+
+
+@pytest.mark.parametrize("lie", ["groups", "items", "no -inf"])
+def test_a_plan_narrower_than_the_data_is_abandoned(store: Store, tmp_path: Path, lie: str) -> None:
+    """The direct insert checks the ranges it planned from the files' statistics: a group id
+    beyond them (its row would land outside the run's lists), an item id beyond them or a
+    -inf where the statistics showed none makes it give up, for the streaming path to run."""
+    import dataclasses
+
+    table = {
+        "group_id": pa.array([0, 0, 1, 5], pa.int32()),
+        "item_id": pa.array([1, 2, 1, 9], pa.int32()),
+        "score": pa.array([-math.inf, 0.2, 0.3, 0.4]),
+        "label": pa.array([1, -1, 1, 1], pa.int8()),
+    }
+    path = parquet(tmp_path / "t.parquet", table)
+    spec = ingest_module._Spec("retrieval", {}, "pm1", False)
+    plan = ingest_module._direct_plan(store.con, [ingest_module._open(path, None, 0)], spec)
+    assert plan is not None and (plan.groups, plan.items) == (6, 9)
+    narrowed = {
+        "groups": dataclasses.replace(plan, groups=2),
+        "items": dataclasses.replace(plan, items=2),
+        "no -inf": dataclasses.replace(plan, files=[(str(path), 4, False)]),
+    }[lie]
+    store.con.execute("begin transaction")
+    try:
+        with pytest.raises(ingest_module._Recheck):
+            ingest_module._insert_direct(store.con, narrowed, spec, 0, None)
+    finally:
+        store.con.execute("rollback")
+    full = ingest_module._insert_direct  # the same plan unnarrowed goes through
+    store.con.execute("begin transaction")
+    try:
+        assert full(store.con, plan, spec, 0, None).rows == 4
+    finally:
+        store.con.execute("rollback")

@@ -260,3 +260,37 @@ def test_schema_7_moves_rows_to_the_lean_tables(db: Path, monkeypatch: pytest.Mo
         "list_rows_text_f32": [3],
         "list_rows_text_f64": [2, 4],
     }
+
+
+def test_a_store_schema_7_cannot_hold_stays_as_it_was(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A schema-6 task of 2^31 rows or more (seq beyond INTEGER) cannot move to schema 7: the
+    upgrade stops with one line naming the file and the schema, and the store is unchanged."""
+    from evalstore import store as store_module
+
+    files = store_module._schema_files()
+    monkeypatch.setattr(store_module, "_schema_files", lambda: [f for f in files if f[0] <= 6])
+    with Store(db) as store:
+        store.con.execute(
+            "insert into runs (run_id, experiment, name, created_at) values (1, 'x', 'a', now())"
+        )
+        store.con.execute(
+            "insert into score_rows (run_id, task, list_id, item_num, score, label, seq) "
+            "values (1, 'retrieval', 0, 1, 0.5, 1, 2147483648)"
+        )
+        store.con.execute(
+            "insert into groups (run_id, task, group_id, list_id) values (1, 'retrieval', 'q', 0)"
+        )
+    monkeypatch.setattr(store_module, "_schema_files", lambda: files)
+    with pytest.raises(SchemaError) as info:
+        Store(db)
+    message = str(info.value)
+    assert message.startswith(f"{db}: cannot upgrade to schema 7 (lean_rows): ")
+    assert "2,147,483,647 rows" in message and "\n" not in message
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert con.execute("select max(version) from schema_version").fetchone() == (6,)
+        assert con.execute("select seq from score_rows").fetchall() == [(2147483648,)]
+    finally:
+        con.close()

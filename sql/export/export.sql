@@ -54,5 +54,7 @@ select count(*) as n from _list_map;
 -- and every score a float32 value: then the run is stored as it was ingested.
 select coalesce(bool_and(try_cast(item_id as integer) is not null
                          and cast(try_cast(item_id as integer) as varchar) = item_id), false),
-       coalesce(bool_and(score is null or cast(cast(score as float) as double) = score), false)
+       coalesce(bool_and(score is null
+                         or coalesce(cast(try_cast(score as float) as double) = score, false)),
+                false)
 from _import_kinds;

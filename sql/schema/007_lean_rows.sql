@@ -10,6 +10,13 @@
 --   seq is the input position within the run's task (0, 1, 2, ...), at most 2^31 - 1.
 --   `scores` (the columns and types of schema 6) and `score_items` (what metric SQL reads)
 --   are views over the four tables and `groups`.
+-- seq becomes an INTEGER: a store with a task of a run of 2^31 rows or more stays at schema 6
+select case when max(seq) > 2147483647
+            then error('a task of a run holds more than 2,147,483,647 rows; schema 7 stores '
+                       || 'at most that many: keep this store with an evalstore of schema 6')
+       end
+from score_rows;
+
 create table list_rows_int_f32 (
     list_id integer not null, item integer not null, score float,
     label tinyint not null, seq integer not null
