@@ -541,6 +541,7 @@ def _import_run(
     columns: dict[str, list[str]],
     target: dict[str, set[str]],
 ) -> int:
+    from evalstore.ingest import _check_list_ids
     from evalstore.runs import delete_run_rows
     from evalstore.store import refresh_views
 
@@ -574,6 +575,8 @@ def _import_run(
                         mapping = "export/map_list_ids" if keyed else "export/map_group_ids"
                         queries.run(con, mapping, {"first": first_list_id})
                         con.unregister("_import_ids")
+                        n_lists = queries.fetch_rows(con, "export/count_mapped_lists")[0][0]
+                        _check_list_ids(first_list_id, n_lists + 1)
                     source = "_import i left join _list_map m on " + (
                         "m.old_id = i.list_id"
                         if keyed

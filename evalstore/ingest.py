@@ -888,6 +888,7 @@ def _write(
 
 
 _PLACEHOLDER = re.compile(r"\{(rows|group|item|score|label|file)\}")
+_COMMENT = re.compile(r"--[^\n]*")  # the queries under sql/store hold no "--" in a string
 
 
 def _rows_sql(name: str, table: str, **parts: str) -> str:
@@ -895,7 +896,8 @@ def _rows_sql(name: str, table: str, **parts: str) -> str:
     other placeholders set to ``parts``: in one pass, so that a value (a quoted column name)
     is never read again as a placeholder."""
     parts = {"rows": queries.quote_ident(table, ROW_TABLES), **parts}
-    return _PLACEHOLDER.sub(lambda m: parts.get(m.group(1), m.group(0)), queries.load(name).text)
+    code = _COMMENT.sub("", queries.load(name).text)  # a value never lands in a comment
+    return _PLACEHOLDER.sub(lambda m: parts.get(m.group(1), m.group(0)), code)
 
 
 def _check_list_ids(first: int, n: int) -> None:
@@ -1015,6 +1017,8 @@ def _direct_plan(
     group, item, score, label = (sources[c] for c in _COLUMNS)
     if item is None or score is None or label is None:
         return None
+    if any("\x00" in c for c in (group, item, score, label) if c is not None):
+        return None  # no SQL identifier holds a NUL
     with_group = {group is not None and group in source.schema for source in opened}
     if len(with_group) != 1 or (with_group == {False} and spec.task != "verification"):
         return None
@@ -1070,6 +1074,21 @@ def _direct_plan(
     return _DirectPlan(
         files, group if has_group else None, item, score, label, gmin, n_groups, imin, n_items, rows
     )
+
+
+@contextlib.contextmanager
+def _unplanned_casts(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """DuckDB's statistics propagation drops the range checks of casts that a file's min/max
+    statistics say cannot fail (an int64 id cast to INTEGER, a label to TINYINT); statistics
+    that lie would then truncate values silently. Without it, such a value stops the insert.
+    The setting is global to the database instance: restored afterwards."""
+    before = con.execute("select current_setting('disabled_optimizers')").fetchall()[0][0]
+    names = [n for n in str(before or "").split(",") if n.strip()] + ["statistics_propagation"]
+    con.execute(f"set disabled_optimizers = {_literal(','.join(names))}")
+    try:
+        yield
+    finally:
+        con.execute(f"set disabled_optimizers = {_literal(str(before or ''))}")
 
 
 def _marks(
@@ -1159,14 +1178,16 @@ def _insert_direct(
     offset. The plan's ranges come from the files' statistics, which are not trusted: a row
     outside them stops the insert or is missed by the count, and either way the streaming
     path runs instead."""
-    _check_list_ids(first_list_id, plan.groups + 1)
+    if first_list_id + plan.groups + 1 > _INT32[1]:
+        raise _Recheck  # the streaming path takes one id per list, or says none are left
     try:
-        seq = 0
-        for path, n, not_retrieved in plan.files:
-            text = _direct_sql(plan, spec, path, not_retrieved)
-            params = {"list_offset": first_list_id - plan.gmin, "seq_offset": seq}
-            con.execute(text, queries.bind(text, params))
-            seq += n
+        with _unplanned_casts(con):
+            seq = 0
+            for path, n, not_retrieved in plan.files:
+                text = _direct_sql(plan, spec, path, not_retrieved)
+                params = {"list_offset": first_list_id - plan.gmin, "seq_offset": seq}
+                con.execute(text, queries.bind(text, params))
+                seq += n
     except duckdb.Error:
         raise _Recheck from None
     text = _rows_sql("store/direct_check", spec.table)

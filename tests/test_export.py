@@ -446,13 +446,13 @@ def test_an_imported_run_is_stored_as_exactly_as_it_was(
     with Store(tmp_path / "a.duckdb") as source:
         source.ingest(data, task="retrieval", run="x/r", git_commit=None)
         want = source.con.execute(
-            "select group_id, item_id, score, label, seq from scores"
+            "select group_id, item_id, score, label, seq from scores order by seq"
         ).fetchall()
         export_runs(source, tmp_path / "out")
     with Store(tmp_path / "b.duckdb") as target:
         import_runs(target, tmp_path / "out")
         got = target.con.execute(
-            "select group_id, item_id, score, label, seq from scores"
+            "select group_id, item_id, score, label, seq from scores order by seq"
         ).fetchall()
         held = target.con.execute(f"select count(*) from {table}").fetchone()
     assert got == want and held == (3,)

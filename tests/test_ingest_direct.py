@@ -1046,3 +1046,114 @@ def test_a_plan_narrower_than_the_data_is_abandoned(store: Store, tmp_path: Path
         assert full(store.con, plan, spec, 0, None).rows == 4
     finally:
         store.con.execute("rollback")
+
+
+@pytest.mark.parametrize("lie", ["int64 group id", "int16 label", "item beyond max"])
+def test_values_beyond_lying_statistics_are_not_truncated(
+    store: Store, tmp_path: Path, lie: str
+) -> None:
+    """Statistics that put a value within range (an int64 group id of 2^32 + 2 said to be at
+    most 2, a label 257 said to be at most 1, an item id 3 said to be at most 2, whose bit in
+    the pair bitmap would be another list's) must not store a value truncated or make up a
+    list: the same rows and lists, or the same error, as from memory."""
+    import struct
+
+    import duckdb
+
+    groups, items, labels = [0, 0, 1, 2**32 + 2], [5, 6, 5, 5], [1, -1, 1, 1]
+    if lie == "int16 label":
+        groups, labels = [0, 0, 1, 1], [1, -1, 1, 257]
+    if lie == "item beyond max":
+        groups, items = [0, 0, 2, 2], [1, 3, 1, 2]
+    table = pa.table(
+        {
+            "group_id": pa.array(groups, pa.int64()),
+            "item_id": pa.array(items, pa.int32()),
+            "score": pa.array([0.1, 0.2, 0.3, 0.4]),
+            "label": pa.array(labels, pa.int16()),
+        }
+    )
+    path = parquet(tmp_path / "lie.parquet", table, use_dictionary=False)
+    old, new, query = {
+        "int64 group id": (struct.pack("<q", 2**32 + 2), struct.pack("<q", 2), "max(group_id)"),
+        "int16 label": (struct.pack("<i", 257), struct.pack("<i", 1), "max(label)"),
+        "item beyond max": (struct.pack("<i", 3), struct.pack("<i", 2), "max(item_id)"),
+    }[lie]
+    patch_footer(path, old, new)
+    said = duckdb.sql(f"select {query} from read_parquet('{path}')").fetchall()[0][0]
+    assert said == struct.unpack("<q" if len(new) == 8 else "<i", new)[0]
+    if lie == "int16 label":
+        from_memory = failure(store, table, task="retrieval", run="memory")
+        assert in_memory_labels(failure(store, path, task="retrieval", run="file"), [path]) == (
+            from_memory
+        )
+        return
+    store.ingest(path, task="retrieval", run="file", **NO_GIT)
+    store.ingest(table, task="retrieval", run="memory", **NO_GIT)
+    assert contents(store, "file") == contents(store, "memory")
+
+
+def test_a_file_name_is_never_read_as_sql(store: Store, tmp_path: Path) -> None:
+    """A newline in a file's name (which the queries quote) runs nothing: the other runs of
+    the store keep their rows."""
+    store.ingest(lists_table(2, 3, seed=1), task="retrieval", run="kept", **NO_GIT)
+    kept = contents(store, "kept")
+    table = lists_table(2, 3, seed=2)
+    path = parquet(
+        tmp_path / "r\ndelete from list_rows_int_f64;\ndelete from groups;--.parquet", table
+    )
+    result = store.ingest(path, task="retrieval", run="named", **NO_GIT)
+    assert result.method == "direct" and result.rows == 6
+    assert contents(store, "kept") == kept
+
+
+def test_near_the_last_list_id_the_direct_path_defers_to_the_stream(
+    store: Store, tmp_path: Path
+) -> None:
+    """Group ids 0 and 100 would take 101 list ids on the direct path; with 60 left, the
+    streaming path takes 2 and the ingest succeeds."""
+    store.con.execute("update list_id_next set next = 2147483647 - 60")
+    table = {
+        "group_id": pa.array([0, 100], pa.int32()),
+        "item_id": pa.array([1, 1], pa.int32()),
+        "score": pa.array([0.5, 0.25]),
+        "label": pa.array([1, -1], pa.int8()),
+    }
+    result = store.ingest(
+        parquet(tmp_path / "s.parquet", table), task="retrieval", run="r", **NO_GIT
+    )
+    assert (result.method, result.lists) == ("stream", 2)
+    assert next_list_id(store) == 2147483647 - 58
+
+
+def test_importing_past_the_last_list_id_is_one_line(store: Store, tmp_path: Path) -> None:
+    """An import that needs more list ids than the store has left: one line, with what to do,
+    and the store unchanged."""
+    from evalstore import EvalstoreError
+    from evalstore.export import export_runs, import_runs
+
+    with Store(tmp_path / "source.duckdb") as source:
+        source.ingest(lists_table(3, 2, seed=4), task="retrieval", run="r", **NO_GIT)
+        export_runs(source, tmp_path / "out")
+    store.con.execute("update list_id_next set next = 2147483647 - 3")
+    before = state(store)
+    with pytest.raises(EvalstoreError, match="too few left") as info:
+        import_runs(store, tmp_path / "out")
+    assert "\n" not in str(info.value) and "import them into a new store" in str(info.value)
+    assert state(store) == before
+
+
+def test_a_nul_in_a_mapped_column_name_is_streamed(store: Store, tmp_path: Path) -> None:
+    """A column name with a NUL (which no SQL identifier holds) is read by the stream."""
+    table = pa.table(
+        {
+            "group_id": pa.array([0, 0], pa.int32()),
+            "item_id": pa.array([1, 2], pa.int32()),
+            "s\x00core": pa.array([0.5, 0.25]),
+            "label": pa.array([1, -1], pa.int8()),
+        }
+    )
+    options = {"task": "retrieval", "columns": {"score": "s\x00core"}}
+    result = store.ingest(parquet(tmp_path / "n.parquet", table), run="file", **options, **NO_GIT)
+    store.ingest(table, run="memory", **options, **NO_GIT)
+    assert result.method == "stream" and contents(store, "file") == contents(store, "memory")

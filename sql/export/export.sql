@@ -17,10 +17,11 @@ select run_id, experiment, name from runs where list_contains($runs, run_id) ord
 
 -- name: map_list_ids
 -- The list ids of an imported run (`_import_ids`: the list_id column of its scores) -> new
--- list ids of this store, from $first on, in their order; its groups rows use the same map.
+-- list ids of this store, from $first on, in their order; its groups rows use the same map
+-- (BIGINT here: export.py checks that they fit an INTEGER before they are used).
 create or replace temp table _list_map as
 select list_id as old_id, cast(null as varchar) as task, cast(null as varchar) as group_id,
-       cast($first + row_number() over (order by list_id) - 1 as integer) as new_id
+       $first + row_number() over (order by list_id) - 1 as new_id
 from (select distinct list_id from _import_ids where list_id is not null);
 
 -- name: map_group_ids
@@ -28,7 +29,7 @@ from (select distinct list_id from _import_ids where list_id is not null);
 -- the task and group_id columns of the run's scores; a list is a (task, group_id).
 create or replace temp table _list_map as
 select cast(null as integer) as old_id, task, group_id,
-       cast($first + row_number() over (order by task, group_id) - 1 as integer) as new_id
+       $first + row_number() over (order by task, group_id) - 1 as new_id
 from (select distinct task, group_id from _import_ids);
 
 -- name: no_list_map
