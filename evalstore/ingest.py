@@ -973,6 +973,8 @@ class _Recheck(Exception):
 
 _RECHECK = "evalstore-recheck"  # the error() text of a value the direct insert refuses
 _BITMAP_MIN = 1 << 26  # (list, item) pairs the duplicate check may always track
+_BITMAP_MAX = 10**9  # the most bitstring_agg takes
+_MIN_ROW_GROUP = 8192  # mean rows per row group below which DuckDB's insert is the slower
 # list ids a direct ingest may leave unused (group ids absent from the files) beyond one per
 # list: more, and the streaming path numbers the lists densely instead
 _SPARE_IDS = 1 << 10
@@ -1045,18 +1047,23 @@ def _direct_plan(
         try:
             stats = con.execute(  # from the files' statistics, where they have them
                 f"select count(*), count({g}), count({i}), min({sc}), max({sc}), "
+                f"(select count(distinct row_group_id) from parquet_metadata({_literal(path)})), "
                 f"min({g}), max({g}), min({i}), max({i}) "
                 f"from read_parquet({_literal(path)}, hive_partitioning = false)"
             ).fetchall()[0]
+        except duckdb.InterruptException:
+            raise
         except duckdb.Error:  # unreadable: the streaming path says why
             return None
-        n, n_groups, n_items, low, high = stats[:5]
+        n, n_groups, n_items, low, high, row_groups = stats[:6]
         if n == 0 or n_groups < n or n_items < n:  # the streaming path says which row
             return None
+        if row_groups > 1 and n < _MIN_ROW_GROUP * row_groups:
+            return None  # many tiny row groups: polars reads them faster
         # does the stored score (negated or not) take -inf, which stands for "not retrieved"?
         not_retrieved = (high == math.inf) if spec.negate_score else (low == -math.inf)
         files.append((path, int(n), not_retrieved))
-        bounds.append(stats[5:])
+        bounds.append(stats[6:])
     rows = sum(n for _, n, _ in files)
     gmin, gmax = min(b[0] for b in bounds), max(b[1] for b in bounds)
     imin, imax = min(b[2] for b in bounds), max(b[3] for b in bounds)
@@ -1066,7 +1073,7 @@ def _direct_plan(
         or imin < _INT32[0]
         or imax > _INT32[1]
         or n_groups > 2 * rows + _SPARE_IDS  # too sparse for any count of lists
-        or n_groups * n_items > min(_INT32[1], max(_BITMAP_MIN, 2 * rows))
+        or n_groups * n_items > min(_BITMAP_MAX, max(_BITMAP_MIN, 2 * rows))
     ):
         return None
     spec.float32 = all(source.schema[score] == pl.Float32 for source in opened)
@@ -1076,19 +1083,31 @@ def _direct_plan(
     )
 
 
+_OPTIMIZER_LOCK = threading.Lock()  # one direct insert at a time changes the setting
+
+
 @contextlib.contextmanager
 def _unplanned_casts(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """DuckDB's statistics propagation drops the range checks of casts that a file's min/max
     statistics say cannot fail (an int64 id cast to INTEGER, a label to TINYINT); statistics
     that lie would then truncate values silently. Without it, such a value stops the insert.
-    The setting is global to the database instance: restored afterwards."""
-    before = con.execute("select current_setting('disabled_optimizers')").fetchall()[0][0]
-    names = [n for n in str(before or "").split(",") if n.strip()] + ["statistics_propagation"]
-    con.execute(f"set disabled_optimizers = {_literal(','.join(names))}")
-    try:
-        yield
-    finally:
-        con.execute(f"set disabled_optimizers = {_literal(str(before or ''))}")
+    The setting is global to the database instance: it is set and restored on a connection of
+    its own (the ingest's transaction may have failed by then), whatever stops the insert."""
+    with _OPTIMIZER_LOCK:
+        side = con.cursor()
+        try:
+            before = side.execute("select current_setting('disabled_optimizers')").fetchall()
+            kept = str(before[0][0] or "")
+            names = [n.strip() for n in kept.split(",") if n.strip()]
+            if "statistics_propagation" not in names:
+                names.append("statistics_propagation")
+            side.execute(f"set disabled_optimizers = {_literal(','.join(names))}")
+            try:
+                yield
+            finally:
+                side.execute(f"set disabled_optimizers = {_literal(kept)}")
+        finally:
+            side.close()
 
 
 def _marks(
@@ -1184,10 +1203,14 @@ def _insert_direct(
         with _unplanned_casts(con):
             seq = 0
             for path, n, not_retrieved in plan.files:
+                if progress is not None:
+                    progress("ingest", seq, plan.rows)
                 text = _direct_sql(plan, spec, path, not_retrieved)
                 params = {"list_offset": first_list_id - plan.gmin, "seq_offset": seq}
                 con.execute(text, queries.bind(text, params))
                 seq += n
+    except duckdb.InterruptException:
+        raise  # the user stopped it: not a reason to try the streaming path
     except duckdb.Error:
         raise _Recheck from None
     text = _rows_sql("store/direct_check", spec.table)
@@ -1196,6 +1219,8 @@ def _insert_direct(
         bitmap, rows, bad, not_retrieved = con.execute(text, queries.bind(text, params)).fetchall()[
             0
         ]
+    except duckdb.InterruptException:
+        raise
     except duckdb.Error:  # an item id outside the range the statistics gave
         raise _Recheck from None
     if rows != plan.rows:  # a list id outside the range the statistics gave

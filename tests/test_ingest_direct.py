@@ -258,10 +258,12 @@ def direct_expected(table: pa.Table) -> bool:
 )
 @given(case=parquet_lists())
 def test_parquet_ingest_equals_in_memory_ingest(
-    tmp_path_factory: pytest.TempPathFactory, case: dict[str, Any]
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, case: dict[str, Any]
 ) -> None:
     """Random lists through Parquet files (direct) and as Arrow tables (stream) store the same
-    rows, groups and counts; with a duplicate both refuse with the same message."""
+    rows, groups and counts; with a duplicate both refuse with the same message. (Any row
+    group size goes direct here, to test the direct path on many layouts.)"""
+    monkeypatch.setattr(ingest_module, "_MIN_ROW_GROUP", 1)
     folder = tmp_path_factory.mktemp("direct")
     table, parts = case["table"], case["parts"]
     paths = [
@@ -1157,3 +1159,75 @@ def test_a_nul_in_a_mapped_column_name_is_streamed(store: Store, tmp_path: Path)
     result = store.ingest(parquet(tmp_path / "n.parquet", table), run="file", **options, **NO_GIT)
     store.ingest(table, run="memory", **options, **NO_GIT)
     assert result.method == "stream" and contents(store, "file") == contents(store, "memory")
+
+
+@pytest.mark.parametrize(
+    ("rows", "row_group_size", "method"), [(2000, 100, "stream"), (40_000, 20_000, "direct")]
+)
+def test_many_tiny_row_groups_are_streamed(
+    store: Store, tmp_path: Path, rows: int, row_group_size: int, method: str
+) -> None:
+    """A file of many tiny row groups (a writer called once per query) is read faster by
+    polars than by DuckDB's insert: it is streamed; large row groups go direct. Same rows."""
+    table = lists_table(rows // 20, 20, seed=8)
+    path = parquet(tmp_path / "g.parquet", table, row_group_size=row_group_size)
+    result = store.ingest(path, task="retrieval", run="file", **NO_GIT)
+    store.ingest(table, task="retrieval", run="memory", **NO_GIT)
+    assert result.method == method
+    assert contents(store, "file") == contents(store, "memory")
+
+
+def test_a_failed_direct_insert_restores_the_optimizer_setting(
+    store: Store, tmp_path: Path
+) -> None:
+    """The direct insert turns DuckDB's statistics propagation off for itself only: after it
+    fails (a 0/1 label of 2), the setting is what it was, a user's own value included."""
+    store.con.execute("set disabled_optimizers = 'join_order'")
+    table = {
+        "group_id": pa.array([0, 0], pa.int32()),
+        "item_id": pa.array([1, 2], pa.int32()),
+        "score": pa.array([0.5, 0.25]),
+        "label": pa.array([1, 2], pa.int8()),
+    }
+    path = parquet(tmp_path / "l.parquet", table)
+    message = failure(store, path, task="retrieval", run="r", labels="01")
+    assert "row 2" in message
+    setting = store.con.execute("select current_setting('disabled_optimizers')").fetchall()
+    assert setting == [("join_order",)]
+    good = parquet(tmp_path / "good.parquet", lists_table(2, 3, seed=5))
+    assert store.ingest(good, task="retrieval", run="ok", **NO_GIT).method == "direct"
+    after = store.con.execute("select current_setting('disabled_optimizers')").fetchall()
+    assert after == [("join_order",)]
+
+
+def test_an_interrupted_direct_insert_stops_the_ingest(store: Store, tmp_path: Path) -> None:
+    """One interrupt of DuckDB (what Ctrl-C does) while the direct insert runs stops the
+    ingest: no retry on the streaming path, nothing written, the optimizer setting as it
+    was."""
+    import threading
+
+    import duckdb
+
+    n = 3_000_000
+    rng = np.random.default_rng(0)
+    table = {
+        "group_id": pa.array(np.repeat(np.arange(n // 1000, dtype=np.int32), 1000)),
+        "item_id": pa.array(np.tile(np.arange(1000, dtype=np.int32), n // 1000)),
+        "score": pa.array(rng.standard_normal(n).astype(np.float32)),
+        "label": pa.array(np.where(rng.random(n) < 0.1, 1, -1).astype(np.int8)),
+    }
+    path = parquet(tmp_path / "big.parquet", table)
+    before = state(store)
+    timers: list[threading.Timer] = []
+
+    def progress(stage: str, done: int, total: int | None) -> None:
+        if not timers:  # the direct path reports (0, rows) just before its insert starts
+            assert (done, total) == (0, n)
+            timers.append(threading.Timer(0.05, store.con.interrupt))
+            timers[0].start()
+
+    with pytest.raises((duckdb.InterruptException, RuntimeError)):
+        store.ingest(path, task="retrieval", run="big", progress=progress, **NO_GIT)
+    timers[0].join()
+    assert state(store) == before
+    assert store.con.execute("select current_setting('disabled_optimizers')").fetchall() == [("",)]
