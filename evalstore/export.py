@@ -425,7 +425,7 @@ def _export_run(
 def _rows_table(con: duckdb.DuckDBPyConnection, part: Path) -> str:
     """The row table for an exported run's scores: int items when every item id is the text
     of an int32, f32 scores when every score is a float32 value (else text, f64)."""
-    from evalstore.ingest import ROW_TABLES
+    from evalstore.ingest import ROW_TABLES, row_table
 
     con.register("_import_kinds", _parquet_reader(part, ["item_id", "score"]))
     try:
@@ -433,8 +433,7 @@ def _rows_table(con: duckdb.DuckDBPyConnection, part: Path) -> str:
     finally:
         with contextlib.suppress(duckdb.Error):  # fails in an aborted transaction
             con.unregister("_import_kinds")
-    table = f"list_rows_{'int' if int_items else 'text'}_{'f32' if f32 else 'f64'}"
-    return queries.quote_ident(table, ROW_TABLES)
+    return queries.quote_ident(row_table(int_items, f32), ROW_TABLES)
 
 
 def _parquet_reader(path: Path, columns: Sequence[str] | None = None) -> pa.RecordBatchReader:

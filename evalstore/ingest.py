@@ -229,9 +229,12 @@ def _is_pandas(obj: Any) -> bool:
 
 #: The tables of ranked items (sql/schema/007_lean_rows.sql): item ids as int32 integers or
 #: as text, scores as float32 or float64. An ingest writes all its rows to one of them.
-ROW_TABLES = frozenset(
-    f"list_rows_{item}_{score}" for item in ("int", "text") for score in ("f32", "f64")
-)
+def row_table(int_items: bool, float32: bool) -> str:
+    """The row table of int32 item ids or text ones, float32 scores or float64 ones."""
+    return f"list_rows_{'int' if int_items else 'text'}_{'f32' if float32 else 'f64'}"
+
+
+ROW_TABLES = frozenset(row_table(i, f) for i in (True, False) for f in (True, False))
 _INT32 = (-(1 << 31), (1 << 31) - 1)
 MAX_ROWS = (1 << 31) - 1  # seq is an INTEGER: the input position within a run's task
 
@@ -252,7 +255,7 @@ class _Spec:
     @property
     def table(self) -> str:
         """The table this ingest writes its rows to."""
-        return f"list_rows_{'int' if self.int_items else 'text'}_{'f32' if self.float32 else 'f64'}"
+        return row_table(self.int_items, self.float32)
 
 
 def _decide_storage(spec: _Spec, opened: Sequence[_Input]) -> None:
@@ -887,17 +890,9 @@ def _write(
     )
 
 
-_PLACEHOLDER = re.compile(r"\{(rows|group|item|score|label|file)\}")
-_COMMENT = re.compile(r"--[^\n]*")  # the queries under sql/store hold no "--" in a string
-
-
-def _rows_sql(name: str, table: str, **parts: str) -> str:
-    """The text of a query written for any row table (``{rows}``), for ``table``, with the
-    other placeholders set to ``parts``: in one pass, so that a value (a quoted column name)
-    is never read again as a placeholder."""
-    parts = {"rows": queries.quote_ident(table, ROW_TABLES), **parts}
-    code = _COMMENT.sub("", queries.load(name).text)  # a value never lands in a comment
-    return _PLACEHOLDER.sub(lambda m: parts.get(m.group(1), m.group(0)), code)
+def rows_sql(name: str, table: str, **parts: str) -> str:
+    """A query written for any row table (``{rows}``), for ``table`` (queries.template)."""
+    return queries.template(name, rows=queries.quote_ident(table, ROW_TABLES), **parts)
 
 
 def _check_list_ids(first: int, n: int) -> None:
@@ -913,7 +908,7 @@ def _check_list_ids(first: int, n: int) -> None:
 def _check_duplicates(
     con: duckdb.DuckDBPyConnection, table: str, first_list_id: int, written: _Written
 ) -> None:
-    text = _rows_sql("store/first_duplicate", table)
+    text = rows_sql("store/first_duplicate", table)
     params = {"lo": first_list_id, "hi": first_list_id + written.ids}
     dup = con.execute(text, queries.bind(text, params)).fetchall()
     if not dup:
@@ -937,11 +932,12 @@ def _insert_stream(
     first_list_id: int,
     progress: Progress | None,
 ) -> _Written:
-    """Insert the validated batches of every input (any format) in one statement."""
+    """The streaming path: every input (any format) validated batch by batch, all of them
+    one DuckDB statement's source."""
     stream = _Stream(opened, spec, progress, first_list_id)
     con.register("_batch", stream.reader())
     try:
-        con.execute(_rows_sql("store/insert_rows", spec.table))
+        con.execute(rows_sql("store/insert_rows", spec.table))
     except duckdb.Error:
         if stream.error is not None:
             raise stream.error from None
@@ -1038,19 +1034,18 @@ def _direct_plan(
             schema[label] == pl.Boolean or schema[label].is_integer()
         ):
             return None
-    g = quote_name(group) if has_group else "0"
-    i = quote_name(item)
     files, bounds = [], []
     for source in opened:
         path = str(source.path)
-        sc = quote_name(score)
+        text = queries.template(
+            "store/direct_stats",
+            group=quote_name(group) if has_group else "0",
+            item=quote_name(item),
+            score=quote_name(score),
+            file=queries.literal(path),
+        )
         try:
-            stats = con.execute(  # from the files' statistics, where they have them
-                f"select count(*), count({g}), count({i}), min({sc}), max({sc}), "
-                f"(select count(distinct row_group_id) from parquet_metadata({_literal(path)})), "
-                f"min({g}), max({g}), min({i}), max({i}) "
-                f"from read_parquet({_literal(path)}, hive_partitioning = false)"
-            ).fetchall()[0]
+            stats = con.execute(text).fetchall()[0]
         except duckdb.InterruptException:
             raise
         except duckdb.Error:  # unreadable: the streaming path says why
@@ -1096,16 +1091,15 @@ def _unplanned_casts(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     with _OPTIMIZER_LOCK:
         side = con.cursor()
         try:
-            before = side.execute("select current_setting('disabled_optimizers')").fetchall()
-            kept = str(before[0][0] or "")
+            kept = str(queries.fetch_rows(side, "store/disabled_optimizers")[0][0] or "")
             names = [n.strip() for n in kept.split(",") if n.strip()]
             if "statistics_propagation" not in names:
                 names.append("statistics_propagation")
-            side.execute(f"set disabled_optimizers = {_literal(','.join(names))}")
+            queries.run(side, "store/set_disabled_optimizers", {"names": ",".join(names)})
             try:
                 yield
             finally:
-                side.execute(f"set disabled_optimizers = {_literal(kept)}")
+                queries.run(side, "store/set_disabled_optimizers", {"names": kept})
         finally:
             side.close()
 
@@ -1152,11 +1146,6 @@ def _sources(spec: _Spec) -> dict[str, str | None]:
     }
 
 
-def _literal(text: str) -> str:
-    """A SQL string literal (for a table function's path, which DuckDB cannot bind)."""
-    return "'" + text.replace("'", "''") + "'"
-
-
 def _direct_sql(plan: _DirectPlan, spec: _Spec, path: str, not_retrieved: bool) -> str:
     """The insert of one file. Scores and +1/-1/0 labels are stored as they are and checked
     afterwards (direct_check); -inf becomes NULL only in a file that has one, and 0/1 or
@@ -1172,14 +1161,14 @@ def _direct_sql(plan: _DirectPlan, spec: _Spec, path: str, not_retrieved: bool) 
         "01": f"case {label} when 1 then 1 when 0 then -1 else error('{_RECHECK}') end",
         "bool": f"case when {label} then 1 when not {label} then -1 else error('{_RECHECK}') end",
     }
-    return _rows_sql(
+    return rows_sql(
         "store/insert_parquet",
         spec.table,
         group=quote_name(plan.group) if plan.group is not None else "0",
         item=quote_name(plan.item),
         score=score,
         label=labels[spec.labels],
-        file=_literal(path),
+        file=queries.literal(path),
     )
 
 
@@ -1213,7 +1202,7 @@ def _insert_direct(
         raise  # the user stopped it: not a reason to try the streaming path
     except duckdb.Error:
         raise _Recheck from None
-    text = _rows_sql("store/direct_check", spec.table)
+    text = rows_sql("store/direct_check", spec.table)
     params = {"lo": first_list_id, "lists": plan.groups, "items": plan.items, "imin": plan.imin}
     try:
         bitmap, rows, bad, not_retrieved = con.execute(text, queries.bind(text, params)).fetchall()[

@@ -27,12 +27,14 @@ __all__ = [
     "bind",
     "fetch",
     "fetch_rows",
+    "literal",
     "load",
     "names_with_prefix",
     "quote_ident",
     "quote_name",
     "run",
     "sql_dir",
+    "template",
 ]
 
 _NAME_LINE = re.compile(r"^--\s*name:\s*([A-Za-z_][A-Za-z0-9_]*)\s*$", re.MULTILINE)
@@ -129,6 +131,25 @@ def quote_ident(name: str, allowed: set[str] | frozenset[str] | None = None) -> 
     if not _IDENT.match(name) or (allowed is not None and name not in allowed):
         raise EvalstoreError(f"not an allowed column name: {name!r}")
     return f'"{name}"'
+
+
+def literal(text: str) -> str:
+    """A SQL string literal, for the few places DuckDB cannot bind a value (a table
+    function's path, the folder of EXPORT DATABASE)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+_COMMENT = re.compile(r"--[^\n]*")  # the templated queries hold no "--" inside a string
+
+
+def template(name: str, **parts: str) -> str:
+    """The text of a named query with its ``{placeholder}``s set to ``parts``: identifiers or
+    expressions the caller has quoted (quote_ident, quote_name, literal). Comments go first,
+    so that a value never lands in one (a newline in it would end the comment), and all
+    placeholders are set in one pass, so that a value is never read again as one."""
+    code = _COMMENT.sub("", load(name).text)
+    return _PLACEHOLDER.sub(lambda m: parts.get(m.group(1), m.group(0)), code)
 
 
 def bind(query: str, params: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -205,11 +205,10 @@ def remove_run(store: Store, ref: RunRef) -> dict[str, Any]:
 
 def delete_run_rows(con: Any, run_id: int) -> None:
     """Delete every raw and derived row of a run, leaving its ``runs`` row."""
-    from evalstore.ingest import ROW_TABLES
+    from evalstore.ingest import ROW_TABLES, rows_sql
 
-    template = queries.load("store/delete_list_rows").text
     for table in sorted(ROW_TABLES):  # found through the run's groups rows, deleted below
-        text = template.replace("{rows}", queries.quote_ident(table, ROW_TABLES))
+        text = rows_sql("store/delete_list_rows", table)
         con.execute(text, queries.bind(text, {"run_id": run_id}))
     for name in queries.names_with_prefix("store/delete_run_"):
         queries.run(con, name, {"run_id": run_id})

@@ -26,20 +26,15 @@ def fresh_schema_text() -> str:
     try:
         replayed_schema(con)
         refresh_views(con)  # v_runs of a store without runs
-        enums = con.execute(
-            "select type_name, labels from duckdb_types() "
-            "where logical_type = 'ENUM' and not internal order by type_name"
-        ).fetchall()
+        enums = queries.fetch_rows(con, "store/user_enums")
+        tables = {table for (table,) in queries.fetch_rows(con, "store/user_tables")}
         seeds = []  # rows a migration puts in a table (the next list id)
-        for (table,) in con.execute(
-            "select table_name from duckdb_tables() where table_name <> 'schema_version' "
-            "order by table_name"
-        ).fetchall():
-            for row in con.execute(f'select * from "{table}"').fetchall():  # our own tables
-                seeds.append(f'INSERT INTO "{table}" VALUES ({", ".join(map(_literal, row))});')
-        with tempfile.TemporaryDirectory() as tmp:
-            # a path cannot be bound; this is our own temporary folder
-            con.execute("export database '" + tmp.replace("'", "''") + "'")
+        for table in sorted(tables):
+            quoted = queries.quote_ident(table, tables)
+            for row in con.execute(queries.template("store/table_rows", table=quoted)).fetchall():
+                seeds.append(f"INSERT INTO {quoted} VALUES ({', '.join(map(_value, row))});")
+        with tempfile.TemporaryDirectory() as tmp:  # a folder cannot be bound
+            con.execute(queries.template("store/export_schema", folder=queries.literal(tmp)))
             lines = (Path(tmp) / "schema.sql").read_text().strip().splitlines()
     finally:
         con.close()
@@ -49,7 +44,7 @@ def fresh_schema_text() -> str:
             continue  # store/create_schema_version makes it
         if line.startswith("CREATE TABLE "):
             for name, labels in enums:
-                inline = "ENUM(" + ", ".join("'" + v.replace("'", "''") + "'" for v in labels)
+                inline = "ENUM(" + ", ".join(map(queries.literal, labels))
                 line = line.replace(inline + ")", name)
         kept.append(line)
     version = latest_schema_version()
@@ -62,13 +57,14 @@ def fresh_schema_text() -> str:
     return header + "\n".join(kept + seeds) + "\n"
 
 
-def _literal(value: object) -> str:
+def _value(value: object) -> str:
+    """A seed value as SQL text."""
     if value is None:
         return "NULL"
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise TypeError(f"fresh.sql cannot hold a seed value of type {type(value).__name__}")
     if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
+        return queries.literal(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"fresh.sql cannot hold a seed value of type {type(value).__name__}")
     return repr(value)
 
 

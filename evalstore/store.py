@@ -62,12 +62,25 @@ def fresh_schema() -> tuple[int, str]:
     return int(found.group(1)), text
 
 
+def _apply(
+    con: duckdb.DuckDBPyConnection, migrations: Sequence[tuple[int, str, Path]], where: str
+) -> None:
+    """Run migration files in order, recording each in schema_version."""
+    for version, name, path in migrations:
+        try:
+            con.execute(path.read_text())
+        except duckdb.Error as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise SchemaError(
+                f"{where}: cannot upgrade to schema {version} ({name}): {first}"
+            ) from None
+        queries.run(con, "store/record_version", {"version": version, "name": name})
+
+
 def replayed_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Apply every migration in order to an empty database (what fresh.sql stands for)."""
     queries.run(con, "store/create_schema_version")
-    for version, name, path in _schema_files():
-        con.execute(path.read_text())
-        queries.run(con, "store/record_version", {"version": version, "name": name})
+    _apply(con, _schema_files(), "a new database")
 
 
 def _connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBPyConnection:
@@ -218,11 +231,12 @@ class Store:
         return [m for m in known if m[0] > current]
 
     def _migrate(self, pending: Sequence[tuple[int, str, Path]]) -> None:
-        new = queries.fetch_rows(self.con, "store/count_tables")[0][0] == 0
         with self.transaction():
             queries.run(self.con, "store/create_schema_version")
-            version, text = fresh_schema() if new else (0, "")
-            if new and version == pending[-1][0] and len(pending) == version:
+            version, text = fresh_schema()
+            # every version from 1 on pending: a new store (migrations commit with their
+            # schema_version rows, so nothing else is in it)
+            if version == pending[-1][0] and len(pending) == version:
                 # a new store: the latest schema at once (its v_runs has no runs' parameters)
                 self.con.execute(text)
                 queries.run(
@@ -231,15 +245,7 @@ class Store:
                     {"versions": [v for v, _, _ in pending], "names": [n for _, n, _ in pending]},
                 )
                 return
-            for version, name, path in pending:
-                try:
-                    self.con.execute(path.read_text())
-                except duckdb.Error as exc:
-                    first = str(exc).strip().splitlines()[0]
-                    raise SchemaError(
-                        f"{self.path}: cannot upgrade to schema {version} ({name}): {first}"
-                    ) from None
-                queries.run(self.con, "store/record_version", {"version": version, "name": name})
+            _apply(self.con, pending, str(self.path))
             if self.schema_version() >= 4:
                 refresh_views(self.con)
 

@@ -6,6 +6,22 @@
 -- item, score, label, seq, typed as {rows}).
 insert into {rows} select list_id, item, score, label, seq from _batch;
 
+-- name: direct_stats
+-- What the direct path plans from, for one Parquet file {file} (from its statistics where it
+-- has them): rows, non-NULL {group} and {item} ids, the least and greatest {score}, its row
+-- groups, and the least and greatest ids.
+select count(*), count({group}), count({item}), min({score}), max({score}),
+       (select count(distinct row_group_id) from parquet_metadata({file})),
+       min({group}), max({group}), min({item}), max({item})
+from read_parquet({file}, hive_partitioning = false);
+
+-- name: disabled_optimizers
+select current_setting('disabled_optimizers');
+
+-- name: set_disabled_optimizers
+-- $names: comma-separated optimizer names (global to the database instance).
+set disabled_optimizers = $names;
+
 -- name: insert_parquet
 -- The direct path: one Parquet file with integer ids into {rows}. {group}, {item}, {score}
 -- and {label} are expressions over the file's columns (ingest.py: _direct_sql), {file} its

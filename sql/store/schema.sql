@@ -25,5 +25,23 @@ select count(*) filter (where table_name = 'schema_version') > 0 as has_version,
 from information_schema.tables
 where table_schema = 'main';
 
--- name: count_tables
-select count(*) as n from information_schema.tables where table_schema = 'main';
+-- The queries below write sql/schema/fresh.sql (evalstore/schema.py) from a database the
+-- migrations built.
+
+-- name: user_enums
+-- Each ENUM type the schema defines, with its values.
+select type_name, labels from duckdb_types()
+where logical_type = 'ENUM' and not internal
+order by type_name;
+
+-- name: user_tables
+-- The tables whose rows a migration may seed (not schema_version, recorded apart).
+select table_name from duckdb_tables() where table_name <> 'schema_version' order by table_name;
+
+-- name: table_rows
+-- Every row of {table} (quoted from user_tables).
+select * from {table};
+
+-- name: export_schema
+-- DuckDB's own schema.sql (and data) of this database into {folder}, a literal path.
+export database {folder};
