@@ -47,9 +47,8 @@ def build(store: Store, n_pairs: int, n_matches: int) -> dict[str, np.ndarray]:
             "height": np.full(n_pairs, 480),
         }
     )
-    store.ingest(
+    store.ingest_keypoints(
         {"pair_id": pair, "x0": x0, "y0": y0, "x1": x1, "y1": y1},
-        task="keypoints",
         run="bench",
         pairs=pairs,
         git_commit=None,

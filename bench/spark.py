@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from evalstore import Store, queries
-from evalstore.export import export_runs
+from evalstore.scale.export import export_runs
 
 TOL = 1e-9
 
@@ -88,7 +88,7 @@ def main() -> None:
     decimals = None if args.decimals < 0 else args.decimals
     rows = args.lists * args.items
 
-    from evalstore.spark import compute_per_list, register_source, spark_session
+    from evalstore.scale.spark import compute_per_list, register_source, spark_session
 
     print(
         f"{args.lists:,} lists x {args.items:,} items = {rows:,} rows, one run; "

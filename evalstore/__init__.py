@@ -19,6 +19,7 @@ from evalstore.evaluate import evaluate, stored_metrics
 from evalstore.ingest import IngestResult
 from evalstore.metrics import METRICS
 from evalstore.store import Store
+from evalstore.version import __version__
 
 __all__ = [
     "METRICS",
@@ -30,11 +31,10 @@ __all__ = [
     "SchemaError",
     "Store",
     "StoreLocked",
+    "__version__",
     "check",
     "compare",
     "evaluate",
     "history",
     "stored_metrics",
 ]
-
-__version__ = "0.1.0"

@@ -20,11 +20,12 @@ import polars as pl
 from evalstore import queries
 from evalstore.errors import InvalidInput
 from evalstore.evaluate import evaluate
-from evalstore.metrics import METRICS
+from evalstore.metrics import METRICS, get
 
 if TYPE_CHECKING:
+    from evalstore.database import Progress
     from evalstore.runs import RunRef
-    from evalstore.store import Progress, Store
+    from evalstore.store import Store
 
 __all__ = [
     "COMPARE_COLUMNS",
@@ -310,8 +311,6 @@ def history(store: Store, metric: str, *, experiment: str | None = None) -> pl.D
     Returns:
         run, run_id, experiment, created_at, task, metric, params, value, n_lists, best_so_far.
     """
-    from evalstore.metrics import get
-
     registered = get(metric)
     ids = [
         int(r[0])

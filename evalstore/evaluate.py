@@ -28,8 +28,9 @@ class Engine(Protocol):
 
 
 if TYPE_CHECKING:
+    from evalstore.database import Progress
     from evalstore.runs import RunRef
-    from evalstore.store import Progress, Store
+    from evalstore.store import Store
 
 __all__ = ["DEFAULT_K", "RESULT_COLUMNS", "Engine", "evaluate", "stored_metrics"]
 
@@ -93,7 +94,8 @@ def _compute(
     with store.transaction():
         if remote is None:
             # The statement is our own SQL file; values are bound, never spliced in.
-            con.execute("create or replace temp table _raw as " + text, queries.bind(text, bind))
+            stage = queries.template("eval/stage_raw", query=text)
+            con.execute(stage, queries.bind(stage, bind))
         else:
             con.register("_remote", remote)
             try:
@@ -116,13 +118,10 @@ def _compute(
                 column = "" if metric.sweep is None else metric.sweep.column
                 queries.run(con, "eval/select_sweep" if column else "eval/select_all", keys)
                 if column:  # the sweep column's name comes from the registry, not the user
-                    con.execute(
-                        "create or replace temp table _per_list as "
-                        "select run_id, group_id, value from _raw where "
-                        + queries.quote_ident(column, {metric.sweep.column})  # type: ignore[union-attr]
-                        + " = $at",
-                        {"at": value},
+                    cut = queries.template(
+                        "eval/stage_sweep_value", sweep=queries.quote_ident(column, {column})
                     )
+                    con.execute(cut, {"at": value})
                 for name in ("eval/clear_values", "eval/clear_list_values"):
                     queries.run(con, name, keys)
                 queries.run(con, "eval/insert_list_values", keys)
@@ -191,7 +190,7 @@ def evaluate(
         all_runs: every run of the store.
         sweeps: values of a sweep parameter, e.g. ``{"sigma": [1, 2, 4]}`` for
             ``precision_at_sigma`` (defaults: sigma 3, 6, 9; threshold 1..10; eps 1, 3, 5).
-        engine: computes the per-list values elsewhere (e.g. :class:`evalstore.spark.
+        engine: computes the per-list values elsewhere (e.g. :class:`evalstore.scale.spark.
             SparkEngine` over a Parquet export); the values are stored here with the engine's
             name, and a value counts as cached only for the same engine.
         progress: called with ("metric task", done, total).
@@ -232,7 +231,7 @@ def evaluate(
     frames = []
     for step, (task, metric, ids) in enumerate(plan):
         at = _sweep_values(metric, sweeps or {})
-        param_sets = [_params(metric, ties, k, v) for v in (at or [None])]
+        param_sets = [_params(metric, ties, k, v) for v in ([*at] if at else [None])]
         todo = ids
         if not recompute:
             fresh = set(ids)

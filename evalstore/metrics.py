@@ -3,19 +3,70 @@
 The SQL in ``sql/metrics/<name>.sql`` is what evalstore runs; the NumPy function in
 :mod:`evalstore.core` is the readable reference. ``tests/test_parity.py`` walks this registry,
 so a metric cannot be added without both and a test.
+
+Every reference has one signature, ``metric.reference(inputs, params) -> Result``: ``inputs``
+holds the stored rows of one run as NumPy arrays (:class:`RankedLists` for the ``scores``
+source, :class:`KeypointRun` for ``pairs``, :class:`Outcomes` for ``outcomes``; the metric's
+``source`` says which), ``params`` the tie policy, ``k`` and the sweep values
+(:class:`Params`; a metric reads only those it takes), and the :class:`Result` has one row per
+row of the metric's SQL. The VLFeat example, scores [3, 2, 1] and labels [+1, -1, +1] ranked
+in input order:
+
+>>> import numpy as np
+>>> lists = RankedLists(group=np.zeros(3, dtype=int), scores=np.array([3.0, 2.0, 1.0]),
+...                     labels=np.array([1, -1, 1]))
+>>> METRICS["ap"].reference(lists, Params(ties="input")).value.tolist()
+[0.8333333333333333]
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from evalstore import queries
-from evalstore.core import matching, ranking
 from evalstore.errors import InvalidInput
+from evalstore.references import (
+    EPS,
+    SIGMAS,
+    THRESHOLDS,
+    Inputs,
+    KeypointRun,
+    Outcomes,
+    Params,
+    RankedLists,
+    Reference,
+    Result,
+    fraction_reference,
+    homography_accuracy_reference,
+    iou_micro_reference,
+    iou_reference,
+    per_list_reference,
+    pr_curve_reference,
+    reprojection_error_reference,
+)
 
-__all__ = ["ALL_TASKS", "DEFAULTS", "LIST_NOUN", "METRICS", "Metric", "Sweep", "get", "metrics_for"]
+__all__ = [
+    "ALL_TASKS",
+    "DEFAULTS",
+    "LIST_NOUN",
+    "METRICS",
+    "Inputs",
+    "KeypointRun",
+    "Metric",
+    "Outcomes",
+    "Params",
+    "RankedLists",
+    "Reference",
+    "Result",
+    "Sweep",
+    "get",
+    "metrics_for",
+]
+
+
+# ----------------------------------------------------------------------------- registry
 
 
 @dataclass(frozen=True)
@@ -39,8 +90,7 @@ class Metric:
 
     Attributes:
         name: registry key, also the stem of ``sql/metrics/<name>.sql``.
-        reference: the NumPy twin: ``per_list``-style callable of (group, scores, labels,
-            n_positives=, ties=, k=, order=) -> (groups, values).
+        reference: the NumPy twin, ``reference(inputs, params) -> Result`` (:data:`Reference`).
         tasks: the tasks it applies to.
         higher_is_better: the direction of improvement.
         mean_name: the name of its mean over several lists (``ap`` -> ``map``).
@@ -49,10 +99,12 @@ class Metric:
         source: the table it reads: ``scores`` (ranked lists), ``pairs`` (keypoint matches
             and image pairs) or ``outcomes`` (TP/FP/FN counts).
         sweep: for metrics computed at several parameter values at once.
+        value_column: the SQL output column holding the value.
+        x_column: a curve's x column in the SQL output (``recall``).
     """
 
     name: str
-    reference: Callable[..., Any]
+    reference: Reference
     tasks: tuple[str, ...]
     higher_is_better: bool
     mean_name: str
@@ -61,6 +113,8 @@ class Metric:
     source: str = "scores"
     sweep: Sweep | None = None
     doc: str = field(default="", compare=False)
+    value_column: str = "value"
+    x_column: str | None = None
 
     @property
     def query(self) -> queries.Query:
@@ -71,19 +125,20 @@ class Metric:
         """SHA-256 of the SQL that defines the metric (its included parts expanded)."""
         return self.query.sha
 
+    @property
+    def at_column(self) -> str | None:
+        """The SQL output column of :attr:`Result.at`: the sweep's, a curve's x, or None."""
+        return self.sweep.column if self.sweep is not None else self.x_column
 
-def _ranking(name: str) -> Callable[..., Any]:
-    def reference(group: Any, scores: Any, labels: Any, **kw: Any) -> Any:
-        return ranking.per_list(name, group, scores, labels, **kw)
-
-    reference.__name__ = f"per_list_{name}"
-    reference.__doc__ = getattr(ranking, name).__doc__
-    return reference
-
-
-def _pr_curve(group: Any, scores: Any, labels: Any, **kw: Any) -> ranking.Points:
-    kw.pop("k", None)
-    return ranking.ranking_points(group, scores, labels, **kw)
+    def sql_params(self, runs: Sequence[int], task: str, params: Params) -> dict[str, Any]:
+        """The values of the SQL's ``$parameters`` for ``runs`` of ``task`` (pass them through
+        :func:`evalstore.queries.bind`)."""
+        values: dict[str, Any] = {"runs": list(runs), "task": task, "ties": params.ties}
+        values["k"] = params.k if "k" in self.params else None
+        if self.sweep is not None:
+            at = self.sweep.default if params.at is None else params.at
+            values[self.sweep.param] = [float(v) for v in at]
+        return values
 
 
 _ALL = ("verification", "matching", "retrieval", "classification")
@@ -93,35 +148,51 @@ _OUT = ("outcomes",)
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in [
-        Metric("ap", _ranking("ap"), _ALL, True, "map"),
-        Metric("ap_voc07", _ranking("ap_voc07"), _ALL, True, "map_voc07"),
-        Metric("ap_voc10", _ranking("ap_voc10"), _ALL, True, "map_voc10"),
-        Metric("ap_coco", _ranking("ap_coco"), _ALL, True, "map_coco"),
-        Metric("precision_at_k", _ranking("precision_at_k"), _ALL, True, "precision_at_k", ("k",)),
-        Metric("recall_at_k", _ranking("recall_at_k"), _ALL, True, "recall_at_k", ("k",)),
-        Metric("fpr95", _ranking("fpr95"), _ALL, False, "fpr95"),
-        Metric("pr_curve", _pr_curve, _ALL, True, "pr_curve", kind="curve"),
+        Metric("ap", per_list_reference("ap"), _ALL, True, "map"),
+        Metric("ap_voc07", per_list_reference("ap_voc07"), _ALL, True, "map_voc07"),
+        Metric("ap_voc10", per_list_reference("ap_voc10"), _ALL, True, "map_voc10"),
+        Metric("ap_coco", per_list_reference("ap_coco"), _ALL, True, "map_coco"),
+        Metric(
+            "precision_at_k",
+            per_list_reference("precision_at_k"),
+            _ALL,
+            True,
+            "precision_at_k",
+            ("k",),
+        ),
+        Metric("recall_at_k", per_list_reference("recall_at_k"), _ALL, True, "recall_at_k", ("k",)),
+        Metric("fpr95", per_list_reference("fpr95"), _ALL, False, "fpr95"),
+        Metric(
+            "pr_curve",
+            pr_curve_reference,
+            _ALL,
+            True,
+            "pr_curve",
+            kind="curve",
+            value_column="precision",
+            x_column="recall",
+        ),
         Metric(
             "precision_at_sigma",
-            matching.precision_at_sigma,
+            fraction_reference("precision_at_sigma", SIGMAS),
             _KP,
             True,
             "precision_at_sigma",
             source="pairs",
-            sweep=Sweep("sigma", "sigmas", (3.0, 6.0, 9.0)),
+            sweep=Sweep("sigma", "sigmas", SIGMAS),
         ),
         Metric(
             "mma",
-            matching.mma,
+            fraction_reference("mma", THRESHOLDS),
             _KP,
             True,
             "mma",
             source="pairs",
-            sweep=Sweep("threshold", "thresholds", tuple(float(t) for t in range(1, 11))),
+            sweep=Sweep("threshold", "thresholds", THRESHOLDS),
         ),
         Metric(
             "reprojection_error",
-            matching.reprojection_error,
+            reprojection_error_reference,
             _KP,
             False,
             "reprojection_error",
@@ -129,18 +200,17 @@ METRICS: dict[str, Metric] = {
         ),
         Metric(
             "homography_accuracy",
-            matching.homography_accuracy,
+            homography_accuracy_reference,
             _KP,
             True,
             "homography_accuracy",
             source="pairs",
-            sweep=Sweep("eps", "eps", (1.0, 3.0, 5.0)),
+            sweep=Sweep("eps", "eps", EPS),
         ),
-        Metric("iou", matching.iou, _OUT, True, "iou_macro", source="outcomes"),
-        Metric("iou_micro", matching.iou_micro, _OUT, True, "iou_micro", source="outcomes"),
+        Metric("iou", iou_reference, _OUT, True, "iou_macro", source="outcomes"),
+        Metric("iou_micro", iou_micro_reference, _OUT, True, "iou_micro", source="outcomes"),
     ]
 }
-
 #: The standard metrics of each task, computed when ``eval`` is given no ``--metric``.
 DEFAULTS: dict[str, tuple[str, ...]] = {
     "verification": ("ap", "fpr95"),

@@ -2,9 +2,19 @@
 
 A file holds either one query (its stem is the name: ``sql/metrics/ap.sql`` -> ``metrics/ap``)
 or several, each introduced by a ``-- name: NAME`` line (``sql/store/runs.sql`` with
-``-- name: insert_run`` -> ``store/insert_run``). Values are always bound as ``$name``
-parameters; identifiers, which DuckDB cannot bind, go through :func:`quote_ident` from an
-allow-list.
+``-- name: insert_run`` -> ``store/insert_run``). ``sql/README.md`` describes the whole
+mechanism; in short, a query's text holds two kinds of holes:
+
+- ``$name``: a value, always bound by DuckDB (:func:`bind`), never written into the text;
+- ``{name}``: a piece of SQL text that cannot be bound, filled by :func:`fill` in one pass.
+  Either a ``-- @include lib/x.sql key=value`` line fills them in the included fragment when
+  the catalogue is read (constants such as a comparison operator or a grid step), or
+  :func:`template` fills them at run time with identifiers quoted by :func:`quote_ident` /
+  :func:`quote_name` (from an allow-list or the store's own catalogue) and literals made by
+  :func:`literal`.
+
+A query's definition id (:attr:`Query.sha`) hashes its text without comments and with
+whitespace folded, so that editing a comment leaves cached metric values fresh.
 """
 
 from __future__ import annotations
@@ -27,9 +37,11 @@ __all__ = [
     "bind",
     "fetch",
     "fetch_rows",
+    "fill",
     "literal",
     "load",
     "names_with_prefix",
+    "normalized",
     "quote_ident",
     "quote_name",
     "run",
@@ -51,17 +63,49 @@ def _expand(text: str, root: Path, depth: int = 0) -> str:
 
     def include(match: re.Match[str]) -> str:
         body = (root / match.group(1)).read_text()
-        for pair in match.group(2).split():
-            key, value = pair.split("=", 1)
-            body = body.replace("{" + key + "}", value)
-        return _expand(body.strip(), root, depth + 1)
+        parts = dict(pair.split("=", 1) for pair in match.group(2).split())
+        return _expand(fill(body, parts).strip(), root, depth + 1)
 
     return _INCLUDE.sub(include, text)
 
 
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+# a string literal or quoted identifier (kept whole), or a run of comments and white space
+_NOISE = re.compile(r"('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\")|((?:\s+|--[^\n]*|/\*.*?\*/)+)", re.S)
+
+
+def fill(text: str, parts: Mapping[str, str]) -> str:
+    """``text`` with each ``{name}`` in ``parts`` replaced by its value, in one pass (a value
+    is never read again as a placeholder); other placeholders stay as they are.
+
+    >>> fill("select {col} from t where x {cmp} $at", {"col": '"score"', "cmp": "<="})
+    'select "score" from t where x <= $at'
+    """
+    return _PLACEHOLDER.sub(lambda m: parts.get(m.group(1), m.group(0)), text)
+
+
+def normalized(text: str, *, keep_lines: bool = False) -> str:
+    r"""``text`` without comments and with white space folded to one space (or, with
+    ``keep_lines``, without comments only); string literals and quoted names are kept.
+
+    >>> normalized("select 1 -- one\n  ,   'a  -- b'  /* c */ from t\n")
+    "select 1 , 'a  -- b' from t"
+    """
+
+    def keep(m: re.Match[str]) -> str:
+        if m.group(1):
+            return m.group(1)
+        gap = m.group(2)
+        if keep_lines:  # drop comments, keep the line breaks and indentation around them
+            return re.sub(r"--[^\n]*|/\*.*?\*/", "", gap, flags=re.S)
+        return " "
+
+    return _NOISE.sub(keep, text).strip()
+
+
 @dataclass(frozen=True)
 class Query:
-    """One named query: its text and the SHA-256 of that text (its definition id)."""
+    """One named query: its text (includes expanded) and its definition id."""
 
     name: str
     text: str
@@ -69,7 +113,9 @@ class Query:
 
     @property
     def sha(self) -> str:
-        return hashlib.sha256(self.text.encode()).hexdigest()
+        """SHA-256 of the text without comments and with white space folded: a comment or a
+        re-indent does not change a definition, any other edit does."""
+        return hashlib.sha256(normalized(self.text).encode()).hexdigest()
 
 
 def sql_dir() -> Path:
@@ -139,17 +185,12 @@ def literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
-_COMMENT = re.compile(r"--[^\n]*")  # the templated queries hold no "--" inside a string
-
-
 def template(name: str, **parts: str) -> str:
     """The text of a named query with its ``{placeholder}``s set to ``parts``: identifiers or
-    expressions the caller has quoted (quote_ident, quote_name, literal). Comments go first,
-    so that a value never lands in one (a newline in it would end the comment), and all
-    placeholders are set in one pass, so that a value is never read again as one."""
-    code = _COMMENT.sub("", load(name).text)
-    return _PLACEHOLDER.sub(lambda m: parts.get(m.group(1), m.group(0)), code)
+    expressions the caller has quoted (quote_ident, quote_name, literal) or the text of
+    another named query. Comments go first, so that a value never lands in one (a newline in
+    it would end the comment), and all placeholders are set in one pass (:func:`fill`)."""
+    return fill(normalized(load(name).text, keep_lines=True), parts)
 
 
 def bind(query: str, params: Mapping[str, Any] | None) -> dict[str, Any]:

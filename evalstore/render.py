@@ -16,24 +16,26 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["FORMATS", "rich_table", "to_text"]
+__all__ = ["FORMATS", "cell", "jsonable", "rich_table", "to_text"]
 
 FORMATS = ("table", "json", "csv", "md")
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """A value as JSON can hold it: NaN and infinities as null, times as ISO 8601 text."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, (datetime, date)):
         return value.isoformat()
     if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
+        return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     return value
 
 
-def _cell(value: Any) -> str:
+def cell(value: Any) -> str:
+    """One value as the text of a table cell."""
     if value is None:
         return ""
     if isinstance(value, float):
@@ -43,7 +45,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, datetime):
         return value.strftime("%Y-%m-%d %H:%M:%S")
     if isinstance(value, (list, tuple)):
-        return ", ".join(_cell(v) for v in value)
+        return ", ".join(cell(v) for v in value)
     if isinstance(value, dict):
         return json.dumps(value, default=str)
     return str(value)
@@ -53,7 +55,7 @@ def to_text(frame: pl.DataFrame, fmt: str) -> str:
     """Render ``frame`` as ``json`` (a list of objects), ``csv`` or ``md``."""
     rows = frame.to_dicts()
     if fmt == "json":
-        return json.dumps([_jsonable(r) for r in rows], indent=2, default=str)
+        return json.dumps([jsonable(r) for r in rows], indent=2, default=str)
     if fmt == "csv":
         flat = frame.with_columns(
             [
@@ -71,7 +73,7 @@ def to_text(frame: pl.DataFrame, fmt: str) -> str:
         header = "| " + " | ".join(frame.columns) + " |"
         rule = "|" + "|".join("---" for _ in frame.columns) + "|"
         body = [
-            "| " + " | ".join(_cell(r[c]).replace("|", "\\|") for c in frame.columns) + " |"
+            "| " + " | ".join(cell(r[c]).replace("|", "\\|") for c in frame.columns) + " |"
             for r in rows
         ]
         return "\n".join([header, rule, *body])
@@ -84,5 +86,5 @@ def rich_table(frame: pl.DataFrame, title: str | None = None) -> Table:
     for name, dtype in frame.schema.items():
         table.add_column(name, justify="right" if dtype.is_numeric() else "left", overflow="fold")
     for row in frame.iter_rows():
-        table.add_row(*(Text(_cell(v)) for v in row))
+        table.add_row(*(Text(cell(v)) for v in row))
     return table

@@ -13,9 +13,10 @@ import polars as pl
 
 from evalstore import queries
 from evalstore.errors import InvalidInput, RunExists, RunNotFound
+from evalstore.schema import ROW_TABLES, refresh_views, rows_sql
 
 if TYPE_CHECKING:
-    from evalstore.store import Store
+    from evalstore.database import Database
 
 __all__ = [
     "RunMeta",
@@ -129,13 +130,11 @@ def open_run(
             "notes": meta.notes,
         },
     )
-    from evalstore.store import refresh_views
-
     refresh_views(con)
     return int(row[0][0]), bool(existing)
 
 
-def resolve(store: Store, ref: RunRef) -> int:
+def resolve(store: Database, ref: RunRef) -> int:
     """Return the run id of ``ref``.
 
     A full ``EXPERIMENT/NAME`` wins, then a bare ``NAME`` (which must be unique across
@@ -157,7 +156,7 @@ def resolve(store: Store, ref: RunRef) -> int:
 
 
 def list_runs(
-    store: Store,
+    store: Database,
     *,
     experiment: str | None = None,
     tag: str | None = None,
@@ -182,7 +181,7 @@ def list_runs(
     )
 
 
-def get_run(store: Store, ref: RunRef) -> dict[str, Any]:
+def get_run(store: Database, ref: RunRef) -> dict[str, Any]:
     """One run as a dict: metadata, ``params`` decoded, and ``tasks`` with row/list counts."""
     run_id = resolve(store, ref)
     row = store.query("store/get_run", {"run_id": run_id}).to_dicts()[0]
@@ -191,22 +190,18 @@ def get_run(store: Store, ref: RunRef) -> dict[str, Any]:
     return row
 
 
-def remove_run(store: Store, ref: RunRef) -> dict[str, Any]:
+def remove_run(store: Database, ref: RunRef) -> dict[str, Any]:
     """Delete a run and all rows recorded for it, in one transaction."""
     info = get_run(store, ref)
     with store.transaction() as con:
         delete_run_rows(con, info["run_id"])
         queries.run(con, "store/delete_run", {"run_id": info["run_id"]})
-        from evalstore.store import refresh_views
-
         refresh_views(con)
     return info
 
 
 def delete_run_rows(con: Any, run_id: int) -> None:
     """Delete every raw and derived row of a run, leaving its ``runs`` row."""
-    from evalstore.ingest import ROW_TABLES, rows_sql
-
     for table in sorted(ROW_TABLES):  # found through the run's groups rows, deleted below
         text = rows_sql("store/delete_list_rows", table)
         con.execute(text, queries.bind(text, {"run_id": run_id}))
@@ -214,7 +209,9 @@ def delete_run_rows(con: Any, run_id: int) -> None:
         queries.run(con, name, {"run_id": run_id})
 
 
-def tag_run(store: Store, ref: RunRef, tags: Sequence[str], *, remove: bool = False) -> list[str]:
+def tag_run(
+    store: Database, ref: RunRef, tags: Sequence[str], *, remove: bool = False
+) -> list[str]:
     """Add tags to a run (or remove them); returns the tags afterwards, in order."""
     info = get_run(store, ref)
     for t in tags:

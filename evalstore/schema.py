@@ -1,74 +1,125 @@
-"""Writes sql/schema/fresh.sql, the latest schema in one file, from the migrations:
-
-    python -m evalstore.schema
-
-Run it after adding a migration (sql/schema/NNN_*.sql); tests/test_store.py fails until then.
+"""The schema of a store: its migrations (``sql/schema/NNN_*.sql``), the latest schema in one
+file (``sql/schema/fresh.sql``), the views rebuilt from the data (``v_runs``) and the names of
+the row tables. Pure functions over a DuckDB connection; :mod:`evalstore.database` calls them
+when it opens a file.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
 
 from evalstore import queries
-from evalstore.store import FRESH_SCHEMA, latest_schema_version, refresh_views, replayed_schema
+from evalstore.errors import SchemaError
 
-__all__ = ["fresh_schema_text"]
+__all__ = [
+    "FRESH_SCHEMA",
+    "ROW_TABLES",
+    "Migration",
+    "apply_migrations",
+    "fresh_schema",
+    "latest_schema_version",
+    "migrations",
+    "refresh_views",
+    "replayed_schema",
+    "row_table",
+    "rows_sql",
+]
 
+_SCHEMA_FILE = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
+_FRESH_VERSION = re.compile(r"^-- version: (\d+)$", re.MULTILINE)
+FRESH_SCHEMA = "fresh.sql"
+"""sql/schema/fresh.sql: the latest schema in one file, which a new store applies instead of
+replaying every migration (written by tools/write_fresh_schema.py; tests/test_store.py checks
+that both give the same catalogue)."""
 
-def fresh_schema_text() -> str:
-    """sql/schema/fresh.sql as the migrations define it now: DuckDB's own export of the
-    schema they build, with each column of a named ENUM type written by that name."""
-    import tempfile
-
-    con = duckdb.connect()
-    try:
-        replayed_schema(con)
-        refresh_views(con)  # v_runs of a store without runs
-        enums = queries.fetch_rows(con, "store/user_enums")
-        tables = {table for (table,) in queries.fetch_rows(con, "store/user_tables")}
-        seeds = []  # rows a migration puts in a table (the next list id)
-        for table in sorted(tables):
-            quoted = queries.quote_ident(table, tables)
-            for row in con.execute(queries.template("store/table_rows", table=quoted)).fetchall():
-                seeds.append(f"INSERT INTO {quoted} VALUES ({', '.join(map(_value, row))});")
-        with tempfile.TemporaryDirectory() as tmp:  # a folder cannot be bound
-            con.execute(queries.template("store/export_schema", folder=queries.literal(tmp)))
-            lines = (Path(tmp) / "schema.sql").read_text().strip().splitlines()
-    finally:
-        con.close()
-    kept = []
-    for line in lines:
-        if line.startswith("CREATE TABLE schema_version("):
-            continue  # store/create_schema_version makes it
-        if line.startswith("CREATE TABLE "):
-            for name, labels in enums:
-                inline = "ENUM(" + ", ".join(map(queries.literal, labels))
-                line = line.replace(inline + ")", name)
-        kept.append(line)
-    version = latest_schema_version()
-    header = (
-        f"-- version: {version}\n"
-        f"-- The schema of version {version} in one file: what a new store applies instead of\n"
-        "-- replaying sql/schema/001_*.sql onwards (the same catalogue; tests/test_store.py\n"
-        "-- checks). Written by `python -m evalstore.schema`: run it after adding a migration.\n"
-    )
-    return header + "\n".join(kept + seeds) + "\n"
+Migration = tuple[int, str, Path]
+"""(version, name, file) of one ``sql/schema/NNN_name.sql``."""
 
 
-def _value(value: object) -> str:
-    """A seed value as SQL text."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, str):
-        return queries.literal(value)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"fresh.sql cannot hold a seed value of type {type(value).__name__}")
-    return repr(value)
+def migrations() -> list[Migration]:
+    """Every migration file, in version order."""
+    found = []
+    for path in sorted((queries.sql_dir() / "schema").glob("*.sql")):
+        m = _SCHEMA_FILE.match(path.name)
+        if m:
+            found.append((int(m.group(1)), m.group(2), path))
+    return found
 
 
-if __name__ == "__main__":
-    target = queries.sql_dir() / "schema" / FRESH_SCHEMA
-    target.write_text(fresh_schema_text())
-    print(f"wrote {target}")
+def latest_schema_version() -> int:
+    """The schema version this evalstore writes."""
+    return max(v for v, _, _ in migrations())
+
+
+def fresh_schema() -> tuple[int, str]:
+    """The version and text of sql/schema/fresh.sql."""
+    text = (queries.sql_dir() / "schema" / FRESH_SCHEMA).read_text()
+    found = _FRESH_VERSION.search(text)
+    if found is None:
+        raise SchemaError(f"sql/schema/{FRESH_SCHEMA} has no '-- version: N' line")
+    return int(found.group(1)), text
+
+
+def apply_migrations(
+    con: duckdb.DuckDBPyConnection, pending: Sequence[Migration], where: str
+) -> None:
+    """Run migration files in order, recording each in schema_version."""
+    for version, name, path in pending:
+        try:
+            con.execute(path.read_text())
+        except duckdb.Error as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise SchemaError(
+                f"{where}: cannot upgrade to schema {version} ({name}): {first}"
+            ) from None
+        queries.run(con, "store/record_version", {"version": version, "name": name})
+
+
+def replayed_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Apply every migration in order to an empty database (what fresh.sql stands for)."""
+    queries.run(con, "store/create_schema_version")
+    apply_migrations(con, migrations(), "a new database")
+
+
+def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
+    """Rebuild ``v_runs``: the runs with one column ``param_<name>`` per parameter name in use,
+    typed DOUBLE, BOOLEAN or VARCHAR from the values it takes. Called in every transaction
+    that adds or removes runs."""
+    columns = []
+    for key, types in queries.fetch_rows(con, "store/param_types"):
+        kinds = set(types) - {"NULL"}
+        if kinds and kinds <= {"BIGINT", "UBIGINT", "DOUBLE"}:
+            cast = "double"
+        elif kinds == {"BOOLEAN"}:
+            cast = "boolean"
+        else:
+            cast = "varchar"
+        path = "$.\"" + key.replace('"', '\\"') + '"'
+        column = queries.quote_name("param_" + key)
+        columns.append(
+            queries.template(
+                "store/v_runs_param", path=queries.literal(path), type=cast, column=column
+            )
+        )
+    # Parameter names are data: quote_name() quotes them and literal() the JSON path that
+    # escapes them; nothing from a command line is spliced in.
+    con.execute(queries.template("store/v_runs", params="".join(f", {c}" for c in columns)))
+
+
+#: The tables of ranked items (sql/schema/007_lean_rows.sql): item ids as int32 integers or
+#: as text, scores as float32 or float64. An ingest writes all its rows to one of them.
+def row_table(int_items: bool, float32: bool) -> str:
+    """The row table of int32 item ids or text ones, float32 scores or float64 ones."""
+    return f"list_rows_{'int' if int_items else 'text'}_{'f32' if float32 else 'f64'}"
+
+
+ROW_TABLES = frozenset(row_table(i, f) for i in (True, False) for f in (True, False))
+
+
+def rows_sql(name: str, table: str, **parts: str) -> str:
+    """A query written for any row table (``{rows}``), for ``table`` (queries.template)."""
+    return queries.template(name, rows=queries.quote_ident(table, ROW_TABLES), **parts)

@@ -63,3 +63,17 @@ def ranked(n_groups: int = 3, n_items: int = 5, seed: int = 0) -> dict[str, np.n
         "score": rng.standard_normal(g.size).round(3),
         "label": rng.choice([-1, 0, 1], size=g.size),
     }
+
+
+# -- markers: the fast loop is `pytest -m "not slow and not spark and not browser"` ------------
+
+# Fixtures that start an external program: a test using one gets its marker.
+_FIXTURE_MARKS = {"spark": "spark", "browser": "browser"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture, mark in _FIXTURE_MARKS.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(mark)

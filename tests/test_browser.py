@@ -30,6 +30,8 @@ from test_dashboards import XSS_RUN, build_sample
 from evalstore import Store
 from evalstore import dashboards as dash
 
+pytestmark = pytest.mark.browser
+
 CHROMIUM = os.environ.get("EVALSTORE_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = [
     "--headless",

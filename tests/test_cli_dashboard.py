@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from evalstore import Store
 
@@ -29,6 +30,7 @@ def ingest_two(db: Path) -> None:
             )
 
 
+@pytest.mark.slow  # about 1.5 s: writes every dashboard
 def test_dashboard_command_writes_offline_pages(cli: Any, db: Path, tmp_path: Path) -> None:
     ingest_two(db)
     out = tmp_path / "out"

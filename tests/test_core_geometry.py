@@ -1,9 +1,10 @@
 """Tests of evalstore.core.geometry and evalstore.core.matching, the NumPy reference of the
 geometric matching metrics.
 
-Hand-worked examples (the arithmetic is in the comments), the edge cases DESIGN.md names (a
-distance exactly on sigma, zero disparity, missing homographies, pairs without matches), and the
-vectorised per-pair code against a plain Python loop per pair.
+Hand-worked examples (the arithmetic is in the comments), the edge cases that docs/metrics.md
+("Geometric matching metrics") names (a distance exactly on sigma, zero disparity, missing
+homographies, pairs without matches), and the vectorised per-pair code against a plain Python
+loop per pair.
 """
 
 from __future__ import annotations
@@ -180,6 +181,7 @@ half = st.integers(-20, 20).map(lambda k: k / 2)  # halves: distances land on th
 match = st.tuples(st.integers(0, 6), half, half, half, half)
 
 
+@pytest.mark.slow  # hypothesis: 150 examples
 @settings(max_examples=150, deadline=None)
 @given(
     matches=st.lists(match, max_size=40),
@@ -354,7 +356,6 @@ def _correspondences(h, n=50, seed=0):
 
 
 def test_estimate_homography_recovers_the_inverse_deterministically():
-    pytest.importorskip("cv2")
     x0, y0, x1, y1 = _correspondences(H_GENERAL)
     r, n_inliers = estimate_homography(x0, y0, x1, y1)
     assert n_inliers == 50
@@ -374,13 +375,11 @@ def test_estimate_homography_recovers_the_inverse_deterministically():
     ],
 )
 def test_estimate_homography_fails_cleanly(points):
-    pytest.importorskip("cv2")
     x, y = points
     assert estimate_homography(x, y, x, y) == (None, 0)
 
 
 def test_reprojection_error_exact_and_shifted():
-    pytest.importorskip("cv2")
     x0, y0, x1, y1 = _correspondences(H_GENERAL)
     r, _ = estimate_homography(x0, y0, x1, y1)
     assert r is not None

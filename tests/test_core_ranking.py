@@ -197,6 +197,7 @@ def test_ap_hand_worked(scores, labels, kwargs, expected):
     assert ap(scores, labels, **kwargs) == pytest.approx(expected, rel=1e-15)
 
 
+@pytest.mark.slow  # hypothesis: 200 examples
 @settings(max_examples=200, deadline=None)
 @given(one_list(scores=TIED_SCORES, labels=(-1, 1), min_size=1, max_size=30))
 def test_ap_grouped_equals_sklearn(data):
@@ -226,6 +227,7 @@ def test_tie_policies_hand_worked():
     assert ap([2, 1, 1], [-1, 1, 1]) == pytest.approx(2 / 3)
 
 
+@pytest.mark.slow  # hypothesis: 200 examples
 @settings(max_examples=200, deadline=None)
 @given(one_list(scores=TIED_SCORES, max_size=15))
 def test_tie_policies_bound_each_other(data):
@@ -270,6 +272,7 @@ def test_voc10_and_coco_hand_worked():
     assert COCO_RECALL_THRESHOLDS[50] == 0.5
 
 
+@pytest.mark.slow  # hypothesis: 150 examples per tie policy
 @pytest.mark.parametrize("ties", PER_RANK)
 @settings(max_examples=150, deadline=None)
 @given(data=one_list(max_size=15), extra=st.integers(0, 2))
@@ -354,6 +357,7 @@ def test_fpr95_hand_worked():
     assert np.isnan(fpr95([2, 1], [-1, -1]))
 
 
+@pytest.mark.slow  # hypothesis: 150 examples
 @settings(max_examples=150, deadline=None)
 @given(one_list(labels=(-1, 1), max_size=40))
 def test_fpr95_matches_hardnet(data):
@@ -485,6 +489,7 @@ def loop_per_list(metric, group, scores, labels, override, ties, k, order):
     return uniq, np.array(out)
 
 
+@pytest.mark.slow  # hypothesis: 40 examples x 28 metric/tie combinations
 @pytest.mark.parametrize("ties", TIES)
 @pytest.mark.parametrize("metric", METRIC_NAMES)
 @settings(max_examples=40, deadline=None)

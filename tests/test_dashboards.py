@@ -100,7 +100,7 @@ def build_sample(store: Store, seed: int = 0) -> None:
         pid = np.repeat(kp_pairs["pair_id"].to_numpy(), 20)
         x0 = rng.uniform(5, 55, pid.size)
         y0 = rng.uniform(5, 40, pid.size)
-        store.ingest(
+        store.ingest_keypoints(
             {
                 "pair_id": pid,
                 "x0": x0,
@@ -108,7 +108,6 @@ def build_sample(store: Store, seed: int = 0) -> None:
                 "x1": x0 + 4 + rng.normal(0, err, pid.size),
                 "y1": y0 - 2 + rng.normal(0, err, pid.size),
             },
-            task="keypoints",
             run=f"superpoint/v{v + 1}",
             pairs=kp_pairs,
             created_at=T0 + timedelta(days=v),
@@ -259,6 +258,7 @@ def test_duplicate_names_and_unknown_filters(sample: Store, tmp_path: Path) -> N
         dash.write_dashboards(sample, tmp_path / "out", runs=["demo/absent"])
 
 
+@pytest.mark.slow  # about 1.5 s: writes every dashboard twice
 def test_output_is_deterministic_and_self_contained(sample: Store, tmp_path: Path) -> None:
     calls: list[tuple[str, int, int | None]] = []
     first = dash.write_dashboards(sample, tmp_path / "a", progress=lambda *a: calls.append(a))

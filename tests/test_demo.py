@@ -14,6 +14,23 @@ from evalstore.metrics import DEFAULTS
 
 QUICK = os.environ.get("CI") == "true" or os.environ.get("EVALSTORE_DEMO_FULL") != "1"
 
+pytestmark = pytest.mark.slow  # builds the demo: trains classifiers, computes descriptors
+
+# quick keeps 3 of the 7 classifiers; both modes record every descriptor
+CLASSIFIERS = (
+    ["naive-bayes", "knn-5", "mlp-128"]
+    if QUICK
+    else ["naive-bayes", "logreg-c0.001", "logreg-c0.1", "knn-5", "logreg-c1", "mlp-32", "mlp-128"]
+)
+RUNS = [f"digits/{c}" for c in CLASSIFIERS] + [
+    f"hpatches/{d}" for d in ("sift", "orb", "akaze", "brisk", "sift_weak")
+]
+TASKS = {
+    "digits": ["classification"],
+    "hpatches": ["verification", "matching", "retrieval", "keypoints"],
+}
+PAGES = ["index", "overview", "comparison", "curves", "heatmap", "hpatches"]
+
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, demo.DemoResult]:
@@ -34,24 +51,32 @@ def overall(db: Path) -> pl.DataFrame:
 
 def test_every_task_and_default_metric_has_values(built: tuple[Path, demo.DemoResult]) -> None:
     db, result = built
+    assert result.runs == RUNS
     frame = overall(db)
-    tasks = {"classification", "verification", "matching", "retrieval", "keypoints"}
-    assert set(frame["task"]) == tasks
-    for task in tasks:
-        for metric in DEFAULTS[task]:
-            rows = frame.filter(pl.col("task") == task, pl.col("base_metric") == metric)
-            assert rows.height > 0, (task, metric)
-            assert rows["value"].null_count() < rows.height, (task, metric)
-    assert len(result.runs) >= 6
-    assert {r.split("/")[0] for r in result.runs} == {"digits", "hpatches"}
+    assert sorted(set(frame["run"])) == sorted(RUNS)
+    for run in RUNS:
+        tasks = TASKS[run.split("/")[0]]
+        assert sorted(set(frame.filter(pl.col("run") == run)["task"])) == sorted(tasks), run
+        for task in tasks:
+            for metric in DEFAULTS[task]:
+                rows = frame.filter(
+                    pl.col("run") == run, pl.col("task") == task, pl.col("base_metric") == metric
+                )
+                assert rows.height > 0, (run, task, metric)
+                assert rows["value"].null_count() == 0, (run, task, metric)
+    classification = frame.filter(pl.col("task") == "classification")
+    assert (classification["n_lists"] == 10).all()  # one list per digit class
+    assert (frame["n_lists"] > 0).all()
 
 
 def test_values_are_in_range(built: tuple[Path, demo.DemoResult]) -> None:
     frame = overall(built[0]).drop_nulls("value")
     error = frame.filter(pl.col("base_metric") == "reprojection_error")
     bounded = frame.filter(pl.col("base_metric") != "reprojection_error")
+    assert bounded.height > 0
     assert bounded["value"].min() >= 0.0 and bounded["value"].max() <= 1.0
-    assert error.height > 0 and error["value"].min() >= 0.0
+    assert error.height == 5  # one per descriptor, in pixels
+    assert error["value"].min() >= 0.0 and error["value"].max() < 100.0
 
 
 def value(
@@ -102,18 +127,22 @@ def test_slices_and_per_class_values(built: tuple[Path, demo.DemoResult]) -> Non
 
 
 def test_dashboards_are_written(built: tuple[Path, demo.DemoResult]) -> None:
-    pages = {p.name for p in built[1].dashboards}
-    assert {"overview.html", "hpatches.html"} <= pages
-    assert all(p.exists() and p.stat().st_size > 1000 for p in built[1].dashboards)
+    out = built[0].parent / "dashboards"
+    assert sorted(p.name for p in built[1].dashboards) == sorted(f"{n}.html" for n in PAGES)
+    assert all(p.parent == out and p.stat().st_size > 1000 for p in built[1].dashboards)
+    assert (out / "plotly.min.js").is_file()  # offline: the pages load plotly from beside them
+    overview = (out / "overview.html").read_text()
+    assert all(run in overview for run in RUNS)
 
 
 def test_demo_is_deterministic(built: tuple[Path, demo.DemoResult], tmp_path: Path) -> None:
     with Store(tmp_path / "again.duckdb") as store:
-        demo.build(store, quick=True)
-    first = overall(built[0]).sort("run", "task", "metric", "params")
-    again = overall(tmp_path / "again.duckdb").sort("run", "task", "metric", "params")
-    if QUICK:
-        joined = first.join(again, on=["run", "task", "metric", "params"])
-        assert joined.height == first.height
-        diff = (joined["value"] - joined["value_right"]).abs().max()
-        assert diff is None or diff < 1e-12
+        assert demo.build(store, quick=QUICK).runs == RUNS
+    keys = ["run", "task", "metric", "params"]
+    first = overall(built[0]).sort(keys)
+    again = overall(tmp_path / "again.duckdb").sort(keys)
+    assert first.height == again.height > 0
+    assert first.select(keys).equals(again.select(keys))
+    assert first["value"].null_count() == again["value"].null_count() == 0
+    diff = (first["value"] - again["value"]).abs().max()
+    assert diff < 1e-12, diff

@@ -93,9 +93,13 @@ def test_cache_is_reused_then_invalidated_by_a_changed_definition(
     again = evaluate(store, ["r"])
     assert store.con.sql("select computed_at from metric_values").fetchall() == computed_at
     assert first["value"].to_list() == again["value"].to_list()
-    # a changed SQL text (new SHA) makes the stored value stale ...
+    # a comment or a re-indent does not change the definition ...
     original = queries.load("metrics/ap")
-    changed = queries.Query(original.name, original.text + "\n-- revised\n", original.path)
+    reworded = "-- reworded\n" + original.text.replace("\n", "\n  ") + "\n-- revised\n"
+    assert queries.Query(original.name, reworded, original.path).sha == original.sha
+    # ... a changed SQL text (new SHA) makes the stored value stale ...
+    code = original.text.rstrip().rstrip(";") + "\nlimit 1000000000"
+    changed = queries.Query(original.name, code, original.path)
     monkeypatch.setattr(
         queries, "load", lambda name: changed if name == "metrics/ap" else original_load(name)
     )

@@ -16,9 +16,11 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import ranked
 
-from evalstore import Store, export
+from evalstore import Store
 from evalstore.errors import EvalstoreError, RunExists, SchemaError
-from evalstore.export import TABLES, export_runs, import_runs, partition_path, read_manifest
+from evalstore.scale import export
+from evalstore.scale.export import TABLES, export_runs, partition_path, read_manifest
+from evalstore.scale.importer import import_runs
 
 
 def _fill(store: Store) -> None:
@@ -79,10 +81,9 @@ def _fill(store: Store) -> None:
             "kind": ["viewpoint", None, "illumination"],
         }
     ).with_columns([pl.col(f"h{i}{j}").cast(pl.Float64) for i in (1, 2, 3) for j in (1, 2, 3)])
-    store.ingest(matches, task="keypoints", run="kp/b", pairs=pairs, git_commit="abc123")
-    store.ingest(
+    store.ingest_keypoints(matches, run="kp/b", pairs=pairs, git_commit="abc123")
+    store.ingest_outcomes(
         {"group_id": ["g1", "g2"], "tp": [3, 0], "fp": [1, 0], "fn": [0, 0]},
-        task="outcomes",
         run="out/c",
         git_commit=None,
     )
@@ -101,7 +102,7 @@ def _float_key(value: Any) -> Any:
 
 def _rows(store: Store, table: str) -> dict[str, list[tuple[Any, ...]]]:
     """Rows per EXPERIMENT/NAME, without run_id, as comparable tuples."""
-    cols = [c["name"] for c in export._columns(store.con, table)]
+    cols = [c["name"] for c in export.table_columns(store.con, table)]
     names = {r[0]: f"{r[1]}/{r[2]}" for r in store.con.sql("select * from runs").fetchall()}
     out: dict[str, list[tuple[Any, ...]]] = {}
     select = ", ".join(f'"{c}"' for c in cols)
@@ -124,6 +125,7 @@ def source(tmp_path: Path):
         yield store
 
 
+@pytest.mark.slow  # over 1 s: exports and imports every table
 def test_round_trip_every_table_bit_equal_with_new_ids(source: Store, tmp_path: Path) -> None:
     out = tmp_path / "export"
     summary = export_runs(source, out)
@@ -292,9 +294,8 @@ def test_replaced_run_supersedes_its_old_export(source: Store, tmp_path: Path) -
     out = tmp_path / "export"
     export_runs(source, out)
     old_id = source.resolve("out/c")
-    source.ingest(
+    source.ingest_outcomes(
         {"group_id": ["g9"], "tp": [1], "fp": [1], "fn": [1]},
-        task="outcomes",
         run="out/c",
         replace=True,
     )

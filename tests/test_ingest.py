@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalstore import InvalidInput, RunExists, Store
-from evalstore.ingest import ROW_TABLES
+from evalstore.schema import ROW_TABLES
 
 COLUMNS = ["group_id", "item_id", "score", "label", "seq"]
 
@@ -305,6 +305,7 @@ scores = st.one_of(
 )
 
 
+@pytest.mark.slow  # hypothesis: 40 ingests through the CLI and back
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -362,6 +363,7 @@ def big_parquet(path: Path, n: int) -> Path:
     return path
 
 
+@pytest.mark.slow  # a child process ingests 4M rows until killed
 def test_kill_9_mid_ingest_leaves_the_database_unchanged(db: Path, tmp_path: Path) -> None:
     with Store(db) as store:
         store.ingest(ranked(), task="retrieval", run="before")
@@ -384,6 +386,7 @@ def test_kill_9_mid_ingest_leaves_the_database_unchanged(db: Path, tmp_path: Pat
         store.ingest(ranked(seed=9), task="retrieval", run="after")
 
 
+@pytest.mark.slow  # two CLI processes; the second waits out the lock timeout
 def test_second_writer_waits_then_fails_naming_the_file(db: Path, tmp_path: Path) -> None:
     csv = tmp_path / "s.csv"
     csv.write_text(GOOD)
@@ -511,9 +514,9 @@ def test_a_failed_ingest_leaves_no_reading_thread(
     """Rows are read in a thread beside DuckDB's insert; an error mid-stream stops it."""
     import threading
 
-    from evalstore import ingest
+    from evalstore.ingest import sources
 
-    monkeypatch.setattr(ingest, "BATCH_ROWS", 500)  # the NaN is in batch 9 of 10
+    monkeypatch.setattr(sources, "BATCH_ROWS", 500)  # the NaN is in batch 9 of 10
     data = ranked(50, 100)
     data["score"] = data["score"].astype(float)
     data["score"][4321] = np.nan

@@ -18,8 +18,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from evalstore import InvalidInput, Store
-from evalstore import ingest as ingest_module
-from evalstore.ingest import ROW_TABLES, IngestResult
+from evalstore.ingest import IngestResult, sources, validate
+from evalstore.ingest import direct as direct_ingest
+from evalstore.ingest import ranked as ranked_ingest
+from evalstore.schema import ROW_TABLES
 
 ROWS = "select group_id, item_id, score, label, seq from scores where run_id = $r order by seq"
 GROUPS = (
@@ -116,18 +118,18 @@ def expected_rows(table: pa.Table, labels: str, negate: bool) -> list[tuple[Any,
 def direct_attempts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Each direct insert an ingest tries: "done", or "abandoned" when it fell back."""
     calls: list[str] = []
-    real = ingest_module._insert_direct
+    real = direct_ingest.insert_direct
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         try:
             written = real(*args, **kwargs)
-        except ingest_module._Recheck:
+        except direct_ingest.Recheck:
             calls.append("abandoned")
             raise
         calls.append("done")
         return written
 
-    monkeypatch.setattr(ingest_module, "_insert_direct", spy)
+    monkeypatch.setattr(ranked_ingest, "insert_direct", spy)
     return calls
 
 
@@ -253,6 +255,7 @@ def direct_expected(table: pa.Table) -> bool:
     return not has_duplicates(table) and pairs <= max(1 << 26, 2 * len(groups))
 
 
+@pytest.mark.slow  # hypothesis: 60 Parquet files, each ingested twice
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -263,7 +266,7 @@ def test_parquet_ingest_equals_in_memory_ingest(
     """Random lists through Parquet files (direct) and as Arrow tables (stream) store the same
     rows, groups and counts; with a duplicate both refuse with the same message. (Any row
     group size goes direct here, to test the direct path on many layouts.)"""
-    monkeypatch.setattr(ingest_module, "_MIN_ROW_GROUP", 1)
+    monkeypatch.setattr(direct_ingest, "_MIN_ROW_GROUP", 1)
     folder = tmp_path_factory.mktemp("direct")
     table, parts = case["table"], case["parts"]
     paths = [
@@ -449,6 +452,7 @@ def test_dense_group_ids_go_direct_and_take_their_range(store: Store, tmp_path: 
     assert contents(store, "dense")[0] == expected_rows(table, "pm1", negate=False)
 
 
+@pytest.mark.slow  # about 1.5 s: ingests a large sparse file twice
 def test_group_ids_sparse_among_many_rows_are_restreamed(
     store: Store, tmp_path: Path, direct_attempts: list[str]
 ) -> None:
@@ -825,7 +829,7 @@ def test_a_duplicate_across_batches_with_a_negative_item_id_is_refused(
         data = [parquet(tmp_path / "a.parquet", a), parquet(tmp_path / "b.parquet", b)]
         labels = [str(p) for p in data]
     elif source == "batches":  # one input, read in batches of two rows: a + b[0], b[1]
-        monkeypatch.setattr(ingest_module, "BATCH_ROWS", 2)
+        monkeypatch.setattr(sources, "BATCH_ROWS", 2)
         data = pa.concat_tables([a, b])
     before = state(store)
     message = failure(store, data, task="retrieval", run="r")
@@ -842,6 +846,7 @@ def test_a_duplicate_across_batches_with_a_negative_item_id_is_refused(
     assert direct_attempts == (["abandoned"] if source == "parquet" else [])
 
 
+@pytest.mark.slow  # hypothesis: 60 bitmaps written and read back
 @settings(max_examples=60, deadline=None)
 @given(
     lists=st.integers(1, 40),
@@ -870,7 +875,7 @@ def test_pair_bitmap_reads_back_the_marked_pairs_and_lists(
     if not rows.size:  # no rows, no bitmap: direct_check always has rows
         assert blob is None
         return
-    pairs, present = ingest_module._marks(blob, lists, items, slice_bits=slice_bits)
+    pairs, present = direct_ingest._marks(blob, lists, items, slice_bits=slice_bits)
     assert pairs == int(marked.sum())
     assert present.tolist() == np.flatnonzero(marked.any(axis=1)).tolist()
 
@@ -1028,8 +1033,8 @@ def test_a_plan_narrower_than_the_data_is_abandoned(store: Store, tmp_path: Path
         "label": pa.array([1, -1, 1, 1], pa.int8()),
     }
     path = parquet(tmp_path / "t.parquet", table)
-    spec = ingest_module._Spec("retrieval", {}, "pm1", False)
-    plan = ingest_module._direct_plan(store.con, [ingest_module._open(path, None, 0)], spec)
+    spec = validate.Spec("retrieval", {}, "pm1", False)
+    plan = direct_ingest.plan_direct(store.con, [sources.open_source(path, None, 0)], spec)
     assert plan is not None and (plan.groups, plan.items) == (6, 9)
     narrowed = {
         "groups": dataclasses.replace(plan, groups=2),
@@ -1038,11 +1043,11 @@ def test_a_plan_narrower_than_the_data_is_abandoned(store: Store, tmp_path: Path
     }[lie]
     store.con.execute("begin transaction")
     try:
-        with pytest.raises(ingest_module._Recheck):
-            ingest_module._insert_direct(store.con, narrowed, spec, 0, None)
+        with pytest.raises(direct_ingest.Recheck):
+            direct_ingest.insert_direct(store.con, narrowed, spec, 0, None)
     finally:
         store.con.execute("rollback")
-    full = ingest_module._insert_direct  # the same plan unnarrowed goes through
+    full = direct_ingest.insert_direct  # the same plan unnarrowed goes through
     store.con.execute("begin transaction")
     try:
         assert full(store.con, plan, spec, 0, None).rows == 4
@@ -1132,7 +1137,8 @@ def test_importing_past_the_last_list_id_is_one_line(store: Store, tmp_path: Pat
     """An import that needs more list ids than the store has left: one line, with what to do,
     and the store unchanged."""
     from evalstore import EvalstoreError
-    from evalstore.export import export_runs, import_runs
+    from evalstore.scale.export import export_runs
+    from evalstore.scale.importer import import_runs
 
     with Store(tmp_path / "source.duckdb") as source:
         source.ingest(lists_table(3, 2, seed=4), task="retrieval", run="r", **NO_GIT)

@@ -46,9 +46,8 @@ def test_pure_translation(store: Store, tmp_path: Path) -> None:
     y0 = np.array([10.0, 10.0, 20.0, 20.0])
     x1 = x0 + 5 + np.array([0.0, 2.9, 3.0, 3.0])
     y1 = y0 - 3 + np.array([0.0, 0.0, 0.0, 4.0])
-    store.ingest(
+    store.ingest_keypoints(
         {"pair_id": ["a"] * 4, "x0": x0, "y0": y0, "x1": x1, "y1": y1},
-        task="keypoints",
         run="t",
         pairs=translation_pairs(tmp_path / "pairs.csv"),
     )
@@ -81,7 +80,7 @@ def test_known_disparity_map(store: Store, tmp_path: Path) -> None:
         "x1": [-5.1, -10.5, 0.0, -5.1, 0.0],
         "y1": [0.6, 2.0, 3.0, 0.6, 0.0],
     }
-    result = store.ingest(matches, task="keypoints", run="d", disparity_dir=maps)
+    result = store.ingest_keypoints(matches, run="d", disparity_dir=maps)
     # (2.5, 2.0) rounds to col 3, row 2 -> d = 13; (4, 3) and (0, 0) hit zeros: invalid
     assert result.not_retrieved == 2
     gt = store.con.sql("select pair_id, gt_x1, gt_y1 from matches order by seq").fetchall()
@@ -97,9 +96,8 @@ def test_disparity_map_too_small_is_refused(db: Path, tmp_path: Path) -> None:
     Store(db).close()
     before = snapshot(db)
     with Store(db) as store, pytest.raises(InvalidInput, match=r"p\.npy \(pair 'p'\).*\(4, 5\)"):
-        store.ingest(
+        store.ingest_keypoints(
             {"pair_id": ["p"], "x0": [4.6], "y0": [1.0], "x1": [0.0], "y1": [1.0]},
-            task="keypoints",
             run="d",
             disparity_dir=maps,
         )
@@ -112,7 +110,7 @@ def test_iou_table(store: Store, tmp_path: Path) -> None:
     # group d comes as per-item rows in a second run: tp, tp, fp, fn -> 2 / 4
     path = tmp_path / "o.csv"
     path.write_text("group_id,tp,fp,fn\na,2,1,1\nb,1,2,1\nc,0,0,0\ne,3,1,0\n")
-    store.ingest(path, task="outcomes", run="o")
+    store.ingest_outcomes(path, run="o")
     frame = evaluate(store, ["o"], by=["group"])
     got = {
         (m, s): v for m, s, v in zip(frame["metric"], frame["slice"], frame["value"], strict=True)
@@ -122,7 +120,7 @@ def test_iou_table(store: Store, tmp_path: Path) -> None:
     assert got[("iou_micro", "")] == pytest.approx(6 / 12, rel=1e-15)
     items = tmp_path / "items.csv"
     items.write_text("group_id,outcome\nd,tp\nd,TP\nd,fp\nd,fn\n")
-    store.ingest(items, task="outcomes", run="items")
+    store.ingest_outcomes(items, run="items")
     assert evaluate(store, ["items"], metrics=["iou"])["value"].to_list() == [0.5]
 
 
@@ -144,7 +142,7 @@ def test_corner_convention_with_a_one_percent_scale(store: Store, tmp_path: Path
             "height": [480],
         }
     ).write_csv(pairs)
-    store.ingest(
+    store.ingest_keypoints(
         {
             "pair_id": ["s"] * 40,
             "x0": x0,
@@ -154,7 +152,6 @@ def test_corner_convention_with_a_one_percent_scale(store: Store, tmp_path: Path
             "gt_x1": x0,
             "gt_y1": y0,
         },
-        task="keypoints",
         run="s",
         pairs=pairs,
     )
@@ -177,9 +174,8 @@ def test_reprojection_error_of_exact_and_shifted_matches(store: Store) -> None:
     moved_x0[:10] += 3
     moved_y0[:10] += 4
     for name, a, b in (("exact", x0, y0), ("moved", moved_x0, moved_y0)):
-        store.ingest(
+        store.ingest_keypoints(
             {"pair_id": ["a"] * 30, "x0": a, "y0": b, "x1": x1, "y1": y1, "gt_x1": x1, "gt_y1": y1},
-            task="keypoints",
             run=name,
         )
     frame = evaluate(store, ["exact", "moved"], metrics=["reprojection_error"]).sort("run_id")
@@ -262,7 +258,7 @@ def test_bad_outcomes(store: Store, tmp_path: Path, text: str, message: str) -> 
     path = tmp_path / "o.csv"
     path.write_text(text)
     with pytest.raises(InvalidInput, match=message.replace("(", r"\(").replace(")", r"\)")):
-        store.ingest(path, task="outcomes", run="o")
+        store.ingest_outcomes(path, run="o")
     assert store.con.sql("select count(*) from outcomes").fetchall() == [(0,)]
 
 

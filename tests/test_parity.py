@@ -1,25 +1,54 @@
-"""Every registered metric: the SQL that evalstore runs equals its NumPy twin to 1e-12.
+"""Every registered metric three ways: its SQL, its NumPy twin and its slow definition agree.
 
-One test walks the registry; hypothesis generates many lists per run with heavy ties, ignored
-items, lists without positives, not-retrieved items (NULL score), n_positives overrides and
-one-item lists, for every tie policy.
+One test walks the registry. For each metric, hypothesis generates runs of the metric's source
+(ranked lists with heavy ties, ignored items, lists without positives, not-retrieved items,
+n_positives overrides and one-item lists; keypoint runs whose match offsets land exactly on
+the thresholds; outcome counts), ingests them, reads the stored rows back as the metric's
+inputs and compares, for every tie policy the SQL takes, three results to 1e-12:
+
+- the SQL in ``sql/metrics/<name>.sql`` (what evalstore runs),
+- ``metric.reference(inputs, params)`` (the vectorised NumPy core, evalstore/core/),
+- ``SLOW[name](inputs, params)`` (tests/definitions.py, plain loops from the published formula).
+
+Nothing here knows a metric by name: what differs between metrics is read from the registry
+(``source``, ``params``, ``sweep``, the output columns) and from the SQL's ``$parameters``.
 """
 
 from __future__ import annotations
 
+import doctest
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pytest
+from definitions import SLOW
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalstore import Store, queries
 from evalstore.core.ranking import TIES
-from evalstore.metrics import METRICS
+from evalstore.metrics import (
+    METRICS,
+    Inputs,
+    KeypointRun,
+    Metric,
+    Outcomes,
+    Params,
+    RankedLists,
+    Result,
+)
 
+NAMES = sorted(METRICS)
 K_VALUES = (1, 3, 50)
+#: Sweep values that the generated match distances hit exactly: 3, 5, 10, sqrt(2), sqrt(0.3125).
+SWEEP_VALUES = (0.0, 1.0, 3.0, 5.0, 10.0, math.sqrt(2.0), math.sqrt(0.3125), 2.5)
+_RUN = itertools.count()
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +57,25 @@ def store(tmp_path_factory: pytest.TempPathFactory):
         yield s
 
 
+def _run_name() -> str:
+    return f"parity-{next(_RUN)}"  # a new run each time: quicker than replacing one
+
+
+def _ids(values: list[Any]) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def _read(store: Store, sql: str, run_id: int) -> pl.DataFrame:
+    return store.con.sql(sql, params={"r": run_id}).pl()  # test-only reads of stored rows
+
+
+# -- ranked lists (source "scores") -------------------------------------------------------------
+
+
 @st.composite
-def runs(draw: Any) -> dict[str, Any]:
+def ranked_runs(draw: Any) -> dict[str, Any]:
     n_lists = draw(st.integers(1, 8))
     lengths = draw(st.lists(st.integers(0, 25), min_size=n_lists, max_size=n_lists))
     lengths[0] = max(lengths[0], 1)  # at least one row in the run
@@ -42,291 +88,351 @@ def runs(draw: Any) -> dict[str, Any]:
     not_retrieved = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
     scores[not_retrieved & (draw(st.floats(0, 1)) < 0.5)] = -np.inf
     labels = np.array(draw(st.lists(st.sampled_from([-1, -1, 0, 1]), min_size=n, max_size=n)))
-    present = np.unique(group)
     override = None
     if draw(st.booleans()):
+        present = np.unique(group)
         counts = np.array([(labels[group == g] == 1).sum() for g in present])
-        extra = np.array(
-            draw(st.lists(st.integers(0, 5), min_size=present.size, max_size=present.size))
-        )
-        override = counts + extra
+        extra = draw(st.lists(st.integers(0, 5), min_size=present.size, max_size=present.size))
+        override = {"group_id": present, "n_positives": counts + np.array(extra)}
+    return {"group": group, "scores": scores, "labels": labels, "override": override}
+
+
+#: A list of 10 positives reaching recall exactly 0.3, 0.6 and 0.7, just below the VOC 2007 grid
+#: values 0.30000000000000004, 0.6000000000000001 and 0.7000000000000001 of np.arange.
+VOC07_TRAP = [1, 1, 1, -1, -1, -1, 1, 1, 1, -1, -1, -1, 1, 1, 1, 1]
+
+
+def _seeded_ranked(rng: np.random.Generator) -> dict[str, Any]:
+    group = np.repeat(np.arange(6), 40)
+    trap = len(VOC07_TRAP)
     return {
-        "group": group,
-        "scores": scores,
-        "labels": labels,
-        "override": override,
-        "present": present,
+        "group": np.concatenate([group, np.full(trap, 6)]),
+        "scores": np.concatenate(
+            [np.round(rng.standard_normal(group.size), 1), np.arange(trap, 0, -1.0)]  # ties
+        ),
+        "labels": np.concatenate([rng.choice([-1, -1, 0, 1], size=group.size), VOC07_TRAP]),
+        "override": None,
     }
 
 
-def _ingest(store: Store, data: dict[str, Any]) -> int:
-    groups = None
-    if data["override"] is not None:
-        groups = {"group_id": data["present"], "n_positives": data["override"]}
-    result = store.ingest(
-        {
-            "group_id": data["group"],
-            "item_id": np.arange(data["group"].size),
-            "score": data["scores"],
-            "label": data["labels"],
-        },
-        task="retrieval",
-        run="parity",
-        replace=True,
-        groups=_frame(groups),
-        git_commit=None,
+def _ingest_ranked(store: Store, data: dict[str, Any]) -> int:
+    groups = None if data["override"] is None else pl.DataFrame(data["override"])
+    rows = {
+        "group_id": data["group"],
+        "item_id": np.arange(data["group"].size),
+        "score": data["scores"],
+        "label": data["labels"],
+    }
+    return store.ingest(
+        rows, task="retrieval", run=_run_name(), groups=groups, git_commit=None
+    ).run_id
+
+
+def _read_ranked(store: Store, run_id: int) -> RankedLists:
+    rows = _read(
+        store,
+        "select group_id, score, label, seq from scores"
+        " where run_id = $r and task = 'retrieval' order by seq",
+        run_id,
     )
-    return result.run_id
+    over = _read(
+        store,
+        "select group_id, n_positives from groups"
+        " where run_id = $r and task = 'retrieval' and n_positives is not null",
+        run_id,
+    )
+    return RankedLists(
+        group=_ids(rows["group_id"].to_list()),
+        scores=rows["score"].fill_null(-np.inf).to_numpy().astype(np.float64),
+        labels=rows["label"].to_numpy().astype(np.int64),
+        order=rows["seq"].to_numpy().astype(np.int64),
+        lists=_ids(over["group_id"].to_list()) if over.height else None,
+        n_positives=over["n_positives"].to_numpy().astype(np.int64) if over.height else None,
+    )
 
 
-def _frame(groups: dict[str, Any] | None) -> Any:
-    import polars as pl
+# -- keypoint matches and image pairs (source "pairs") ------------------------------------------
 
-    return None if groups is None else pl.DataFrame(groups)
-
-
-def _sql(store: Store, name: str, run_id: int, ties: str, k: int | None) -> Any:
-    query = queries.load(f"metrics/{name}")
-    params = {"runs": [run_id], "task": "retrieval", "ties": ties, "k": k}
-    return store.con.sql(query.text, params=queries.bind(query.text, params)).pl()
+OFFSETS = [(0.0, 0.0), (3.0, 0.0), (0.0, -3.0), (3.0, 4.0), (1.0, 1.0), (6.0, 8.0), (0.5, 0.25)]
+H_TRUE = [[1.0, 0.0, 4.0], [0.0, 1.0, -2.0], [0.0, 0.0, 1.0]]  # gt = (x0 + 4, y0 - 2)
+HOMOGRAPHY = [f"{m}{i}{j}" for m in "her" for i in (1, 2, 3) for j in (1, 2, 3)]
 
 
-RANKING = sorted(n for n, m in METRICS.items() if m.source == "scores")
+def _keypoints(pick: Callable[[list[Any]], Any], jitter: Callable[[], float]) -> dict[str, Any]:
+    """Pairs with 0..30 matches whose offsets from the truth often land exactly on a threshold
+    (3, 5, 10 px); some pairs have no true homography or too few matches to estimate one."""
+    n_pairs = pick([1, 2, 3, 4, 5, 6])
+    rows = []
+    for p in range(n_pairs):
+        for _ in range(pick([0, 3, 8, 30])):
+            x0, y0 = float(pick(list(range(100)))), float(pick(list(range(80))))
+            dx, dy = pick(OFFSETS)
+            if pick([False, True]):
+                dx, dy = dx + jitter(), dy + jitter()
+            gx, gy = x0 + 4.0, y0 - 2.0
+            rows.append((f"p{p}", x0, y0, gx + dx, gy + dy, gx, gy))
+    with_h = [pick([False, True]) for _ in range(n_pairs)]
+    pairs: dict[str, Any] = {
+        "pair_id": [f"p{p}" for p in range(n_pairs)],
+        "width": [pick([100, 640]) for _ in range(n_pairs)],
+        "height": [pick([80, 480]) for _ in range(n_pairs)],
+    }
+    for i in (1, 2, 3):
+        for j in (1, 2, 3):
+            pairs[f"h{i}{j}"] = [H_TRUE[i - 1][j - 1] if h else None for h in with_h]
+    return {"rows": rows, "pairs": pairs}
 
 
-@pytest.mark.parametrize("name", RANKING)
-@pytest.mark.parametrize("ties", TIES)
-@settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+@st.composite
+def keypoint_runs(draw: Any) -> dict[str, Any]:
+    return _keypoints(lambda xs: draw(st.sampled_from(xs)), lambda: draw(st.floats(-2, 2)))
+
+
+def _seeded_keypoints(rng: np.random.Generator) -> dict[str, Any]:
+    return _keypoints(lambda xs: xs[int(rng.integers(len(xs)))], lambda: rng.uniform(-2, 2))
+
+
+def _ingest_keypoints(store: Store, data: dict[str, Any]) -> int:
+    columns = ["pair_id", "x0", "y0", "x1", "y1", "gt_x1", "gt_y1"]
+    rows = data["rows"] or [("p0", 1.0, 1.0, 5.0, -1.0, 5.0, -1.0)]  # a run needs a match
+    matches = pl.DataFrame(rows, schema=columns, orient="row")
+    pairs = pl.DataFrame(data["pairs"]).with_columns(
+        [pl.col(f"h{i}{j}").cast(pl.Float64) for i in (1, 2, 3) for j in (1, 2, 3)]
+    )
+    return store.ingest_keypoints(matches, run=_run_name(), pairs=pairs, git_commit=None).run_id
+
+
+def _read_keypoints(store: Store, run_id: int) -> KeypointRun:
+    m = _read(
+        store,
+        "select pair_id, x0, y0, x1, y1, gt_x1, gt_y1 from matches where run_id = $r order by seq",
+        run_id,
+    )
+    p = _read(store, "select * from pairs where run_id = $r order by pair_id", run_id)
+    stack = p.select([pl.col(c).cast(pl.Float64) for c in HOMOGRAPHY]).to_numpy()
+    h, e, r = (np.asarray(stack[:, 9 * i : 9 * i + 9], float).reshape(-1, 3, 3) for i in range(3))
+    coords = {c: m[c].to_numpy().astype(np.float64) for c in m.columns if c != "pair_id"}
+    return KeypointRun(
+        pair=_ids(m["pair_id"].to_list()),
+        pairs=_ids(p["pair_id"].to_list()),
+        h=h,
+        e=e,
+        r=r,
+        width=p["width"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
+        height=p["height"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
+        **coords,
+    )
+
+
+# -- counted outcomes (source "outcomes") -------------------------------------------------------
+
+outcome_runs = st.lists(
+    st.tuples(st.integers(0, 50), st.integers(0, 50), st.integers(0, 50)), min_size=1, max_size=12
 )
-@given(data=runs(), k=st.sampled_from(K_VALUES))
-def test_sql_equals_numpy(store: Store, name: str, ties: str, data: dict[str, Any], k: int) -> None:
-    metric = METRICS[name]
-    k_arg = k if "k" in metric.params else None
-    run_id = _ingest(store, data)
-    got = _sql(store, name, run_id, ties, k_arg)
-    kwargs = {"n_positives": data["override"], "ties": ties, "order": np.arange(data["group"].size)}
-    if metric.kind == "curve":
-        pts = metric.reference(data["group"], data["scores"], data["labels"], **kwargs)
-        positive = pts.n_positives[pts.list_index] > 0
-        want = np.column_stack([pts.groups[pts.list_index], pts.recall, pts.precision])[positive]
-        have = got.select(got["group_id"].cast(int), "recall", "precision").to_numpy()
-        assert have.shape == want.shape
-        np.testing.assert_allclose(have, want, rtol=1e-12, atol=0)
-        return
-    groups, values = metric.reference(
-        data["group"], data["scores"], data["labels"], k=k_arg, **kwargs
+
+
+def _seeded_outcomes(rng: np.random.Generator) -> list[tuple[int, int, int]]:
+    counts = rng.integers(0, 20, size=(12, 3))
+    counts[3] = 0  # a group that counted nothing
+    return [tuple(int(v) for v in row) for row in counts]
+
+
+def _ingest_outcomes(store: Store, counts: list[tuple[int, int, int]]) -> int:
+    tp, fp, fn = (np.array(c, dtype=np.int64) for c in zip(*counts, strict=True))
+    data = {"group_id": np.arange(len(counts)), "tp": tp, "fp": fp, "fn": fn}
+    return store.ingest_outcomes(data, run=_run_name(), git_commit=None).run_id
+
+
+def _read_outcomes(store: Store, run_id: int) -> Outcomes:
+    rows = _read(store, "select group_id, tp, fp, fn from outcomes where run_id = $r", run_id)
+    return Outcomes(
+        group=_ids(rows["group_id"].to_list()),
+        **{c: rows[c].to_numpy().astype(np.int64) for c in ("tp", "fp", "fn")},
     )
-    sql = {int(g): v for g, v in zip(got["group_id"], got["value"], strict=True)}
-    assert sorted(sql) == sorted(int(g) for g in groups)
-    have = np.array([np.nan if sql[int(g)] is None else sql[int(g)] for g in groups])
-    np.testing.assert_allclose(have, values, rtol=1e-12, atol=0, equal_nan=True)
+
+
+# -- the sources, by Metric.source --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    """How to generate, store and read back a run of one source table."""
+
+    task: str
+    runs: st.SearchStrategy[Any]
+    seeded: Callable[[np.random.Generator], Any]
+    ingest: Callable[[Store, Any], int]
+    read: Callable[[Store, int], Inputs]
+    atol: float  # pixel errors near 0 are compared absolutely; fractions relatively only
+
+
+SOURCES = {
+    "scores": Source("retrieval", ranked_runs(), _seeded_ranked, _ingest_ranked, _read_ranked, 0.0),
+    "pairs": Source(
+        "keypoints", keypoint_runs(), _seeded_keypoints, _ingest_keypoints, _read_keypoints, 1e-12
+    ),
+    "outcomes": Source(
+        "outcomes", outcome_runs, _seeded_outcomes, _ingest_outcomes, _read_outcomes, 0.0
+    ),
+}
+
+
+def _ties(metric: Metric) -> tuple[str, ...]:
+    """Every tie policy if the metric's SQL takes ``$ties``, else the default alone."""
+    return TIES if "$ties" in metric.query.text else ("grouped",)
+
+
+def _params(metric: Metric) -> st.SearchStrategy[Params]:
+    k = st.sampled_from(K_VALUES) if "$k" in metric.query.text else st.none()
+    at = st.none()
+    if metric.sweep is not None:
+        at = st.one_of(
+            st.none(), st.lists(st.sampled_from(SWEEP_VALUES), min_size=1, max_size=4, unique=True)
+        )
+    return st.builds(Params, k=k, at=at)
+
+
+# -- comparing -----------------------------------------------------------------------------------
+
+
+def _sql(store: Store, metric: Metric, run_ids: list[int], params: Params) -> pl.DataFrame:
+    task = SOURCES[metric.source].task
+    return queries.fetch(store.con, metric.query, metric.sql_params(run_ids, task, params))
+
+
+def _as_result(frame: pl.DataFrame, metric: Metric) -> Result:
+    value = frame[metric.value_column].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    at = None if metric.at_column is None else frame[metric.at_column].to_numpy().astype(float)
+    return Result(_ids(frame["group_id"].to_list()), value, at)
+
+
+def _assert_same(have: Result, want: Result, atol: float, what: str) -> None:
+    have, want = have.sorted(), want.sorted()
+    assert have.group.tolist() == want.group.tolist(), f"{what}: different rows"
+    assert (have.at is None) == (want.at is None), what
+    if want.at is not None:
+        np.testing.assert_allclose(have.at, want.at, rtol=1e-12, atol=0, err_msg=what)
+    np.testing.assert_allclose(
+        have.value, want.value, rtol=1e-12, atol=atol, equal_nan=True, err_msg=what
+    )
+
+
+def _check(store: Store, metric: Metric, run_ids: list[int], params: Params) -> None:
+    """SQL over all ``run_ids`` at once, NumPy core and slow loop of each run agree."""
+    source = SOURCES[metric.source]
+    inputs = {run_id: source.read(store, run_id) for run_id in run_ids}
+    for ties in _ties(metric):
+        p = replace(params, ties=ties)
+        got = _sql(store, metric, run_ids, p)
+        for run_id, data in inputs.items():
+            what = f"{metric.name}, run {run_id}, {p}"
+            want = metric.reference(data, p)
+            sql = _as_result(got.filter(pl.col("run_id") == run_id), metric)
+            _assert_same(sql, want, source.atol, f"SQL vs NumPy: {what}")
+            _assert_same(SLOW[metric.name](data, p), want, source.atol, f"slow vs NumPy: {what}")
+
+
+# -- the tests -----------------------------------------------------------------------------------
+
+_SETTINGS = {
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+}
+
+
+def _three_ways(store: Store, name: str, data: st.DataObject) -> None:
+    metric = METRICS[name]
+    source = SOURCES[metric.source]
+    run = data.draw(source.runs, label="run")
+    params = data.draw(_params(metric), label="params")
+    _check(store, metric, [source.ingest(store, run)], params)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=10, **_SETTINGS)
+@given(data=st.data())
+def test_sql_numpy_and_definition_agree(store: Store, name: str, data: st.DataObject) -> None:
+    _three_ways(store, name, data)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=60, **_SETTINGS)
+@given(data=st.data())
+def test_sql_numpy_and_definition_agree_many(store: Store, name: str, data: st.DataObject) -> None:
+    """The same with more examples (``pytest -m slow``; the fast loop leaves it out)."""
+    _three_ways(store, name, data)
+
+
+@pytest.fixture(scope="module")
+def seeded_runs(store: Store) -> dict[str, list[int]]:
+    """Two runs of each source with the same group ids, from seeded generators.
+
+    Pair p0 of each keypoint run gets a stored estimate exactly 3 px off its true homography
+    (a corner error of exactly 3.0, on the eps threshold), which no RANSAC estimate gives.
+    """
+    rng = np.random.default_rng(7)
+    runs = {
+        name: [source.ingest(store, source.seeded(rng)) for _ in range(2)]
+        for name, source in SOURCES.items()
+    }
+    for run_id in runs["pairs"]:
+        store.con.execute(  # test-only: a boundary case written into the stored rows
+            "update pairs set h11 = 1, h12 = 0, h13 = 4, h21 = 0, h22 = 1, h23 = -2, h31 = 0,"
+            " h32 = 0, h33 = 1, e11 = 1, e12 = 0, e13 = 7, e21 = 0, e22 = 1, e23 = -2, e31 = 0,"
+            " e32 = 0, e33 = 1 where run_id = $r and pair_id = 'p0'",
+            {"r": run_id},
+        )
+    return runs
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_sql_of_several_runs_at_once(
+    store: Store, seeded_runs: dict[str, list[int]], name: str
+) -> None:
+    """One query over two runs with the same group ids: every list keeps to its own run
+    (windows are partitioned by list_id alone)."""
+    metric = METRICS[name]
+    _check(store, metric, seeded_runs[metric.source], Params(k=5 if "k" in metric.params else None))
+
+
+def _parametrised_names(test: Any) -> set[str]:
+    """The metric names a test is parametrised over, read from its pytest marks."""
+    marks = [m for m in getattr(test, "pytestmark", []) if m.name == "parametrize"]
+    return {v for m in marks if m.args[0] == "name" for v in m.args[1]}
+
+
+def test_every_metric_is_covered_by_a_parity_test() -> None:
+    """The metrics the parity tests run are exactly those with SQL, a NumPy twin and a slow
+    definition, and the sources and parameters they take are ones the tests can generate."""
+    sql_files = {p.stem for p in (queries.sql_dir() / "metrics").glob("*.sql")}
+    assert sql_files, "no metric SQL found"
+    assert set(METRICS) == sql_files
+    assert set(SLOW) == sql_files
+    for test in (test_sql_numpy_and_definition_agree, test_sql_of_several_runs_at_once):
+        assert _parametrised_names(test) == sql_files, test.__name__
+    for metric in METRICS.values():
+        assert metric.source in SOURCES, metric.name
+        assert set(metric.params) <= {"k"}, f"{metric.name}: no strategy for {metric.params}"
+        assert ("k" in metric.params) == ("$k" in metric.query.text), metric.name
+        if metric.sweep is not None:
+            assert f"${metric.sweep.param}" in metric.query.text, metric.name
 
 
 def test_every_metric_has_sql_and_reference() -> None:
     for name, metric in METRICS.items():
         assert (queries.sql_dir() / "metrics" / f"{name}.sql").is_file()
-        assert callable(metric.reference)
+        assert callable(metric.reference) and metric.reference.__doc__, name
+        assert SLOW[name].__doc__, f"the slow definition of {name} needs its formula"
         assert metric.query.text.lstrip().startswith("--"), f"{name}.sql needs a header comment"
 
 
-# -- geometric matching metrics ------------------------------------------------------------------
+def test_docstring_examples() -> None:
+    import definitions
 
-OFFSETS = [(0.0, 0.0), (3.0, 0.0), (0.0, -3.0), (3.0, 4.0), (1.0, 1.0), (6.0, 8.0), (0.5, 0.25)]
+    import evalstore.metrics
 
-
-@st.composite
-def keypoint_runs(draw: Any) -> dict[str, Any]:
-    """Pairs with 0..30 matches; offsets from the truth often land exactly on a threshold
-    (3, 5, 10 px); some pairs have no true homography or too few matches to estimate one."""
-    n_pairs = draw(st.integers(1, 6))
-    rows = []
-    for p in range(n_pairs):
-        n = draw(st.sampled_from([0, 3, 8, 30]))
-        for _ in range(n):
-            x0 = float(draw(st.integers(0, 99)))
-            y0 = float(draw(st.integers(0, 79)))
-            dx, dy = draw(st.sampled_from(OFFSETS))
-            if draw(st.booleans()):
-                dx, dy = dx + draw(st.floats(-2, 2)), dy + draw(st.floats(-2, 2))
-            gx, gy = x0 + 4.0, y0 - 2.0
-            rows.append((f"p{p}", x0, y0, gx + dx, gy + dy, gx, gy))
-    pairs = {
-        "pair_id": [f"p{p}" for p in range(n_pairs)],
-        "width": [draw(st.sampled_from([100, 640])) for _ in range(n_pairs)],
-        "height": [draw(st.sampled_from([80, 480])) for _ in range(n_pairs)],
-    }
-    with_h = [draw(st.booleans()) for _ in range(n_pairs)]
-    for i in (1, 2, 3):
-        for j in (1, 2, 3):
-            base = [[1.0, 0.0, 4.0], [0.0, 1.0, -2.0], [0.0, 0.0, 1.0]][i - 1][j - 1]
-            pairs[f"h{i}{j}"] = [base if h else None for h in with_h]
-    return {"rows": rows, "pairs": pairs}
-
-
-def _ingest_keypoints(store: Store, data: dict[str, Any]) -> int:
-    import polars as pl
-
-    columns = ["pair_id", "x0", "y0", "x1", "y1", "gt_x1", "gt_y1"]
-    matches = (
-        pl.DataFrame(data["rows"], schema=columns, orient="row")
-        if data["rows"]
-        else (
-            pl.DataFrame(schema=dict.fromkeys(columns, pl.Float64)).with_columns(
-                pl.col("pair_id").cast(pl.String)
-            )
-        )
-    )
-    if matches.height == 0:  # a run needs matches: give the first pair one
-        matches = pl.DataFrame(
-            [("p0", 1.0, 1.0, 5.0, -1.0, 5.0, -1.0)], schema=columns, orient="row"
-        )
-    pairs = pl.DataFrame(data["pairs"]).with_columns(
-        [pl.col(f"h{i}{j}").cast(pl.Float64) for i in (1, 2, 3) for j in (1, 2, 3)]
-    )
-    return store.ingest(
-        matches, task="keypoints", run="kp", replace=True, pairs=pairs, git_commit=None
-    ).run_id
-
-
-def _stored(store: Store, run_id: int) -> tuple[Any, Any]:
-    matches = store.con.sql(
-        "select pair_id, x0, y0, x1, y1, gt_x1, gt_y1 from matches where run_id = $r order by seq",
-        params={"r": run_id},
-    ).pl()
-    pairs = store.con.sql(
-        "select * from pairs where run_id = $r order by pair_id", params={"r": run_id}
-    ).pl()
-    return matches, pairs
-
-
-def _matrices(pairs: Any, prefix: str) -> np.ndarray:
-    cols = [f"{prefix}{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3)]
-    return pairs.select(cols).to_numpy().astype(np.float64).reshape(-1, 3, 3)
-
-
-GEOMETRY = sorted(n for n, m in METRICS.items() if m.source in ("pairs", "outcomes"))
-
-
-@pytest.mark.parametrize("name", [n for n in GEOMETRY if METRICS[n].source == "pairs"])
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(data=keypoint_runs())
-def test_geometry_sql_equals_numpy(store: Store, name: str, data: dict[str, Any]) -> None:
-    metric = METRICS[name]
-    run_id = _ingest_keypoints(store, data)
-    matches, pairs = _stored(store, run_id)
-    ids = pairs["pair_id"].to_numpy()
-    query = metric.query
-    params: dict[str, Any] = {"runs": [run_id]}
-    if metric.sweep is not None:
-        params[metric.sweep.param] = list(metric.sweep.default)
-    got = store.con.sql(query.text, params=queries.bind(query.text, params)).pl()
-    m = {c: matches[c].to_numpy() for c in matches.columns}
-    if name in ("precision_at_sigma", "mma"):
-        _, want = metric.reference(
-            m["pair_id"], m["x1"], m["y1"], m["gt_x1"], m["gt_y1"], metric.sweep.default, pairs=ids
-        )
-    elif name == "reprojection_error":
-        r = {
-            pid: (None if np.isnan(h).all() else h)
-            for pid, h in zip(ids, _matrices(pairs, "r"), strict=True)
-        }
-        _, want = metric.reference(m["pair_id"], m["x0"], m["y0"], m["x1"], m["y1"], r, pairs=ids)
-    else:
-        want = metric.reference(
-            _matrices(pairs, "h"),
-            _matrices(pairs, "e"),
-            pairs["width"].to_numpy(),
-            pairs["height"].to_numpy(),
-            metric.sweep.default,
-        )
-    want = np.asarray(want, dtype=np.float64).reshape(len(ids), -1)
-    sweep = [None] if metric.sweep is None else list(metric.sweep.default)
-    for j, at in enumerate(sweep):
-        part = got if at is None else got.filter(got[metric.sweep.column] == at)
-        sql = dict(zip(part["group_id"], part["value"], strict=True))
-        assert sorted(sql) == sorted(ids)
-        have = np.array([np.nan if sql[i] is None else sql[i] for i in ids])
-        np.testing.assert_allclose(have, want[:, j], rtol=1e-12, atol=1e-12, equal_nan=True)
-
-
-@pytest.mark.parametrize("name", [n for n in GEOMETRY if METRICS[n].source == "outcomes"])
-@settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(
-    counts=st.lists(
-        st.tuples(st.integers(0, 50), st.integers(0, 50), st.integers(0, 50)),
-        min_size=1,
-        max_size=12,
-    )
-)
-def test_outcome_sql_equals_numpy(
-    store: Store, name: str, counts: list[tuple[int, int, int]]
-) -> None:
-    metric = METRICS[name]
-    tp, fp, fn = (np.array(c, dtype=np.int64) for c in zip(*counts, strict=True))
-    data = {"group_id": np.arange(len(counts)), "tp": tp, "fp": fp, "fn": fn}
-    run_id = store.ingest(data, task="outcomes", run="out", replace=True, git_commit=None).run_id
-    got = _sql_plain(store, metric, run_id)
-    want = np.atleast_1d(metric.reference(tp, fp, fn))
-    have = np.array(
-        [np.nan if v is None else v for v in got.sort("group_id", nulls_last=True)["value"]]
-    )
-    if name == "iou":
-        order = np.argsort(np.arange(len(counts)).astype(str))  # group ids sort as text
-        want = want[order]
-    np.testing.assert_allclose(have, want, rtol=1e-12, atol=0, equal_nan=True)
-
-
-def _sql_plain(store: Store, metric: Any, run_id: int) -> Any:
-    text = metric.query.text
-    return store.con.sql(text, params=queries.bind(text, {"runs": [run_id]})).pl()
-
-
-def test_every_metric_is_covered_by_a_parity_test() -> None:
-    ranking = {n for n, m in METRICS.items() if m.source == "scores"}
-    assert ranking | set(GEOMETRY) == set(METRICS)
-
-
-@pytest.mark.parametrize("name", RANKING)
-def test_sql_of_several_runs_at_once_equals_numpy(store: Store, name: str) -> None:
-    """One query over two runs with the same group ids: every list keeps to its own run
-    (windows are partitioned by list_id alone)."""
-    metric = METRICS[name]
-    rng = np.random.default_rng(7)
-    data = {}
-    for run in ("a", "b"):
-        group = np.repeat(np.arange(6), 40)
-        scores = np.round(rng.standard_normal(group.size), 1)  # ties
-        labels = rng.choice([-1, -1, 0, 1], size=group.size)
-        data[run] = (group, scores, labels)
-        store.ingest(
-            {"group_id": group, "item_id": np.arange(group.size), "score": scores, "label": labels},
-            task="retrieval",
-            run=f"several/{run}",
-            replace=True,
-            git_commit=None,
-        )
-    run_ids = {store.resolve(f"several/{run}"): run for run in ("a", "b")}
-    for ties in TIES:
-        k = 5 if "k" in metric.params else None
-        query = queries.load(f"metrics/{name}")
-        params = {"runs": sorted(run_ids), "task": "retrieval", "ties": ties, "k": k}
-        got = store.con.sql(query.text, params=queries.bind(query.text, params)).pl()
-        for run_id, run in run_ids.items():
-            group, scores, labels = data[run]
-            mine = got.filter(got["run_id"] == run_id)
-            kwargs = {"ties": ties, "order": np.arange(group.size)}
-            if metric.kind == "curve":
-                pts = metric.reference(group, scores, labels, **kwargs)
-                want = np.column_stack([pts.groups[pts.list_index], pts.recall, pts.precision])
-                have = mine.select(mine["group_id"].cast(int), "recall", "precision").to_numpy()
-                np.testing.assert_allclose(have, want, rtol=1e-12, atol=0)
-                continue
-            groups, values = metric.reference(group, scores, labels, k=k, **kwargs)
-            sql = dict(zip(mine["group_id"].cast(int), mine["value"], strict=True))
-            have = np.array([np.nan if sql[int(g)] is None else sql[int(g)] for g in groups])
-            np.testing.assert_allclose(have, values, rtol=1e-12, atol=0, equal_nan=True)
+    for module in (definitions, evalstore.metrics):
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.failed == 0, module.__name__
+        assert result.attempted > 0, module.__name__

@@ -6,7 +6,7 @@ import duckdb
 import pytest
 
 from evalstore import SchemaError, Store, StoreLocked
-from evalstore.store import latest_schema_version
+from evalstore.schema import latest_schema_version
 
 
 def test_new_store_records_every_schema_file(db: Path) -> None:
@@ -90,12 +90,12 @@ def test_schema_6_migrates_stored_lists(db: Path, monkeypatch: pytest.MonkeyPatc
     list ids unique across runs and tasks, a groups row per list, and the same metric values."""
     import numpy as np
 
-    from evalstore import store as store_module
+    from evalstore import schema as store_module
     from evalstore.core.ranking import ap
     from evalstore.evaluate import evaluate
 
-    files = store_module._schema_files()
-    monkeypatch.setattr(store_module, "_schema_files", lambda: [f for f in files if f[0] <= 5])
+    files = store_module.migrations()
+    monkeypatch.setattr(store_module, "migrations", lambda: [f for f in files if f[0] <= 5])
     lists = {"q1": ([3.0, 2.0, 1.0], [1, -1, 1]), "q2": ([0.5, 0.5, 0.1], [-1, 1, 1])}
     with Store(db) as store:
         assert store.schema_version() == 5
@@ -119,7 +119,7 @@ def test_schema_6_migrates_stored_lists(db: Path, monkeypatch: pytest.MonkeyPatc
             "insert into groups (run_id, task, group_id, n_positives, slices) "
             "values (1, 'retrieval', 'q2', 4, map(['split'], ['test']))"
         )
-    monkeypatch.setattr(store_module, "_schema_files", lambda: files)
+    monkeypatch.setattr(store_module, "migrations", lambda: files)
     with Store(db) as store:
         assert store.schema_version() == latest_schema_version()
         rows = store.con.execute(
@@ -178,10 +178,10 @@ def catalogue(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[object, ..
 
 def test_fresh_schema_file_is_what_the_migrations_build() -> None:
     """sql/schema/fresh.sql is up to date: regenerated from the migrations, it is unchanged
-    (fails after a new migration until `python -m evalstore.schema` is run)."""
+    (fails after a new migration until `python tools/write_fresh_schema.py` is run)."""
     from evalstore.queries import sql_dir
-    from evalstore.schema import fresh_schema_text
-    from evalstore.store import FRESH_SCHEMA, fresh_schema
+    from evalstore.schema import FRESH_SCHEMA, fresh_schema
+    from tools.write_fresh_schema import fresh_schema_text
 
     assert fresh_schema()[0] == latest_schema_version()
     assert (sql_dir() / "schema" / FRESH_SCHEMA).read_text() == fresh_schema_text()
@@ -190,7 +190,7 @@ def test_fresh_schema_file_is_what_the_migrations_build() -> None:
 def test_a_new_store_has_the_catalogue_of_the_replayed_migrations(tmp_path: Path) -> None:
     """A new store applies fresh.sql at once; its catalogue equals that of every migration
     applied in order (types by name, defaults, constraints, views)."""
-    from evalstore.store import refresh_views, replayed_schema
+    from evalstore.schema import refresh_views, replayed_schema
 
     with Store(tmp_path / "fresh.duckdb") as store:
         fresh = catalogue(store.con)
@@ -208,11 +208,11 @@ def test_schema_7_moves_rows_to_the_lean_tables(db: Path, monkeypatch: pytest.Mo
     """A store written at schema 6 (one row table with NULL columns for the other kind of id
     and score) opens at schema 7 with the same `scores` rows, each list whole in the row table
     of its kinds: int32 item ids as integers (others as text), float32 scores as FLOAT."""
-    from evalstore import store as store_module
-    from evalstore.ingest import ROW_TABLES
+    from evalstore import schema as store_module
+    from evalstore.schema import ROW_TABLES
 
-    files = store_module._schema_files()
-    monkeypatch.setattr(store_module, "_schema_files", lambda: [f for f in files if f[0] <= 6])
+    files = store_module.migrations()
+    monkeypatch.setattr(store_module, "migrations", lambda: [f for f in files if f[0] <= 6])
     # (list_id, group, item_num, item_key, score, score32): one list per kind of storage
     rows = [
         (0, "a", 7, None, None, 0.5),  # int items, float32 scores (one not retrieved)
@@ -243,7 +243,7 @@ def test_schema_7_moves_rows_to_the_lean_tables(db: Path, monkeypatch: pytest.Mo
             )
         store.con.execute("update list_id_next set next = 6")
         before = store.con.execute("select * from scores order by seq").fetchall()
-    monkeypatch.setattr(store_module, "_schema_files", lambda: files)
+    monkeypatch.setattr(store_module, "migrations", lambda: files)
     with Store(db) as store:
         assert store.schema_version() == latest_schema_version()
         after = store.con.execute("select * from scores order by seq").fetchall()
@@ -267,10 +267,10 @@ def test_a_store_schema_7_cannot_hold_stays_as_it_was(
 ) -> None:
     """A schema-6 task of 2^31 rows or more (seq beyond INTEGER) cannot move to schema 7: the
     upgrade stops with one line naming the file and the schema, and the store is unchanged."""
-    from evalstore import store as store_module
+    from evalstore import schema as store_module
 
-    files = store_module._schema_files()
-    monkeypatch.setattr(store_module, "_schema_files", lambda: [f for f in files if f[0] <= 6])
+    files = store_module.migrations()
+    monkeypatch.setattr(store_module, "migrations", lambda: [f for f in files if f[0] <= 6])
     with Store(db) as store:
         store.con.execute(
             "insert into runs (run_id, experiment, name, created_at) values (1, 'x', 'a', now())"
@@ -282,7 +282,7 @@ def test_a_store_schema_7_cannot_hold_stays_as_it_was(
         store.con.execute(
             "insert into groups (run_id, task, group_id, list_id) values (1, 'retrieval', 'q', 0)"
         )
-    monkeypatch.setattr(store_module, "_schema_files", lambda: files)
+    monkeypatch.setattr(store_module, "migrations", lambda: files)
     with pytest.raises(SchemaError) as info:
         Store(db)
     message = str(info.value)

@@ -21,8 +21,8 @@ import typer
 from rich.console import Console
 
 from evalstore import render
+from evalstore.database import Progress
 from evalstore.errors import EvalstoreError
-from evalstore.store import Progress
 
 app = typer.Typer(
     name="evalstore",

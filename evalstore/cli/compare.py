@@ -16,6 +16,7 @@ from evalstore.cli.common import (
     emit,
     progress_bar,
 )
+from evalstore.compare import COMPARE_COLUMNS, check, compare, history
 from evalstore.store import Store
 
 
@@ -39,8 +40,6 @@ def compare_cmd(
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """Compare runs list by list: differences, 95% paired bootstrap CI, randomisation p-value."""
-    from evalstore.compare import COMPARE_COLUMNS, compare
-
     with (
         Store(db, lock_timeout=lock_timeout) as store,
         progress_bar(fmt is not Fmt.json, "compare") as cb,
@@ -70,8 +69,6 @@ def check_cmd(
 ) -> None:
     """Regression gate for CI: exit 3 when a metric is worse beyond --min-effect with a 95% CI
     that excludes zero, else 0. One line per metric says why."""
-    from evalstore.compare import check
-
     with Store(db, lock_timeout=lock_timeout) as store:
         regressed, lines, _ = check(
             store, run, baseline, metrics=metric, min_effect=min_effect, n_boot=n_boot, seed=seed
@@ -93,8 +90,6 @@ def history_cmd(
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """A metric over time (created_at) for the runs of an experiment, with the best so far."""
-    from evalstore.compare import history
-
     with Store(db, lock_timeout=lock_timeout) as store:
         frame = history(store, metric, experiment=experiment)
     emit(frame, fmt)

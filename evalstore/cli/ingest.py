@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import polars as pl
 import typer
@@ -18,7 +18,9 @@ from evalstore.cli.common import (
     progress_bar,
     removed_on_error,
 )
-from evalstore.store import Store, default_path
+from evalstore.database import default_path
+from evalstore.errors import InvalidInput
+from evalstore.store import Store
 
 
 @command("ingest")
@@ -106,7 +108,39 @@ def ingest_cmd(
         Fmt, typer.Option("--output-format", help="How to print the summary.")
     ] = Fmt.table,
 ) -> None:
-    """Ingest ranked lists (scores and labels) into a new run."""
+    """Ingest ranked lists, keypoint matches or counted outcomes into a new run."""
+    only: dict[str, dict[str, object]] = {
+        "ranked": {
+            "--negate-score": negate_score,
+            "--labels": labels != "pm1",
+            "--groups": groups,
+            "--voc-gt": voc_gt,
+        },
+        "keypoints": {
+            "--pairs": pairs,
+            "--homography-dir": homography_dir,
+            "--disparity-dir": disparity_dir,
+            "--disparity-scale": disparity_scale,
+        },
+    }
+    kind = task if task in ("keypoints", "outcomes") else "ranked"
+    for owner, options in only.items():
+        given = [name for name, value in options.items() if value]
+        if given and owner != kind:
+            raise InvalidInput(f"{given[0]} does not apply to --task {task}")
+    meta: dict[str, Any] = {
+        "run": run,
+        "experiment": experiment,
+        "fmt": fmt,
+        "columns": column,
+        "replace": replace,
+        "append": append,
+        "params": param,
+        "tags": tag or (),
+        "notes": notes,
+        "created_at": created_at,
+        "git_commit": git_commit if git_commit is not None else True,
+    }
     path = db or default_path()
     fresh = not path.exists()
     with (
@@ -114,36 +148,29 @@ def ingest_cmd(
         Store(path, lock_timeout=lock_timeout) as store,
         progress_bar(output is not Fmt.json, "ingest") as cb,
     ):
-        result = store.ingest(
-            files,
-            task=task,
-            run=run,
-            experiment=experiment,
-            fmt=fmt,
-            columns=column,
-            negate_score=negate_score,
-            labels=labels,
-            groups=groups,
-            voc_gt=voc_gt,
-            pairs=pairs,
-            replace=replace,
-            append=append,
-            params=param,
-            tags=tag or (),
-            notes=notes,
-            created_at=created_at,
-            git_commit=git_commit if git_commit is not None else True,
-            progress=cb,
-            **{
-                k: v
-                for k, v in (
-                    ("homography_dir", homography_dir),
-                    ("disparity_dir", disparity_dir),
-                    ("disparity_scale", disparity_scale),
-                )
-                if v is not None
-            },
-        )
+        if kind == "keypoints":
+            result = store.ingest_keypoints(
+                files,
+                pairs=pairs,
+                homography_dir=homography_dir,
+                disparity_dir=disparity_dir,
+                disparity_scale=disparity_scale,
+                progress=cb,
+                **meta,
+            )
+        elif kind == "outcomes":
+            result = store.ingest_outcomes(files, progress=cb, **meta)
+        else:
+            result = store.ingest(
+                files,
+                task=task,
+                negate_score=negate_score,
+                labels=labels,
+                groups=groups,
+                voc_gt=voc_gt,
+                progress=cb,
+                **meta,
+            )
     if output is Fmt.table:
         verb = "replaced" if result.replaced else "ingested"
         out.print(

@@ -21,6 +21,10 @@ from evalstore.cli.common import (
     progress_bar,
 )
 from evalstore.errors import EvalstoreError
+from evalstore.evaluate import evaluate, stored_metrics
+from evalstore.metrics import get
+from evalstore.scale.spark import SparkEngine
+from evalstore.scale.transpile import spark_sql
 from evalstore.store import Store
 
 
@@ -35,7 +39,7 @@ def _results_table(frame: pl.DataFrame, fmt: Fmt) -> None:
             {**r, "params": json.loads(r["params"]), "stale": bool(r["stale"])}
             for r in frame.to_dicts()
         ]
-        typer.echo(json.dumps(render._jsonable(rows), indent=2))
+        typer.echo(json.dumps(render.jsonable(rows), indent=2))
     else:
         emit(frame, fmt)
 
@@ -59,8 +63,6 @@ def _engine(name: str, source: str | None, master: str, store: Store) -> Iterato
     if name == "duckdb":
         yield None
         return
-    from evalstore.spark import SparkEngine
-
     remote = SparkEngine(str(source), store=store, master=master)
     try:
         yield remote
@@ -116,15 +118,26 @@ def eval_cmd(
     spark_master: Annotated[
         str, typer.Option("--spark-master", help="Spark master URL.")
     ] = "local[*]",
+    show_sql: Annotated[
+        str | None,
+        typer.Option(
+            "--show-sql",
+            metavar="METRIC",
+            help="Print the SQL that computes METRIC (includes expanded; Spark's with "
+            "--engine spark) and exit.",
+        ),
+    ] = None,
     db: DbOpt = None,
     lock_timeout: LockOpt = 10.0,
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """Compute metrics of runs from their raw rows (cached by the SQL's SHA)."""
-    from evalstore.evaluate import evaluate
-
     if engine not in ("duckdb", "spark"):
         raise EvalstoreError(f"unknown --engine {engine!r}; use duckdb or spark")
+    if show_sql is not None:
+        name = get(show_sql).name
+        typer.echo(spark_sql(name) if engine == "spark" else get(name).query.text, nl=False)
+        return
     if engine == "spark" and source is None:
         raise EvalstoreError("--engine spark needs --source DIR (an evalstore export)")
     with (
@@ -163,8 +176,6 @@ def metrics_cmd(
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """Show stored metric values; `stale` marks values whose SQL has changed since."""
-    from evalstore.evaluate import stored_metrics
-
     with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
         frame = stored_metrics(store, runs, all_runs=all_runs, metrics=metric)
     _results_table(frame, fmt)

@@ -49,7 +49,7 @@ def runs_cmd(
         frame = frame.with_columns(pl.col("git_commit").str.slice(0, 10))
     if fmt is Fmt.json:
         rows = [{**r, "params": json.loads(r["params"] or "{}")} for r in frame.to_dicts()]
-        typer.echo(json.dumps(render._jsonable(rows), indent=2))
+        typer.echo(json.dumps(render.jsonable(rows), indent=2))
         return
     emit(frame, fmt)
 
@@ -62,7 +62,7 @@ def show_cmd(
     with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
         info = store.run(run)
     if fmt is Fmt.json:
-        typer.echo(json.dumps(render._jsonable(info), indent=2, default=str))
+        typer.echo(json.dumps(render.jsonable(info), indent=2, default=str))
         return
     rows = [
         ("run_id", info["run_id"]),
@@ -78,7 +78,7 @@ def show_cmd(
         (f"task {t['task']}", f"{t['rows']:,} rows, {t['lists']:,} lists") for t in info["tasks"]
     ]
     frame = pl.DataFrame(
-        {"field": [r[0] for r in rows], "value": [render._cell(r[1]) for r in rows]}
+        {"field": [r[0] for r in rows], "value": [render.cell(r[1]) for r in rows]}
     )
     emit(frame, fmt, title=f"{info['experiment']}/{info['name']}")
 

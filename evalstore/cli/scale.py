@@ -8,7 +8,10 @@ from typing import Annotated
 import typer
 
 from evalstore.cli.common import DbOpt, LockOpt, command, out, progress_bar, removed_on_error
-from evalstore.store import Store, default_path
+from evalstore.database import default_path
+from evalstore.scale.export import export_runs
+from evalstore.scale.importer import import_runs
+from evalstore.store import Store
 
 
 @command("export")
@@ -23,8 +26,6 @@ def export_cmd(
 ) -> None:
     """Write the raw tables as Parquet partitioned by run, with a manifest; a re-exported
     run replaces its partitions atomically."""
-    from evalstore.export import export_runs
-
     with (
         Store(db, read_only=True, lock_timeout=lock_timeout) as store,
         progress_bar(True, "export") as cb,
@@ -43,8 +44,6 @@ def import_cmd(
     lock_timeout: LockOpt = 10.0,
 ) -> None:
     """Import an export into this database (new run ids, one transaction per run)."""
-    from evalstore.export import import_runs
-
     path = db or default_path()
     with (
         removed_on_error(path, not path.exists()),

@@ -1,5 +1,5 @@
-"""Geometry of the matching metrics: the NumPy reference (DESIGN.md, "Geometric matching
-metrics").
+"""Geometry of the matching metrics: the NumPy reference (``docs/metrics.md``, "Geometric
+matching metrics").
 
 Point transfer by homographies, ground truth from a homography or a disparity, checking,
 inverting and estimating homographies. The matching metrics built on them (precision@sigma,
@@ -18,7 +18,8 @@ The SQL metrics transfer points with the same float formula, in the same operati
 Conventions:
 
 - Non-finite coordinates are refused (:class:`~evalstore.errors.InvalidInput` naming the
-  index): filter invalid ground truth (e.g. a zero disparity) out before, as DESIGN.md says.
+  index): filter invalid ground truth (e.g. a zero disparity) out before, as
+  ``docs/metrics.md`` says.
 - A homography is a (3, 3) float64 array; a missing one (failed estimation) is all NaN (or None
   in a mapping). A matrix partly NaN is refused.
 - Pixel coordinates: (0, 0) is the centre of the top-left pixel, so an image of width ``w`` spans
@@ -35,11 +36,15 @@ from evalstore.errors import InvalidInput
 
 __all__ = [
     "DET_EPS",
+    "apply_homography",
+    "as_1d",
+    "as_floats",
     "check_homography",
     "estimate_homography",
     "ground_truth_from_disparity",
     "ground_truth_from_homography",
     "invert_homography",
+    "refuse_infinity",
     "sample_disparity",
     "transfer",
 ]
@@ -55,7 +60,13 @@ BoolArray = npt.NDArray[np.bool_]
 # ----------------------------------------------------------------------------- validation
 
 
-def _as_floats(values: ArrayLike, what: str, shape: tuple[int, ...] | None = None) -> FloatArray:
+def as_floats(values: ArrayLike, what: str, shape: tuple[int, ...] | None = None) -> FloatArray:
+    """``values`` as a float64 array, every entry finite (and of ``shape`` if given).
+
+    Raises:
+        InvalidInput: not numbers, the wrong shape, or a NaN/infinite entry (naming ``what``
+            and the index).
+    """
     try:
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -70,8 +81,13 @@ def _as_floats(values: ArrayLike, what: str, shape: tuple[int, ...] | None = Non
     return arr
 
 
-def _as_1d(values: ArrayLike, what: str, n: int | None = None) -> FloatArray:
-    arr = _as_floats(values, what)
+def as_1d(values: ArrayLike, what: str, n: int | None = None) -> FloatArray:
+    """:func:`as_floats`, one-dimensional (of length ``n`` if given).
+
+    Raises:
+        InvalidInput: as :func:`as_floats`, or not 1-D of length ``n``.
+    """
+    arr = as_floats(values, what)
     if arr.ndim != 1 or (n is not None and arr.size != n):
         want = "a 1-D array" + ("" if n is None else f" of length {n}")
         raise InvalidInput(f"{what} must be {want}, got shape {arr.shape}")
@@ -91,7 +107,7 @@ def check_homography(h: ArrayLike, what: str) -> FloatArray:
     Raises:
         InvalidInput: wrong shape, a NaN/infinite entry, or ``|det(h)| < 1e-12`` (singular).
     """
-    arr = _as_floats(h, what, (3, 3))
+    arr = as_floats(h, what, (3, 3))
     det = float(np.linalg.det(arr))
     if not abs(det) >= DET_EPS:
         raise InvalidInput(f"{what} is singular: |det| = {abs(det):.3g} < {DET_EPS:g}")
@@ -128,10 +144,11 @@ def invert_homography(h: ArrayLike) -> FloatArray | None:
 # ----------------------------------------------------------------------------- transfer
 
 
-def _apply(
+def apply_homography(
     h: FloatArray, x: FloatArray, y: FloatArray
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """The transfer formula, unchecked; ``h`` is (3, 3) or (..., 3, 3) broadcast with x, y."""
+    """The formula of :func:`transfer`, unchecked: ``(x', y', w)``, infinite or NaN where
+    ``w == 0`` (see :func:`refuse_infinity`); ``h`` is (3, 3) or (..., 3, 3) broadcast with x, y."""
     w = h[..., 2, 0] * x + h[..., 2, 1] * y + h[..., 2, 2]
     with np.errstate(divide="ignore", invalid="ignore"):
         tx = (h[..., 0, 0] * x + h[..., 0, 1] * y + h[..., 0, 2]) / w
@@ -139,7 +156,7 @@ def _apply(
     return tx, ty, w
 
 
-def _refuse_infinity(w: FloatArray, what: str, index: np.ndarray | None = None) -> None:
+def refuse_infinity(w: FloatArray, what: str, index: np.ndarray | None = None) -> None:
     """Refuse points with ``w == 0``; ``what`` names the first one through ``{i}``."""
     bad = w == 0
     if bad.any():
@@ -166,17 +183,17 @@ def transfer(h: ArrayLike, x: ArrayLike, y: ArrayLike) -> tuple[FloatArray, Floa
         InvalidInput: NaN/infinite matrix or point, shapes that do not fit, a point with w == 0
             (mapped to infinity).
     """
-    xs, ys = _as_floats(x, "x"), _as_floats(y, "y")
+    xs, ys = as_floats(x, "x"), as_floats(y, "y")
     if xs.shape != ys.shape:
         raise InvalidInput(f"x and y must have the same shape, got {xs.shape} and {ys.shape}")
-    hs = _as_floats(h, "homography")
+    hs = as_floats(h, "homography")
     if hs.shape != (3, 3) and not (xs.ndim == 1 and hs.shape == (xs.size, 3, 3)):
         raise InvalidInput(
             f"homography must have shape (3, 3) or (n, 3, 3) with n = {xs.size} points "
             f"(1-D x, y), got {hs.shape}"
         )
-    tx, ty, w = _apply(hs, xs, ys)
-    _refuse_infinity(w, "point {i}")
+    tx, ty, w = apply_homography(hs, xs, ys)
+    refuse_infinity(w, "point {i}")
     return tx, ty
 
 
@@ -202,7 +219,7 @@ def ground_truth_from_disparity(
     Raises:
         InvalidInput: shapes that differ or a NaN/infinite value.
     """
-    xs, ys, ds = _as_floats(x0, "x0"), _as_floats(y0, "y0"), _as_floats(d, "disparity")
+    xs, ys, ds = as_floats(x0, "x0"), as_floats(y0, "y0"), as_floats(d, "disparity")
     if not xs.shape == ys.shape == ds.shape:
         raise InvalidInput(
             f"x0, y0 and disparity must have the same shape, got {xs.shape}, {ys.shape}, {ds.shape}"
@@ -236,9 +253,9 @@ def sample_disparity(
         raise InvalidInput(
             f"disparity map must be a 2-D numeric array, got dtype {m.dtype} shape {m.shape}"
         )
-    xs = _as_1d(x0, "x0")
-    ys = _as_1d(y0, "y0", xs.size)
-    s_arr = _as_floats(scale, "scale")
+    xs = as_1d(x0, "x0")
+    ys = as_1d(y0, "y0", xs.size)
+    s_arr = as_floats(scale, "scale")
     if s_arr.ndim != 0:
         raise InvalidInput(f"scale must be one number, got shape {s_arr.shape}")
     s = float(s_arr)
@@ -283,9 +300,9 @@ def estimate_homography(
         InvalidInput: NaN/infinite coordinates or lengths that differ.
         ImportError: OpenCV (``opencv-python-headless``) is not installed.
     """
-    a = _as_1d(x0, "x0")
+    a = as_1d(x0, "x0")
     n = a.size
-    b, c, e = _as_1d(y0, "y0", n), _as_1d(x1, "x1", n), _as_1d(y1, "y1", n)
+    b, c, e = as_1d(y0, "y0", n), as_1d(x1, "x1", n), as_1d(y1, "y1", n)
     if n < 4:
         return None, 0
     try:

@@ -2,10 +2,9 @@
 
 :func:`ranking_points` validates one row per item (``group``, ``scores``, ``labels``), sorts
 each list by score under a tie policy (:data:`TIES`) and returns the :class:`Points` of every
-list at once, without a Python loop per list. The private helpers after it work on those
-points list by list, still vectorised (segment sums, the previous point, the precision
-envelope, the first point at a recall or a rank); :mod:`evalstore.core.ranking` builds its
-metrics from them.
+list at once, without a Python loop per list; :func:`one_list` does the same for a single
+list. :mod:`evalstore.core.segments` works on those points list by list, still vectorised, and
+:mod:`evalstore.core.ranking` builds its metrics from both.
 
 The conventions (scores, ``-inf`` for *not retrieved*, +1/-1/0 labels, ``n_positives``, the
 tie policies, the point formulas) are in the docstring of :mod:`evalstore.core.ranking`.
@@ -21,7 +20,7 @@ import numpy.typing as npt
 
 from evalstore.errors import InvalidInput
 
-__all__ = ["TIES", "Points", "ranking_points"]
+__all__ = ["TIES", "Points", "one_list", "ranking_points"]
 
 TIES = ("grouped", "optimistic", "pessimistic", "input")
 
@@ -290,7 +289,12 @@ def ranking_points(
     return _points(groups, codes, s, lab, n_positives, ties, seq)
 
 
-def _one_list(scores: ArrayLike, labels: ArrayLike, n_positives: int | None, ties: str) -> Points:
+def one_list(scores: ArrayLike, labels: ArrayLike, n_positives: int | None, ties: str) -> Points:
+    """The :class:`Points` of a single list (group code 0), as :func:`ranking_points` makes them.
+
+    Raises:
+        InvalidInput: as :func:`ranking_points`, or an ``n_positives`` that is not an integer.
+    """
     _check_ties(ties)
     s = _as_scores(scores)
     lab = _as_labels(labels, s.size)
@@ -302,104 +306,3 @@ def _one_list(scores: ArrayLike, labels: ArrayLike, n_positives: int | None, tie
     return _points(
         np.zeros(1, dtype=np.int64), np.zeros(s.size, dtype=np.int64), s, lab, over, ties, None
     )
-
-
-# ----------------------------------------------------------------------------- per-list helpers
-
-
-def _segment_sum(values: FloatArray, pts: Points) -> FloatArray:
-    out = np.zeros(pts.count.size)
-    nonempty = pts.count > 0
-    if nonempty.any():  # reduceat misreads empty segments, so they are left out
-        out[nonempty] = np.add.reduceat(values, pts.start[nonempty])
-    return out
-
-
-def _previous(values: np.ndarray, pts: Points) -> np.ndarray:
-    """The value at the previous point of the same list, 0 at a list's first point."""
-    prev = np.zeros_like(values)
-    prev[1:] = values[:-1]
-    prev[pts.start[pts.count > 0]] = 0
-    return prev
-
-
-def _envelope(pts: Points) -> FloatArray:
-    """``env_i = max_{j >= i, same list} P_j``, exactly (only float max, no offsets).
-
-    Doubling scan: after the step of width d, env_i covers points i .. i+2d-1 of its list, so
-    log2(longest list) vectorised passes suffice. Precisions are >= 0, so 0 is a neutral fill.
-    """
-    env = pts.precision.copy()
-    if env.size == 0:
-        return env
-    after = np.repeat(pts.start + pts.count, pts.count) - np.arange(1, env.size + 1)
-    d, longest = 1, int(pts.count.max())
-    while d < longest:
-        later = np.where(after[:-d] >= d, env[d:], 0.0)
-        np.maximum(env[:-d], later, out=env[:-d])
-        d *= 2
-    return env
-
-
-def _first_at_least(
-    values: IntArray, pts: Points, targets: IntArray
-) -> tuple[IntArray, np.ndarray]:
-    """Per list g and column j, the first point of g with ``values >= targets[g, j]``.
-
-    ``values`` must be non-decreasing within each list and >= 0; the search is one global
-    ``searchsorted`` over the exact int64 key ``list * big + value``. Returns (index, found).
-    """
-    n_groups = pts.count.size
-    big = int(values.max()) + 2 if values.size else 2
-    key = pts.list_index * big + values
-    query = np.arange(n_groups)[:, None] * big + np.clip(targets, 0, big - 1)
-    idx = np.searchsorted(key, query.ravel(), side="left").reshape(query.shape)
-    return idx, idx < (pts.start + pts.count)[:, None]
-
-
-def _first_at_recall(pts: Points, thresholds: FloatArray) -> tuple[IntArray, np.ndarray]:
-    """Per list and threshold t, the first point with ``R_i >= t``, ``R_i = tp_i / P`` in float.
-
-    Float division by P is monotone in tp, so this is the first point with ``tp_i >= m``, m the
-    least integer with ``m / P >= t`` (found from ``ceil(t * P)`` by exact float steps).
-    """
-    p = np.where(pts.n_positives > 0, pts.n_positives, 1)[:, None]
-    t = thresholds[None, :]
-    m = np.clip(np.ceil(t * p).astype(np.int64), 0, p)
-    while (down := (m > 0) & ((m - 1) / p >= t)).any():
-        m -= down
-    while (up := (m < p) & (m / p < t)).any():
-        m += up
-    return _first_at_least(pts.tp, pts, m)
-
-
-def _interpolated(pts: Points, thresholds: FloatArray) -> FloatArray:
-    """(G, T): ``max{P_i : R_i >= t}`` per list and threshold, 0 where recall never reaches t."""
-    idx, found = _first_at_recall(pts, thresholds)
-    if pts.precision.size == 0:
-        return np.zeros(found.shape)
-    env = _envelope(pts)
-    return np.where(found, env[np.minimum(idx, env.size - 1)], 0.0)
-
-
-def _tp_at_k(pts: Points, k: int) -> FloatArray:
-    """TP over the top k ranks; a tie group cut by k gives its positives in proportion."""
-    n = pts.tp + pts.fp
-    idx, found = _first_at_least(n, pts, np.full((pts.count.size, 1), k))
-    idx, found = idx[:, 0], found[:, 0]
-    if n.size == 0:
-        return np.zeros(pts.count.size)
-    last = np.maximum(pts.start + pts.count - 1, 0)
-    tp_all = np.where(pts.count > 0, pts.tp[last], 0)
-    i = np.minimum(idx, n.size - 1)
-    has_prev = found & (i > pts.start)
-    tp_prev = np.where(has_prev, pts.tp[i - 1], 0)
-    n_prev = np.where(has_prev, n[i - 1], 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cut = tp_prev + (k - n_prev) * (pts.tp[i] - tp_prev) / (n[i] - n_prev)
-    return np.where(found, cut, tp_all.astype(np.float64))
-
-
-def _nan_without_positives(values: FloatArray, pts: Points) -> FloatArray:
-    values[pts.n_positives == 0] = np.nan
-    return values

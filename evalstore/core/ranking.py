@@ -1,4 +1,4 @@
-"""Ranking metrics: the NumPy reference definitions (DESIGN.md, "Ranking metrics").
+"""Ranking metrics: the NumPy reference definitions (``docs/metrics.md``, "Ranking metrics").
 
 Every metric here is also written in SQL (``sql/metrics/<name>.sql``) and checked against these
 functions to 1e-12 relative, so each value is computed with the float formula its docstring gives.
@@ -23,8 +23,8 @@ Conventions shared by every function:
 
 The single-list functions (:func:`ap`, ...) are thin wrappers over the vectorised multi-list code
 (:func:`ranking_points`, :func:`per_list`), so there is one implementation. The points, their
-validation and sorting, and the per-list helpers live in :mod:`evalstore.core.points`; this
-module holds the metrics.
+validation and sorting live in :mod:`evalstore.core.points`, the per-list helpers in
+:mod:`evalstore.core.segments`; this module holds the metrics.
 """
 
 from __future__ import annotations
@@ -35,18 +35,15 @@ from numbers import Integral
 import numpy as np
 import numpy.typing as npt
 
-from evalstore.core.points import (
-    TIES,
-    Points,
-    _envelope,
-    _first_at_recall,
-    _interpolated,
-    _nan_without_positives,
-    _one_list,
-    _previous,
-    _segment_sum,
-    _tp_at_k,
-    ranking_points,
+from evalstore.core.points import TIES, Points, one_list, ranking_points
+from evalstore.core.segments import (
+    envelope,
+    first_at_recall,
+    interpolated,
+    nan_without_positives,
+    previous,
+    segment_sum,
+    tp_at_k,
 )
 from evalstore.errors import InvalidInput
 
@@ -90,42 +87,42 @@ def _check_k(k: object) -> int:
 
 def _ap(pts: Points, k: int | None) -> FloatArray:
     with np.errstate(divide="ignore", invalid="ignore"):
-        terms = (pts.tp - _previous(pts.tp, pts)) / pts.n_positives[pts.list_index] * pts.precision
-    return _nan_without_positives(_segment_sum(terms, pts), pts)
+        terms = (pts.tp - previous(pts.tp, pts)) / pts.n_positives[pts.list_index] * pts.precision
+    return nan_without_positives(segment_sum(terms, pts), pts)
 
 
 def _ap_voc07(pts: Points, k: int | None) -> FloatArray:
-    q = _interpolated(pts, VOC07_RECALL_THRESHOLDS)
-    return _nan_without_positives(q.sum(axis=1) / 11, pts)
+    q = interpolated(pts, VOC07_RECALL_THRESHOLDS)
+    return nan_without_positives(q.sum(axis=1) / 11, pts)
 
 
 def _ap_voc10(pts: Points, k: int | None) -> FloatArray:
-    terms = (pts.recall - _previous(pts.recall, pts)) * _envelope(pts)
-    return _nan_without_positives(_segment_sum(terms, pts), pts)
+    terms = (pts.recall - previous(pts.recall, pts)) * envelope(pts)
+    return nan_without_positives(segment_sum(terms, pts), pts)
 
 
 def _ap_coco(pts: Points, k: int | None) -> FloatArray:
-    q = _interpolated(pts, COCO_RECALL_THRESHOLDS)
-    return _nan_without_positives(q.sum(axis=1) / 101, pts)
+    q = interpolated(pts, COCO_RECALL_THRESHOLDS)
+    return nan_without_positives(q.sum(axis=1) / 101, pts)
 
 
 def _precision_at_k(pts: Points, k: int | None) -> FloatArray:
-    return _nan_without_positives(_tp_at_k(pts, _check_k(k)) / _check_k(k), pts)
+    return nan_without_positives(tp_at_k(pts, _check_k(k)) / _check_k(k), pts)
 
 
 def _recall_at_k(pts: Points, k: int | None) -> FloatArray:
     with np.errstate(divide="ignore", invalid="ignore"):
-        return _nan_without_positives(_tp_at_k(pts, _check_k(k)) / pts.n_positives, pts)
+        return nan_without_positives(tp_at_k(pts, _check_k(k)) / pts.n_positives, pts)
 
 
 def _fpr95(pts: Points, k: int | None) -> FloatArray:
-    idx, found = _first_at_recall(pts, _FPR_RECALL)
+    idx, found = first_at_recall(pts, _FPR_RECALL)
     idx, found = idx[:, 0], found[:, 0]
     fp = pts.fp[np.minimum(idx, pts.fp.size - 1)] if pts.fp.size else np.zeros(idx.size, np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
         values = np.where(found, fp / pts.n_negatives, 1.0)
     values[pts.n_negatives == 0] = np.nan
-    return _nan_without_positives(values, pts)
+    return nan_without_positives(values, pts)
 
 
 #: metric name -> function of (Points, k) giving one value per list.
@@ -188,7 +185,7 @@ def _single(
 ) -> float:
     if metric in _WITH_K:
         _check_k(k)
-    return float(METRICS[metric](_one_list(scores, labels, n_positives, ties), k)[0])
+    return float(METRICS[metric](one_list(scores, labels, n_positives, ties), k)[0])
 
 
 # ----------------------------------------------------------------------------- single list
@@ -307,7 +304,7 @@ def pr_curve(
     One point per distinct score under ``grouped`` ties, else one per rank; empty arrays when
     nothing is ranked; recall is NaN when P == 0.
     """
-    pts = _one_list(scores, labels, n_positives, ties)
+    pts = one_list(scores, labels, n_positives, ties)
     return pts.recall, pts.precision
 
 

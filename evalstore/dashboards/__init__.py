@@ -15,9 +15,12 @@ slices) is escaped for HTML, and for Plotly, which renders some HTML in its labe
 
 The package, by noun: :mod:`~evalstore.dashboards.specs` (loading and validating specs),
 :mod:`~evalstore.dashboards.data` (running the panels' queries),
-:mod:`~evalstore.dashboards.figures` (pure Plotly figure builders) and
+:mod:`~evalstore.dashboards.figures` (pure Plotly figure builders, with
+:mod:`~evalstore.dashboards.comparison` for the run comparisons,
+:mod:`~evalstore.dashboards.grid` for the grid of charts and
+:mod:`~evalstore.dashboards.text` for cells and labels as text) and
 :mod:`~evalstore.dashboards.pages` (the HTML and the files); this module re-exports their
-public API.
+public API. Plotly is imported when a figure or a page is made, not with the package.
 """
 
 from evalstore.dashboards.data import evaluate_selected, panel_data, selected_run_ids

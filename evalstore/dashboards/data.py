@@ -16,14 +16,16 @@ import duckdb
 import polars as pl
 
 from evalstore import queries
-from evalstore.dashboards.specs import _AXES, Panel
+from evalstore.dashboards.specs import AXES, Panel
 from evalstore.errors import InvalidInput
+from evalstore.evaluate import evaluate
 
 if TYPE_CHECKING:
+    from evalstore.database import Progress
     from evalstore.runs import RunRef
-    from evalstore.store import Progress, Store
+    from evalstore.store import Store
 
-__all__ = ["evaluate_selected", "panel_data", "selected_run_ids"]
+__all__ = ["evaluate_selected", "panel_data", "query_filters", "selected_run_ids"]
 
 # Kinds whose query must return fixed columns (the chart's columns are implied).
 _FIXED_COLUMNS = {
@@ -42,14 +44,21 @@ def selected_run_ids(
         RunNotFound: a run reference matches no run.
         InvalidInput: an experiment has no run.
     """
-    return store.query("dashboards/selected_runs", _filters(store, experiments, runs))[
+    return store.query("dashboards/selected_runs", query_filters(store, experiments, runs))[
         "run_id"
     ].to_list()
 
 
-def _filters(
+def query_filters(
     store: Store, experiments: Sequence[str], runs: Sequence[RunRef]
 ) -> dict[str, list[Any] | None]:
+    """The ``$experiments`` and ``$runs`` parameters of every dashboard query (NULL = all),
+    without duplicates.
+
+    Raises:
+        RunNotFound: a run reference matches no run.
+        InvalidInput: an experiment has no run.
+    """
     known = set(store.query("dashboards/experiments")["experiment"].to_list())
     missing = [e for e in experiments if e not in known]
     if missing:
@@ -72,8 +81,6 @@ def evaluate_selected(
 ) -> None:
     """Compute the standard metrics of the selected runs where they are missing or stale
     (the dashboards draw stored values). Needs a writable store."""
-    from evalstore.evaluate import evaluate
-
     ids = selected_run_ids(store, experiments, runs)
     if ids:
         evaluate(store, ids, progress=progress)
@@ -103,7 +110,7 @@ def panel_data(store: Store, panel: Panel, filters: Mapping[str, Any]) -> pl.Dat
         frame = queries.fetch(store.con, query, values)
     except duckdb.Error as exc:
         raise InvalidInput(f"{panel.where}: the query failed: {_first_line(exc)}") from None
-    needed = [getattr(panel, a) for a in _AXES if getattr(panel, a)]
+    needed = [getattr(panel, a) for a in AXES if getattr(panel, a)]
     needed += [*panel.columns, *panel.hover, *_FIXED_COLUMNS.get(panel.kind, ())]
     if panel.best_so_far and not {"base_metric", "metric"} & set(frame.columns):
         needed.append("base_metric")

@@ -14,17 +14,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import plotly.graph_objects as go
 import polars as pl
 
-from evalstore.dashboards.data import _filters, panel_data
-from evalstore.dashboards.figures import _plain, panel_figure
+from evalstore.dashboards.data import panel_data, query_filters
+from evalstore.dashboards.figures import panel_figure
 from evalstore.dashboards.specs import Dashboard, Panel, default_specs, load_spec
+from evalstore.dashboards.text import plain
 from evalstore.errors import InvalidInput
 
 if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+    from evalstore.database import Progress
     from evalstore.runs import RunRef
-    from evalstore.store import Progress, Store
+    from evalstore.store import Store
 
 __all__ = ["render_dashboard", "render_index", "render_page", "write_dashboards"]
 
@@ -83,9 +86,9 @@ def _table_html(panel: Panel, frame: pl.DataFrame) -> str:
     rows = []
     for row in shown.select(columns).iter_rows():
         cells = "".join(
-            f'<td class="num">{html.escape(_plain(v))}</td>'
+            f'<td class="num">{html.escape(plain(v))}</td>'
             if c in numeric
-            else f"<td>{html.escape(_plain(v))}</td>"
+            else f"<td>{html.escape(plain(v))}</td>"
             for c, v in zip(columns, row, strict=True)
         )
         rows.append(f"<tr>{cells}</tr>")
@@ -254,7 +257,7 @@ def write_dashboards(
                 f"two dashboard specs are called {d.name!r}: {seen[d.name]} and {d.path}"
             )
         seen[d.name] = d.path
-    filters = _filters(store, experiments, runs)
+    filters = query_filters(store, experiments, runs)
     shown = {
         "experiments": list(dict.fromkeys(experiments)),
         "runs": [str(r) for r in dict.fromkeys(runs)],

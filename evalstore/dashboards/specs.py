@@ -23,10 +23,11 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10 (requires-python >= 3.10)
     import tomli as tomllib
 
-__all__ = ["KINDS", "Dashboard", "Panel", "dashboards_dir", "default_specs", "load_spec"]
+__all__ = ["AXES", "KINDS", "Dashboard", "Panel", "dashboards_dir", "default_specs", "load_spec"]
 
 KINDS = ("line", "scatter", "bar", "heatmap", "table", "pr_curve", "comparison")
-_AXES = ("x", "y", "z", "color", "facet")
+#: The panel fields that name a column of the query result.
+AXES = ("x", "y", "z", "color", "facet")
 _REQUIRED_AXES = {
     "line": ("x", "y"),
     "scatter": ("x", "y"),
@@ -37,7 +38,7 @@ _REQUIRED_AXES = {
     "comparison": (),
 }
 _PANEL_KEYS = {
-    "title", "description", "kind", "query", "sql", *_AXES, "best_so_far", "columns", "hover",
+    "title", "description", "kind", "query", "sql", *AXES, "best_so_far", "columns", "hover",
     "params", "limit", "facet_cols", "empty",
 }  # fmt: skip
 _SPEC_KEYS = {"title", "description", "panels"}
@@ -126,7 +127,7 @@ def _panel(path: Path, index: int, raw: Any) -> Panel:
     kind = raw.get("kind")
     if kind not in KINDS:
         raise InvalidInput(f"{where}: unknown kind {kind!r}; use one of {', '.join(KINDS)}")
-    for key in ("description", "query", "sql", "empty", *_AXES):
+    for key in ("description", "query", "sql", "empty", *AXES):
         if key in raw and not (isinstance(raw[key], str) and raw[key].strip()):
             raise InvalidInput(f"{where}: `{key}` must be a non-empty string")
     if ("query" in raw) == ("sql" in raw):
@@ -172,6 +173,7 @@ def _panel(path: Path, index: int, raw: Any) -> Panel:
         "input",
     ):
         raise InvalidInput(f"{where}: unknown ties {params['ties']!r}")
+    extra: dict[str, Any] = {**{a: raw.get(a) for a in AXES}, **ints}
     return Panel(
         index=index,
         title=title,
@@ -185,8 +187,7 @@ def _panel(path: Path, index: int, raw: Any) -> Panel:
         params=tuple(sorted(params.items())),
         empty=raw.get("empty", ""),
         where=where,
-        **{a: raw.get(a) for a in _AXES},
-        **ints,
+        **extra,
     )
 
 

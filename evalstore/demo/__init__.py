@@ -13,24 +13,28 @@ Two experiments, from data that ships with scikit-learn and scikit-image (no net
   accuracy.
 
 The package: :mod:`~evalstore.demo.digits` (the digits experiment),
-:mod:`~evalstore.demo.sequences`, :mod:`~evalstore.demo.patches`,
-:mod:`~evalstore.demo.descriptors` and :mod:`~evalstore.demo.hpatches` (the HPatches-style
-data); :func:`build` records both experiments.
+:mod:`~evalstore.demo.hpatches` (the hpatches experiment) and the HPatches-style data it
+records: :mod:`~evalstore.demo.sequences`, :mod:`~evalstore.demo.patches`,
+:mod:`~evalstore.demo.descriptors`, :mod:`~evalstore.demo.tasks` and
+:mod:`~evalstore.demo.matches`; :func:`build` records both experiments. scikit-learn,
+scikit-image and OpenCV are imported when the demo is built, not with the package.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import polars as pl
-
-from evalstore.demo import digits
+from evalstore.dashboards import write_dashboards
+from evalstore.demo import digits, hpatches
+from evalstore.evaluate import evaluate
 
 if TYPE_CHECKING:
-    from evalstore.store import Progress, Store
+    from evalstore.database import Progress
+    from evalstore.store import Store
 
 __all__ = ["DemoResult", "build"]
 
@@ -46,50 +50,6 @@ class DemoResult:
     seconds: float = 0.0
 
 
-# -- HPatches-style descriptors ------------------------------------------------------------------
-
-
-def _hpatches(store: Store, quick: bool, progress: Progress | None) -> list[str]:
-    from evalstore.demo.descriptors import available_descriptors
-    from evalstore.demo.hpatches import hpatches_tasks, keypoint_matches
-    from evalstore.demo.sequences import make_sequences
-
-    sequences = make_sequences(n_sequences=4 if quick else 8, seed=0, size=240 if quick else 320)
-    names = []
-    descriptors = available_descriptors()
-    for week, descriptor in enumerate(descriptors):
-        tasks = hpatches_tasks(sequences, descriptor, n_patches=40 if quick else 100, seed=0)
-        matches, pairs = keypoint_matches(
-            sequences, descriptor, max_keypoints=250 if quick else 500
-        )
-        run = f"hpatches/{descriptor}"
-        meta: dict[str, Any] = {
-            "params": {"descriptor": descriptor, "sequences": len(sequences), "seed": 0},
-            "tags": ["weakened"] if descriptor.endswith("_weak") else ["opencv"],
-            "created_at": START + timedelta(weeks=week, days=2),
-            "git_commit": None,
-            "notes": "HPatches-style sequences from scikit-image photographs, OpenCV descriptors",
-        }
-        store.ingest(tasks["verification"], task="verification", run=run, replace=True, **meta)
-        for task in ("matching", "retrieval"):
-            groups = tasks.get(f"{task}_groups")
-            store.ingest(
-                tasks[task],
-                task=task,
-                run=run,
-                append=True,
-                groups=None if groups is None else pl.DataFrame(groups),
-                **meta,
-            )
-        store.ingest(
-            matches, task="keypoints", run=run, append=True, pairs=pl.DataFrame(pairs), **meta
-        )
-        names.append(run)
-        if progress is not None:
-            progress("hpatches descriptors", week + 1, len(descriptors))
-    return names
-
-
 def build(
     store: Store,
     *,
@@ -99,20 +59,14 @@ def build(
 ) -> DemoResult:
     """Build (or refresh) the demo runs in ``store``, compute their metrics and, with
     ``out``, write the dashboards there. ``quick`` makes a smaller demo with every task."""
-    import time
-
-    from evalstore.evaluate import evaluate
-
     started = time.perf_counter()
     result = DemoResult()
     result.runs += digits.ingest_runs(store, start=START, quick=quick, progress=progress)
-    result.runs += _hpatches(store, quick, progress)
+    result.runs += hpatches.ingest_runs(store, start=START, quick=quick, progress=progress)
     evaluate(store, result.runs, by=("class",), progress=progress)
-    hpatches = [r for r in result.runs if r.startswith("hpatches/")]
-    evaluate(store, hpatches, by=("noise", "kind"), progress=progress)
+    hpatches_runs = [r for r in result.runs if r.startswith("hpatches/")]
+    evaluate(store, hpatches_runs, by=("noise", "kind"), progress=progress)
     if out is not None:
-        from evalstore.dashboards import write_dashboards
-
         result.dashboards = write_dashboards(store, out, progress=progress)
     result.seconds = time.perf_counter() - started
     return result

@@ -15,9 +15,10 @@ OpenCV 5 moved AKAZE and BRISK out of the main ``opencv-python-headless`` packag
 :func:`available_descriptors` lists the descriptors the installed OpenCV provides; asking for
 another raises :class:`~evalstore.errors.InvalidInput` naming the package to install.
 
-The private helpers compute a descriptor at the patches of :mod:`evalstore.demo.patches`
-(each at the pyramid level its size says) and the L2 or Hamming distances between
-descriptors. No function here touches a database or prints.
+:func:`describe` computes a descriptor at the patches of :mod:`evalstore.demo.patches` (each
+at the pyramid level its size says), :func:`distances` and :func:`paired_distances` the L2 or
+Hamming distances between descriptors. No function here touches a database or prints; OpenCV
+is imported only when a function needs it.
 """
 
 from __future__ import annotations
@@ -26,14 +27,24 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import cv2
 import numpy as np
 import numpy.typing as npt
 
-from evalstore.demo.patches import _Frame
+from evalstore.demo.patches import Frame
 from evalstore.errors import InvalidInput
 
-__all__ = ["DESCRIPTORS", "WEAK_SIFT_DIMS", "available_descriptors"]
+__all__ = [
+    "DESCRIPTORS",
+    "WEAK_SIFT_DIMS",
+    "available_descriptors",
+    "check_descriptor",
+    "describe",
+    "distances",
+    "is_binary",
+    "make_extractor",
+    "paired_distances",
+    "weaken",
+]
 
 DESCRIPTORS = ("sift", "orb", "akaze", "brisk", "sift_weak")
 
@@ -52,6 +63,8 @@ FloatArray = npt.NDArray[np.float64]
 
 def _xfeatures(name: str) -> Callable[..., Any] | None:
     """``cv2.<name>`` (OpenCV 4) or ``cv2.xfeatures2d.<name>`` (OpenCV 5 contrib), or None."""
+    import cv2
+
     factory = getattr(cv2, name, None)
     if factory is None:
         factory = getattr(getattr(cv2, "xfeatures2d", None), name, None)
@@ -67,7 +80,15 @@ def available_descriptors() -> tuple[str, ...]:
     return tuple(d for d in DESCRIPTORS if not missing.get(d, False))
 
 
-def _check_descriptor(descriptor: str) -> None:
+def check_descriptor(descriptor: str) -> None:
+    """Refuse a descriptor that is not one of :data:`DESCRIPTORS` or that the installed
+    OpenCV lacks.
+
+    Raises:
+        InvalidInput: naming the descriptors, or the package to install.
+    """
+    import cv2
+
     if descriptor not in DESCRIPTORS:
         raise InvalidInput(f"unknown descriptor {descriptor!r}; expected one of {DESCRIPTORS}")
     if descriptor not in available_descriptors():
@@ -77,8 +98,10 @@ def _check_descriptor(descriptor: str) -> None:
         )
 
 
-def _extractor(descriptor: str) -> Any:
+def make_extractor(descriptor: str) -> Any:
     """The OpenCV object that computes ``descriptor`` at given keypoints."""
+    import cv2
+
     if descriptor in ("sift", "sift_weak"):
         return cv2.SIFT_create()
     if descriptor == "orb":
@@ -88,7 +111,8 @@ def _extractor(descriptor: str) -> Any:
     return _xfeatures("BRISK_create")()  # type: ignore[misc]
 
 
-def _is_binary(descriptor: str) -> bool:
+def is_binary(descriptor: str) -> bool:
+    """Whether ``descriptor`` is compared by Hamming distance (bits), not L2."""
     return descriptor in ("orb", "akaze", "brisk")
 
 
@@ -121,11 +145,13 @@ def _akaze_levels(width: int, height: int) -> int:
 
 
 def _keypoints(
-    frame: _Frame, descriptor: str, pad: int, first: int, akaze_levels: int = 0
+    frame: Frame, descriptor: str, pad: int, first: int, akaze_levels: int = 0
 ) -> list[Any]:
     """One ``cv2.KeyPoint`` per patch, shifted by ``pad``, with the pyramid level that each
     descriptor reads set from the size; ``class_id`` numbers the keypoints from ``first``
     (except for AKAZE, which reads its evolution level there)."""
+    import cv2
+
     out = []
     for i in range(len(frame)):
         x, y = float(frame.x[i]) + pad, float(frame.y[i]) + pad
@@ -147,13 +173,13 @@ def _keypoints(
     return out
 
 
-def _weaken(descriptors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+def weaken(descriptors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """``sift_weak``: keep :data:`WEAK_SIFT_DIMS` of each SIFT descriptor."""
     return np.ascontiguousarray(descriptors[:, WEAK_SIFT_DIMS])
 
 
-def _describe(
-    image: npt.NDArray[np.uint8], frames: list[_Frame], descriptor: str, extractor: Any
+def describe(
+    image: npt.NDArray[np.uint8], frames: list[Frame], descriptor: str, extractor: Any
 ) -> list[np.ndarray]:
     """The descriptors of several keypoint frames of one image, one (n, d) array per frame.
 
@@ -162,6 +188,8 @@ def _describe(
     of a few supports). OpenCV may reorder the keypoints (ORB groups them by pyramid level):
     ``class_id`` puts each descriptor back in its row (AKAZE keeps the order).
     """
+    import cv2
+
     padded = cv2.copyMakeBorder(image, _PAD, _PAD, _PAD, _PAD, cv2.BORDER_REFLECT_101)
     sizes = [len(f) for f in frames]
     starts = np.cumsum([0, *sizes])
@@ -190,11 +218,11 @@ def _describe(
         ordered[rows] = desc
         desc = ordered
     if descriptor == "sift_weak":
-        desc = _weaken(desc)
+        desc = weaken(desc)
     return list(np.split(desc, starts[1:-1]))
 
 
-def _distances(a: np.ndarray, b: np.ndarray, binary: bool) -> FloatArray:
+def distances(a: np.ndarray, b: np.ndarray, binary: bool) -> FloatArray:
     """(len(a), len(b)) distances: Hamming (bit count of XOR) or L2 in float64."""
     if binary:
         x = np.bitwise_xor(a[:, None, :], b[None, :, :])
@@ -204,7 +232,7 @@ def _distances(a: np.ndarray, b: np.ndarray, binary: bool) -> FloatArray:
     return np.sqrt(np.maximum(sq, 0.0))
 
 
-def _paired_distances(a: np.ndarray, b: np.ndarray, binary: bool) -> FloatArray:
+def paired_distances(a: np.ndarray, b: np.ndarray, binary: bool) -> FloatArray:
     """Distance of each row of ``a`` to the same row of ``b``."""
     if binary:
         return np.bitwise_count(np.bitwise_xor(a, b)).sum(axis=1, dtype=np.int64).astype(float)

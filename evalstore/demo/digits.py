@@ -17,7 +17,8 @@ import numpy as np
 from evalstore.errors import EvalstoreError
 
 if TYPE_CHECKING:
-    from evalstore.store import Progress, Store
+    from evalstore.database import Progress
+    from evalstore.store import Store
 
 __all__ = ["ingest_runs"]
 

@@ -4,8 +4,8 @@ A sequence's patches are keypoints detected once in its reference (the strongest
 keypoints that make good patches: the same patches for every descriptor), mapped into every
 target by the true homography (position, size by the local scale, orientation by the local
 rotation), then jittered per noise level as HPatches does (:data:`NOISE`: easy / hard /
-tough). Everything is deterministic for a given seed. No function here touches a database or
-prints.
+tough): :func:`make_patches`. Everything is deterministic for a given seed. No function here
+touches a database or prints; OpenCV is imported only when patches are made.
 """
 
 from __future__ import annotations
@@ -15,13 +15,12 @@ from collections.abc import Sequence as SequenceType
 from dataclasses import dataclass
 from typing import Any
 
-import cv2
 import numpy as np
 import numpy.typing as npt
 
 from evalstore.demo.sequences import Sequence
 
-__all__ = ["NOISE", "NOISE_LEVELS"]
+__all__ = ["NOISE", "NOISE_LEVELS", "Frame", "SequencePatches", "make_patches", "sorted_keypoints"]
 
 NOISE_LEVELS = ("easy", "hard", "tough")
 
@@ -60,7 +59,7 @@ def _jacobian(h: FloatArray, x: FloatArray, y: FloatArray) -> FloatArray:
 
 
 @dataclass(eq=False)
-class _Frame:
+class Frame:
     """Keypoints (x, y, size, angle in degrees, OpenCV's image-coordinate convention)."""
 
     x: FloatArray
@@ -73,19 +72,19 @@ class _Frame:
 
 
 @dataclass(eq=False)
-class _SequencePatches:
+class SequencePatches:
     """The patches of one sequence: the reference frame and 5 x 3 jittered target frames."""
 
-    ref: _Frame
-    targets: list[dict[str, _Frame]]  # targets[k][noise]
+    ref: Frame
+    targets: list[dict[str, Frame]]  # targets[k][noise]
 
 
-def _sorted_keypoints(keypoints: SequenceType[Any]) -> list[Any]:
+def sorted_keypoints(keypoints: SequenceType[Any]) -> list[Any]:
     """Keypoints strongest first, ties broken by position: an order independent of threads."""
     return sorted(keypoints, key=lambda k: (-k.response, k.pt[1], k.pt[0], -k.size, k.angle))
 
 
-def _reference_frame(seq: Sequence, n_patches: int) -> _Frame:
+def _reference_frame(seq: Sequence, n_patches: int) -> Frame:
     """The ``n_patches`` strongest SIFT keypoints of the reference that make good patches.
 
     Kept: sizes in [2, 12] px; at least 3 px from a stronger patch (so that one location is
@@ -93,8 +92,10 @@ def _reference_frame(seq: Sequence, n_patches: int) -> _Frame:
     every target, inside the image by 6 px plus the largest jitter of the tough level, so that
     no correspondent ever leaves a target. Sequences with fewer candidates keep what they have.
     """
+    import cv2
+
     height, width = seq.ref.shape
-    kps = _sorted_keypoints(cv2.SIFT_create().detect(seq.ref, None))
+    kps = sorted_keypoints(cv2.SIFT_create().detect(seq.ref, None))
     x = np.array([k.pt[0] for k in kps], dtype=np.float64)
     y = np.array([k.pt[1] for k in kps], dtype=np.float64)
     size = np.array([k.size for k in kps], dtype=np.float64)
@@ -114,12 +115,12 @@ def _reference_frame(seq: Sequence, n_patches: int) -> _Frame:
             continue
         kept.append(int(i))
     idx = np.array(kept, dtype=np.int64)
-    return _Frame(x[idx], y[idx], size[idx], angle[idx])
+    return Frame(x[idx], y[idx], size[idx], angle[idx])
 
 
 def _target_frame(
-    ref: _Frame, h: FloatArray, noise: dict[str, float], rng: np.random.Generator
-) -> _Frame:
+    ref: Frame, h: FloatArray, noise: dict[str, float], rng: np.random.Generator
+) -> Frame:
     """The reference patches mapped by ``h`` (position, size, orientation), then jittered."""
     x, y = _project(h, ref.x, ref.y)
     jac = _jacobian(h, ref.x, ref.y)
@@ -135,12 +136,12 @@ def _target_frame(
     y = y + radius * np.sin(phi)
     angle = np.mod(angle + rng.uniform(-noise["angle"], noise["angle"], n), 360.0)
     size = size * np.exp(rng.uniform(-1.0, 1.0, n) * math.log1p(noise["scale"]))
-    return _Frame(x, y, size, angle)
+    return Frame(x, y, size, angle)
 
 
-def _patches(
+def make_patches(
     sequences: SequenceType[Sequence], n_patches: int, seed: int
-) -> list[_SequencePatches]:
+) -> list[SequencePatches]:
     """The patches of every sequence; they depend on the sequences and the seed only."""
     out = []
     for s, seq in enumerate(sequences):
@@ -150,5 +151,5 @@ def _patches(
             {z: _target_frame(ref, h, NOISE[z], rng) for z in NOISE_LEVELS}
             for h in seq.homographies
         ]
-        out.append(_SequencePatches(ref, targets))
+        out.append(SequencePatches(ref, targets))
     return out

@@ -6,22 +6,23 @@ homographies) or ``i_*`` (illumination: same geometry, increasingly strong photo
 changes), each target with its true homography ``H`` (``x_t ~ H x_ref``).
 
 Images come from ``skimage.data`` (bundled with scikit-image, no download): scikit-image is
-imported only by :func:`make_sequences`. Everything is deterministic for a given seed. No
-function here touches a database or prints.
+imported only by :func:`make_sequences`, and OpenCV only when a function needs it;
+:func:`check_sequences` checks sequences made elsewhere. Everything is deterministic for a given
+seed. No function here touches a database or prints.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence as SequenceType
 from dataclasses import dataclass
 
-import cv2
 import numpy as np
 import numpy.typing as npt
 
 from evalstore.errors import InvalidInput
 
-__all__ = ["KINDS", "N_TARGETS", "PHOTOS", "Sequence", "make_sequences"]
+__all__ = ["KINDS", "N_TARGETS", "PHOTOS", "Sequence", "check_sequences", "make_sequences"]
 
 KINDS = ("viewpoint", "illumination")
 
@@ -75,6 +76,7 @@ class Sequence:
 
 def _load_photo(name: str) -> npt.NDArray[np.uint8]:
     """A bundled scikit-image photograph as grayscale uint8."""
+    import cv2
     from skimage import data  # the demo extra; imported here only
 
     image = np.asarray(getattr(data, name)())
@@ -84,6 +86,8 @@ def _load_photo(name: str) -> npt.NDArray[np.uint8]:
 
 
 def _resize(image: npt.NDArray[np.uint8], width: int, height: int) -> npt.NDArray[np.uint8]:
+    import cv2
+
     shrink = width < image.shape[1]
     interpolation = cv2.INTER_AREA if shrink else cv2.INTER_LINEAR
     return cv2.resize(image, (width, height), interpolation=interpolation)
@@ -131,6 +135,8 @@ def _illumination_targets(
     gradient); per target: gamma up to x/÷ 2, gain up to x/÷ 1.8, a linear light gradient up to
     +-45%, Gaussian noise of sigma 1 + 4t grey levels, and from t = 0.6 on a slight blur.
     """
+    import cv2
+
     height, width = ref.shape
     x = ref.astype(np.float64) / 255.0
     yy, xx = np.mgrid[0:height, 0:width].astype(np.float64)
@@ -182,6 +188,8 @@ def make_sequences(n_sequences: int = 8, seed: int = 0, size: int = 320) -> list
     Raises:
         InvalidInput: ``n_sequences`` or ``size`` out of range.
     """
+    import cv2
+
     if not 1 <= n_sequences <= 2 * len(PHOTOS):
         raise InvalidInput(f"n_sequences must be 1 to {2 * len(PHOTOS)}, got {n_sequences}")
     if size < 96:
@@ -218,3 +226,17 @@ def make_sequences(n_sequences: int = 8, seed: int = 0, size: int = 320) -> list
         prefix = "v" if kind == "viewpoint" else "i"
         out.append(Sequence(f"{prefix}_{photo}", kind, ref, targets, homographies))
     return out
+
+
+def check_sequences(sequences: SequenceType[Sequence]) -> None:
+    """Refuse sequences with the same name, or without 5 targets and 5 homographies each.
+
+    Raises:
+        InvalidInput: naming the sequence.
+    """
+    names = [s.name for s in sequences]
+    if len(set(names)) != len(names):
+        raise InvalidInput(f"sequence names must be distinct, got {names}")
+    for s in sequences:
+        if len(s.targets) != N_TARGETS or len(s.homographies) != N_TARGETS:
+            raise InvalidInput(f"sequence {s.name}: expected {N_TARGETS} targets and homographies")

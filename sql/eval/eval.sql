@@ -124,3 +124,14 @@ select 1;
 -- name: stage_remote
 -- The per-list values computed by another engine (registered as _remote) become _raw.
 create or replace temp table _raw as select * from _remote;
+
+-- name: stage_raw
+-- The per-list values of one metric for some runs into the temp table _raw: {query} is the
+-- text of sql/metrics/<metric>.sql (its $parameters bound by the caller).
+create or replace temp table _raw as {query}
+
+-- name: stage_sweep_value
+-- The per-list values at one value $at of a swept metric's {sweep} column (quoted from the
+-- registry) into _per_list.
+create or replace temp table _per_list as
+select run_id, group_id, value from _raw where {sweep} = $at

@@ -1,4 +1,4 @@
--- Export and import of raw tables (evalstore/export.py). Table and column names cannot be
+-- Export and import of raw tables (evalstore/scale/). Table and column names cannot be
 -- bound: export.py takes tables from its fixed allow-list and columns from table_columns.
 
 -- name: table_columns
@@ -59,3 +59,24 @@ select coalesce(bool_and(try_cast(item_id as integer) is not null
                          or coalesce(cast(try_cast(score as float) as double) = score, false)),
                 false)
 from _import_kinds;
+
+-- name: select_partition
+-- One run's rows of one raw table, as they are exported (export.py streams the result to
+-- Parquet). $run_id INTEGER: the run. {table}: the quoted raw table (from TABLES);
+-- {columns}: its exported columns but run_id, each a quoted column or a text_column.
+-- Output: those columns, in that order.
+select {columns}
+from {table}
+where run_id = $run_id;
+
+-- name: text_column
+-- A select-list entry of select_partition for a column exported as text (an ENUM, JSON):
+-- {column} is the quoted column; the output column keeps its name.
+cast({column} as varchar) as {column}
+
+-- name: count_run_rows
+-- How many rows of {table} (a quoted raw table, from TABLES) the run $run_id INTEGER has,
+-- to tell an out-of-date export (the Spark engine's check). Output: n.
+select count(*) as n
+from {table}
+where run_id = $run_id;

@@ -1,7 +1,8 @@
 -- version: 7
 -- The schema of version 7 in one file: what a new store applies instead of
 -- replaying sql/schema/001_*.sql onwards (the same catalogue; tests/test_store.py
--- checks). Written by `python -m evalstore.schema`: run it after adding a migration.
+-- checks). Written by `python tools/write_fresh_schema.py`: run it after adding a
+-- migration.
 CREATE SEQUENCE runs_seq INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START 1 NO CYCLE;
 CREATE TYPE task_kind AS ENUM ( 'verification', 'matching', 'retrieval', 'classification' );
 CREATE TABLE "groups"(run_id INTEGER NOT NULL, task task_kind NOT NULL, group_id VARCHAR, n_positives INTEGER, slices MAP(VARCHAR, VARCHAR) DEFAULT("map"()) NOT NULL, list_id INTEGER);

@@ -1,5 +1,5 @@
 -- GENERATED from sql/metrics/ap.sql by sqlglot (duckdb -> spark); do not
--- edit. Regenerate: python -m evalstore.spark --write-golden
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
 -- ap: non-interpolated average precision of each ranked list.
 --   AP = sum over points t of (TP_t - TP_{t-1}) / P * P_t   (VLFeat vl_pr info.ap; with
 --   `grouped` ties equal to scikit-learn's average_precision_score). P = 0 -> NULL.

@@ -1,5 +1,5 @@
 -- GENERATED from sql/metrics/ap_coco.sql by sqlglot (duckdb -> spark); do not
--- edit. Regenerate: python -m evalstore.spark --write-golden
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
 -- ap_coco: COCO 101-point interpolated AP (pycocotools COCOeval.accumulate):
 -- AP = 1/101 * sum over t in np.linspace(0, 1, 101) of env(first point with R >= t), 0 when
 -- no point reaches t; env = the precision envelope. P = 0 -> NULL.

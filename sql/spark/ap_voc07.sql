@@ -1,5 +1,5 @@
 -- GENERATED from sql/metrics/ap_voc07.sql by sqlglot (duckdb -> spark); do not
--- edit. Regenerate: python -m evalstore.spark --write-golden
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
 -- ap_voc07: PASCAL VOC 2007 11-point interpolated AP (devkit, py-faster-rcnn
 -- voc_ap(use_07_metric=True)): AP = 1/11 * sum over t in np.arange(0, 1.1, 0.1) of
 -- max{P_i : R_i >= t}, 0 when no point reaches t. The grid is k * 0.1 in float64, so its

@@ -1,5 +1,5 @@
 -- GENERATED from sql/metrics/ap_voc10.sql by sqlglot (duckdb -> spark); do not
--- edit. Regenerate: python -m evalstore.spark --write-golden
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
 -- ap_voc10: PASCAL VOC 2010+ AP (devkit VOCap.m), the area under the precision envelope:
 --   AP = sum_i (R_i - R_{i-1}) * max_{j >= i} P_j, with R_0 = 0 (the sentinels (0, 0) and
 --   (1, 0) of VOCap add nothing). P = 0 -> NULL.

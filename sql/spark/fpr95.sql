@@ -1,5 +1,5 @@
 -- GENERATED from sql/metrics/fpr95.sql by sqlglot (duckdb -> spark); do not
--- edit. Regenerate: python -m evalstore.spark --write-golden
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
 -- fpr95: false positive rate FP_i / N at the first point (ranking order) with
 -- R_i = TP_i / P >= 0.95 (HardNet ErrorRateAt95Recall, UBC PhotoTour). N = the -1 labels of
 -- the list, retrieved or not. Recall 0.95 never reached by retrieved items -> 1.0 (a verifier

@@ -1,5 +1,5 @@
 -- GENERATED from sql/metrics/homography_accuracy.sql by sqlglot (duckdb -> spark); do not
--- edit. Regenerate: python -m evalstore.spark --write-golden
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
 -- homography_accuracy: SuperPoint's homography estimation accuracy. Per image pair, the four
 -- corners (0, 0), (w-1, 0), (0, h-1), (w-1, h-1) are warped by the estimated homography
 -- (e11..e33, image 0 -> 1) and by the true one (h11..h33); the corner error is the mean of

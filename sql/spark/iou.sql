@@ -1,5 +1,5 @@
 -- GENERATED from sql/metrics/iou.sql by sqlglot (duckdb -> spark); do not
--- edit. Regenerate: python -m evalstore.spark --write-golden
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
 -- iou: per group (image pair, sequence), IOU = TP / (TP + FP + FN) (EventPoint); NULL when
 -- the group counted nothing. Its mean over groups is the macro IOU.
 -- Parameters: $runs integer[].

@@ -1,5 +1,5 @@
 -- GENERATED from sql/metrics/iou_micro.sql by sqlglot (duckdb -> spark); do not
--- edit. Regenerate: python -m evalstore.spark --write-golden
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
 -- iou_micro: pooled IOU of a run, sum TP / sum (TP + FP + FN) over its groups; NULL when
 -- nothing was counted. One row per run (group_id NULL).
 -- Parameters: $runs integer[].

@@ -1,5 +1,5 @@
 -- GENERATED from sql/metrics/mma.sql by sqlglot (duckdb -> spark); do not
--- edit. Regenerate: python -m evalstore.spark --write-golden
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
 -- mma: mean matching accuracy (D2-Net, HPatches). Per image pair, the fraction of its
 -- matches within t pixels of the ground truth, inclusively: [d <= t] (as D2-Net's code); a
 -- pair without matches scores 0; averaged over pairs, for t = 1..10 px: a curve.

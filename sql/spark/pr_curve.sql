@@ -1,5 +1,5 @@
 -- GENERATED from sql/metrics/pr_curve.sql by sqlglot (duckdb -> spark); do not
--- edit. Regenerate: python -m evalstore.spark --write-golden
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
 -- pr_curve: the (recall, precision) points of each list, in ranking order, for plots.
 -- Parameters: $runs integer[], $task varchar, $ties varchar.
 -- Output: run_id, group_id, rn, recall, precision (one row per point).

@@ -1,5 +1,5 @@
 -- GENERATED from sql/metrics/precision_at_sigma.sql by sqlglot (duckdb -> spark); do not
--- edit. Regenerate: python -m evalstore.spark --write-golden
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
 -- precision_at_sigma: EventPoint's matching precision. Per image pair, the fraction of its
 -- matches within sigma pixels of the ground truth, strictly: [d < sigma] (the formula of
 -- EventPoint); a pair without matches scores 0; the mean over pairs is

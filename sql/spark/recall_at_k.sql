@@ -1,5 +1,5 @@
 -- GENERATED from sql/metrics/recall_at_k.sql by sqlglot (duckdb -> spark); do not
--- edit. Regenerate: python -m evalstore.spark --write-golden
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
 -- recall_at_k: TP_k / P over the top k ranked non-ignored items. Ties as in
 -- lib/tp_at_k.sql. P = 0 -> NULL.
 -- Parameters: $runs integer[], $task varchar, $ties varchar, $k integer >= 1.

@@ -1,5 +1,5 @@
 -- GENERATED from sql/metrics/reprojection_error.sql by sqlglot (duckdb -> spark); do not
--- edit. Regenerate: python -m evalstore.spark --write-golden
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
 -- reprojection_error: EventPoint's reprojection evaluation (HVGA ATIS). Per image pair, the
 -- homography R estimated from its matches (RANSAC, stored at ingest as r11..r33, image 1 ->
 -- image 0) maps each matched point (x1, y1) into image 0; the error of a match is the pixel

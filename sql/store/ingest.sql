@@ -1,4 +1,4 @@
--- Ingest of ranked lists. Queries over "any row table" name it {rows}: ingest.py puts one of
+-- Ingest of ranked lists. Queries over "any row table" name it {rows}: evalstore/ingest puts one of
 -- the four list_rows_<item>_<score> tables there (sql/schema/007_lean_rows.sql).
 
 -- name: insert_rows
@@ -24,7 +24,7 @@ set disabled_optimizers = $names;
 
 -- name: insert_parquet
 -- The direct path: one Parquet file with integer ids into {rows}. {group}, {item}, {score}
--- and {label} are expressions over the file's columns (ingest.py: _direct_sql), {file} its
+-- and {label} are expressions over the file's columns (ingest/direct.py: _direct_sql), {file} its
 -- path; direct_check then checks what was stored.
 -- $list_offset: list_id = group id + $list_offset; $seq_offset: the file's first input position.
 insert into {rows}
@@ -35,7 +35,7 @@ from read_parquet({file}, file_row_number = true, hive_partitioning = false);
 -- name: direct_check
 -- After the direct path's insert of the lists $lo <= list_id < $lo + $lists of {rows}, whose
 -- item ids lie in [$imin, $imin + $items): a bitmap with one bit per (list, item) pair
--- (ingest.py counts its marks, fewer than rows meaning a duplicate, and the lists marked),
+-- (ingest/direct.py counts its marks, fewer than rows meaning a duplicate, and the lists marked),
 -- the rows, the rows with a value the streaming path refuses or stores otherwise (a NaN or
 -- +inf score, a -inf one that the insert left as it was, a label other than +1/-1/0, an item
 -- id outside the planned range, whose bit would be another list's) and the rows without a
@@ -114,3 +114,21 @@ group by g.group_id, g.n_positives
 having count(*) > g.n_positives
 order by g.group_id
 limit 1;
+
+-- Expressions of the direct path's insert over the file's quoted columns {score} and
+-- {label}: -inf as NULL (not retrieved), a negated score, and labels of the 0/1 and boolean
+-- conventions turned into +1/-1 (any other value stops the insert with the recheck error).
+-- name: score_negated
+(-{score})
+
+-- name: score_not_retrieved
+case when {score} = '-inf' then null else {score} end
+
+-- name: label_pm1
+{label}
+
+-- name: label_01
+case {label} when 1 then 1 when 0 then -1 else error('evalstore-recheck') end
+
+-- name: label_bool
+case when {label} then 1 when not {label} then -1 else error('evalstore-recheck') end

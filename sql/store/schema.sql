@@ -25,7 +25,7 @@ select count(*) filter (where table_name = 'schema_version') > 0 as has_version,
 from information_schema.tables
 where table_schema = 'main';
 
--- The queries below write sql/schema/fresh.sql (evalstore/schema.py) from a database the
+-- The queries below write sql/schema/fresh.sql (tools/write_fresh_schema.py) from a database the
 -- migrations built.
 
 -- name: user_enums

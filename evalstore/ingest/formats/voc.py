@@ -10,6 +10,7 @@ the ground truth without a result, is an error.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from evalstore.errors import InvalidInput
+from evalstore.ingest.sources import Source
 
 __all__ = ["read_classification"]
 
@@ -54,7 +56,9 @@ def _number(frame: pl.DataFrame, col: str, path: Path, dtype: type[pl.DataType])
     return parsed
 
 
-def read_classification(results: Sequence[str | Path], gt_dir: str | Path) -> pl.DataFrame:
+def read_classification(
+    results: Sequence[Source], gt_dir: str | os.PathLike[str]
+) -> pl.DataFrame:
     """Read VOC classification result files and their ground truth into one frame.
 
     Args:
@@ -69,6 +73,8 @@ def read_classification(results: Sequence[str | Path], gt_dir: str | Path) -> pl
     """
     frames = []
     for raw in results:
+        if not isinstance(raw, (str, os.PathLike)):
+            raise InvalidInput("--format voc reads result files, not in-memory data")
         path = Path(raw)
         m = _RESULTS.match(path.name)
         if not m:

@@ -1,0 +1,144 @@
+"""Dashboard grids (pure): the facets of a panel and the grid of Plotly charts they fill.
+
+:func:`distinct` lists a panel's facets (or series) in the query's order and
+:func:`rows_where` picks the rows of one; :func:`grid_layout` sizes a grid of charts in
+pixels (:class:`Layout`) and :func:`make_grid` makes the empty figure; :func:`tick_room`,
+:func:`cell` and :func:`axis_titles` place the ticks, the charts and the axis titles. Plotly
+is imported only when a figure is made.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from evalstore.dashboards.specs import Panel
+from evalstore.dashboards.text import cut_label, esc
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+__all__ = [
+    "Layout",
+    "axis_titles",
+    "cell",
+    "distinct",
+    "grid_layout",
+    "make_grid",
+    "rows_where",
+    "tick_room",
+]
+
+_ROW_PX = 320
+
+
+def rows_where(frame: pl.DataFrame, column: str | None, value: Any) -> pl.DataFrame:
+    """The rows where ``column`` equals ``value`` (NULL matching NULL); all without a column."""
+    return frame if column is None else frame.filter(pl.col(column).eq_missing(value))
+
+
+def distinct(series: pl.Series) -> list[Any]:
+    """Distinct values in order of first appearance (the query's ORDER BY decides)."""
+    return list(dict.fromkeys(series.to_list()))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Pixel sizes of a grid of charts: rows of heights ``row_px``, ``gap_px`` between rows
+    (room for subplot titles and tick labels), ``bottom_px`` under the last row (x labels,
+    the axis title and the legend), ``left_px`` for y labels (also kept between columns)."""
+
+    n: int
+    cols: int
+    row_px: tuple[int, ...]
+    gap_px: int
+    top_px: int
+    bottom_px: int
+    left_px: int = 70
+
+    @property
+    def plot_px(self) -> int:
+        return sum(self.row_px) + (len(self.row_px) - 1) * self.gap_px
+
+
+def grid_layout(
+    panel: Panel, n: int, *, titled: bool, row_px: Sequence[int] | None = None,
+    tick_px: int = 0, left_px: int = 70,
+) -> Layout:  # fmt: skip
+    """The :class:`Layout` of ``n`` charts, ``panel.facet_cols`` to a row at most."""
+    cols = max(1, min(n, panel.facet_cols))
+    rows = math.ceil(n / cols)
+    heights = tuple(row_px) if row_px else (_ROW_PX,) * rows
+    top = 64 if titled else 24
+    return Layout(n, cols, heights, top + 40 + tick_px, top, 100 + tick_px, left_px)
+
+
+def make_grid(lay: Layout, titles: list[str] | None) -> go.Figure:
+    """An empty figure of subplots laid out as ``lay`` says, with the house style."""
+    from plotly.subplots import make_subplots
+
+    rows = len(lay.row_px)
+    fig = make_subplots(
+        rows=rows,
+        cols=lay.cols,
+        subplot_titles=titles,
+        row_heights=list(lay.row_px),
+        vertical_spacing=lay.gap_px / lay.plot_px if rows > 1 else 0.0,
+        # the page is about 1200 px wide: keep the y labels of a column clear of the left
+        horizontal_spacing=min(0.3, (lay.left_px + 10) / 1200) if lay.cols > 1 else 0.0,
+    )
+    fig.update_layout(
+        template="plotly_white",
+        height=lay.plot_px + lay.top_px + lay.bottom_px,
+        margin={"l": lay.left_px, "r": 30, "t": lay.top_px, "b": lay.bottom_px},
+        # the legend sits under the x axis title, in the bottom margin
+        legend={
+            "orientation": "h",
+            "yanchor": "top",
+            "y": -(lay.bottom_px - 45) / lay.plot_px,
+            "x": 0,
+        },
+        hoverlabel={"namelength": -1},
+    )
+    fig.update_annotations(font={"size": 13})
+    return fig
+
+
+def tick_room(labels: Sequence[str], cols: int) -> tuple[int, dict[str, Any]]:
+    """Category tick labels: cut to 32 characters (the hover keeps them whole) and, when
+    they would not fit side by side, turned 30 degrees with the room they need."""
+    if not labels:
+        return 0, {}
+    cut = [cut_label(v) for v in labels]
+    longest = max(len(v) for v in cut)
+    width = 1100 / cols
+    axis: dict[str, Any] = {
+        "categoryorder": "array",  # the query's order, whichever trace has the value first
+        "categoryarray": [esc(v) for v in labels],
+        "tickmode": "array",
+        "tickvals": [esc(v) for v in labels],
+        "ticktext": [esc(v) for v in cut],
+    }
+    if longest * 7 * len(labels) <= width:
+        return 0, axis
+    axis["tickangle"] = -30
+    return int(longest * 7 * 0.5), axis
+
+
+def cell(index: int, cols: int) -> tuple[int, int]:
+    """The (row, col) of chart ``index``, both from 1, filling rows of ``cols`` charts."""
+    return index // cols + 1, index % cols + 1
+
+
+def axis_titles(fig: go.Figure, n: int, cols: int, x: str, y: str) -> None:
+    """Axis titles once: x under the lowest chart of each column, y left of each row."""
+    for index in range(n):
+        row, col = cell(index, cols)
+        if index + cols >= n:
+            fig.update_xaxes(title_text=x, row=row, col=col)
+        if col == 1:
+            fig.update_yaxes(title_text=y, row=row, col=col)

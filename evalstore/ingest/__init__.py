@@ -1,0 +1,35 @@
+"""Ingest: raw outputs into a run, validated, in one transaction.
+
+The modules, each importing only those above it in this list:
+
+- :mod:`~evalstore.ingest.sources`: files and frames opened with polars; the column mapping.
+- :mod:`~evalstore.ingest.validate`: ranked-list rows checked batch by batch; the row table.
+- :mod:`~evalstore.ingest.groups`: the per-list metadata file.
+- :mod:`~evalstore.ingest.write`: the transaction of a ranked-list ingest.
+- :mod:`~evalstore.ingest.stream` and :mod:`~evalstore.ingest.direct`: the two ways rows get
+  into DuckDB (batches through Arrow; Parquet read by DuckDB itself).
+- :mod:`~evalstore.ingest.ranked`: :func:`ingest`, the entry point for ranked lists.
+- :mod:`~evalstore.ingest.frames`, :mod:`~evalstore.ingest.truth`,
+  :mod:`~evalstore.ingest.keypoints`, :mod:`~evalstore.ingest.outcomes`: keypoint matches
+  with their ground truth, and counted outcomes.
+- :mod:`~evalstore.ingest.formats`: readers of the field's file formats (PASCAL VOC).
+"""
+
+from evalstore.ingest.keypoints import ingest_keypoints
+from evalstore.ingest.outcomes import ingest_outcomes
+from evalstore.ingest.ranked import ingest
+from evalstore.ingest.sources import FORMATS, Source, parse_columns
+from evalstore.ingest.validate import LABEL_CONVENTIONS, TASKS
+from evalstore.ingest.write import IngestResult
+
+__all__ = [
+    "FORMATS",
+    "LABEL_CONVENTIONS",
+    "TASKS",
+    "IngestResult",
+    "Source",
+    "ingest",
+    "ingest_keypoints",
+    "ingest_outcomes",
+    "parse_columns",
+]

@@ -1,0 +1,304 @@
+"""The direct path for Parquet: files with integer ids are read by DuckDB straight into the
+row table, then checked in one pass over the inserted rows. Anything it refuses (a bad value,
+a duplicate, an unreadable file, statistics that lie) raises :class:`Recheck`, and the
+streaming path runs instead and reports the problem with its file, column and row."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from evalstore import queries
+from evalstore.ingest.sources import COLUMNS, GLOB, Input
+from evalstore.ingest.validate import INT32, MAX_ROWS, Spec
+from evalstore.ingest.write import Written
+from evalstore.queries import quote_name
+from evalstore.schema import rows_sql
+
+if TYPE_CHECKING:
+    from evalstore.database import Progress
+
+__all__ = ["DirectPlan", "Recheck", "insert_direct", "plan_direct"]
+
+class Recheck(Exception):
+    """The direct path met something (a bad value, a duplicate, an unreadable file) that the
+    streaming path then finds again and reports with its file, column and row."""
+
+
+_BITMAP_MIN = 1 << 26  # (list, item) pairs the duplicate check may always track
+_BITMAP_MAX = 10**9  # the most bitstring_agg takes
+_MIN_ROW_GROUP = 8192  # mean rows per row group below which DuckDB's insert is the slower
+# list ids a direct ingest may leave unused (group ids absent from the files) beyond one per
+# list: more, and the streaming path numbers the lists densely instead
+_SPARE_IDS = 1 << 10
+
+
+@dataclass
+class DirectPlan:
+    """Parquet inputs with integer ids, read by DuckDB straight into the row table."""
+
+    files: list[tuple[str, int, bool]]  # (path, rows, whether a score stands for -inf)
+    group: str | None  # source columns (group None: a verification run's one list)
+    item: str
+    score: str
+    label: str
+    gmin: int
+    groups: int  # gmax - gmin + 1: the list ids taken
+    imin: int
+    items: int  # imax - imin + 1
+    rows: int
+
+
+def plan_direct(
+    con: duckdb.DuckDBPyConnection, opened: Sequence[Input], spec: Spec
+) -> DirectPlan | None:
+    """A plan when every input is a Parquet file whose ids are integers of int32 range, its
+    scores floats and its labels of the declared convention's type, with few enough (list,
+    item) pairs for the duplicate check's bitmap and dense enough list ids; else None (the
+    streaming path takes any input)."""
+    if not opened or any(
+        source.kind != "parquet" or source.path is None or GLOB.search(str(source.path))
+        for source in opened
+    ):
+        return None
+    sources = _sources(spec)
+    if any(s not in source.schema for s in spec.columns.values() for source in opened):
+        return None  # a --column names a missing column: the streaming path says so
+    if len(set(spec.columns.values())) < len(spec.columns):
+        return None  # two of our columns from one: the streaming path decides
+    for source in opened:  # DuckDB matches names without case, polars with it
+        if len({name.lower() for name in source.schema}) < len(source.schema):
+            return None
+    group, item, score, label = (sources[c] for c in COLUMNS)
+    if item is None or score is None or label is None:
+        return None
+    if any("\x00" in c for c in (group, item, score, label) if c is not None):
+        return None  # no SQL identifier holds a NUL
+    with_group = {group is not None and group in source.schema for source in opened}
+    if len(with_group) != 1 or (with_group == {False} and spec.task != "verification"):
+        return None
+    has_group = group is not None and with_group == {True}
+    for source in opened:
+        schema = source.schema
+        if not all(c in schema for c in (item, score, label)):
+            return None
+        ids = [schema[item]] + ([schema[group]] if group is not None and has_group else [])
+        if not all(d.is_integer() and d != pl.UInt64 for d in ids):
+            return None
+        if schema[score] not in (pl.Float32, pl.Float64):
+            return None
+        if (schema[label] == pl.Boolean) != (spec.labels == "bool") or not (
+            schema[label] == pl.Boolean or schema[label].is_integer()
+        ):
+            return None
+    files, bounds = [], []
+    for source in opened:
+        path = str(source.path)
+        text = queries.template(
+            "store/direct_stats",
+            group=quote_name(group) if group is not None and has_group else "0",
+            item=quote_name(item),
+            score=quote_name(score),
+            file=queries.literal(path),
+        )
+        try:
+            stats = con.execute(text).fetchall()[0]
+        except duckdb.InterruptException:
+            raise
+        except duckdb.Error:  # unreadable: the streaming path says why
+            return None
+        n, n_groups, n_items, low, high, row_groups = stats[:6]
+        if n == 0 or n_groups < n or n_items < n:  # the streaming path says which row
+            return None
+        if row_groups > 1 and n < _MIN_ROW_GROUP * row_groups:
+            return None  # many tiny row groups: polars reads them faster
+        # does the stored score (negated or not) take -inf, which stands for "not retrieved"?
+        not_retrieved = (high == math.inf) if spec.negate_score else (low == -math.inf)
+        files.append((path, int(n), not_retrieved))
+        bounds.append(stats[6:])
+    rows = sum(n for _, n, _ in files)
+    gmin, gmax = min(b[0] for b in bounds), max(b[1] for b in bounds)
+    imin, imax = min(b[2] for b in bounds), max(b[3] for b in bounds)
+    n_groups, n_items = gmax - gmin + 1, imax - imin + 1
+    if (
+        rows > MAX_ROWS
+        or imin < INT32[0]
+        or imax > INT32[1]
+        or n_groups > 2 * rows + _SPARE_IDS  # too sparse for any count of lists
+        or n_groups * n_items > min(_BITMAP_MAX, max(_BITMAP_MIN, 2 * rows))
+    ):
+        return None
+    spec.float32 = all(source.schema[score] == pl.Float32 for source in opened)
+    spec.int_items = spec.int_groups = True
+    return DirectPlan(
+        files, group if has_group else None, item, score, label, gmin, n_groups, imin, n_items, rows
+    )
+
+
+_OPTIMIZER_LOCK = threading.Lock()  # one direct insert at a time changes the setting
+
+
+@contextlib.contextmanager
+def _unplanned_casts(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """DuckDB's statistics propagation drops the range checks of casts that a file's min/max
+    statistics say cannot fail (an int64 id cast to INTEGER, a label to TINYINT); statistics
+    that lie would then truncate values silently. Without it, such a value stops the insert.
+    The setting is global to the database instance: it is set and restored on a connection of
+    its own (the ingest's transaction may have failed by then), whatever stops the insert."""
+    with _OPTIMIZER_LOCK:
+        side = con.cursor()
+        try:
+            kept = str(queries.fetch_rows(side, "store/disabled_optimizers")[0][0] or "")
+            names = [n.strip() for n in kept.split(",") if n.strip()]
+            if "statistics_propagation" not in names:
+                names.append("statistics_propagation")
+            queries.run(side, "store/set_disabled_optimizers", {"names": ",".join(names)})
+            try:
+                yield
+            finally:
+                queries.run(side, "store/set_disabled_optimizers", {"names": kept})
+        finally:
+            side.close()
+
+
+def _marks(
+    bitmap: bytes, lists: int, items: int, slice_bits: int = 1 << 24
+) -> tuple[int, np.ndarray]:
+    """From the (list, item) bitmap of direct_check (a bitstring as bytes: bit list * items +
+    item, after the padding bits that fill its first byte), the number of pairs marked and
+    the lists with a mark. Unpacked at most about ``slice_bits`` bits at a time."""
+    packed = np.frombuffer(bitmap, dtype=np.uint8)
+    pad = len(packed) * 8 - lists * items
+    if not 0 <= pad < 8:
+        raise AssertionError(f"a bitmap of {len(packed)} bytes for {lists} x {items} pairs")
+
+    def unpack(lo: int, hi: int) -> np.ndarray:  # bits [lo, hi) of the list-item range
+        lo, hi = lo + pad, hi + pad
+        return np.unpackbits(packed[lo // 8 : (hi + 7) // 8])[lo % 8 : lo % 8 + hi - lo]
+
+    pairs, present = 0, np.zeros(lists, dtype=np.bool_)
+    if items <= slice_bits:  # whole lists per slice
+        step = slice_bits // items
+        for first in range(0, lists, step):
+            last = min(lists, first + step)
+            bits = unpack(first * items, last * items)
+            pairs += int(np.count_nonzero(bits))
+            present[first:last] = bits.reshape(last - first, items).any(axis=1)
+    else:  # a list over several slices
+        for list_ in range(lists):
+            for lo in range(list_ * items, (list_ + 1) * items, slice_bits):
+                n = int(np.count_nonzero(unpack(lo, min((list_ + 1) * items, lo + slice_bits))))
+                pairs += n
+                present[list_] |= n > 0
+    return pairs, np.flatnonzero(present)
+
+
+def _sources(spec: Spec) -> dict[str, str | None]:
+    """The input column each of our columns is read from, as validate_batch resolves them: a
+    mapped column from its source; an unmapped one from the column of its own name, unless
+    that column is the source of another mapping (None: no such column)."""
+    mapped_from = set(spec.columns.values())
+    return {
+        ours: spec.columns.get(ours, None if ours in mapped_from else ours) for ours in COLUMNS
+    }
+
+
+def _direct_sql(plan: DirectPlan, spec: Spec, path: str, not_retrieved: bool) -> str:
+    """The insert of one file. Scores and +1/-1/0 labels are stored as they are and checked
+    afterwards (direct_check); -inf becomes NULL only in a file that has one, and 0/1 or
+    boolean labels are turned into +1/-1 (any other value stops the insert)."""
+    score = quote_name(plan.score)
+    if spec.negate_score:
+        score = queries.template("store/score_negated", score=score)
+    if not_retrieved:
+        score = queries.template("store/score_not_retrieved", score=score)
+    label = queries.template(f"store/label_{spec.labels}", label=quote_name(plan.label))
+    return rows_sql(
+        "store/insert_parquet",
+        spec.table,
+        group=quote_name(plan.group) if plan.group is not None else "0",
+        item=quote_name(plan.item),
+        score=score,
+        label=label,
+        file=queries.literal(path),
+    )
+
+
+def insert_direct(
+    con: duckdb.DuckDBPyConnection,
+    plan: DirectPlan,
+    spec: Spec,
+    first_list_id: int,
+    progress: Progress | None,
+) -> Written:
+    """DuckDB reads the files into the row table (a 0/1 or boolean label of another value
+    aborts the insert); one pass over the inserted rows then marks each (list, item) pair in
+    a bitmap (fewer marks than rows: a duplicate), which also gives the lists that occur, and
+    counts the values the streaming path refuses. A list's id is its group id + a fixed
+    offset. The plan's ranges come from the files' statistics, which are not trusted: a row
+    outside them stops the insert or is missed by the count, and either way the streaming
+    path runs instead."""
+    if first_list_id + plan.groups + 1 > INT32[1]:
+        raise Recheck  # the streaming path takes one id per list, or says none are left
+    try:
+        with _unplanned_casts(con):
+            seq = 0
+            for path, n, not_retrieved in plan.files:
+                if progress is not None:
+                    progress("ingest", seq, plan.rows)
+                text = _direct_sql(plan, spec, path, not_retrieved)
+                params = {"list_offset": first_list_id - plan.gmin, "seq_offset": seq}
+                con.execute(text, queries.bind(text, params))
+                seq += n
+    except duckdb.InterruptException:
+        raise  # the user stopped it: not a reason to try the streaming path
+    except duckdb.Error:
+        raise Recheck from None
+    text = rows_sql("store/direct_check", spec.table)
+    params = {"lo": first_list_id, "lists": plan.groups, "items": plan.items, "imin": plan.imin}
+    try:
+        bitmap, rows, bad, not_retrieved = con.execute(text, queries.bind(text, params)).fetchall()[
+            0
+        ]
+    except duckdb.InterruptException:
+        raise
+    except duckdb.Error:  # an item id outside the range the statistics gave
+        raise Recheck from None
+    if rows != plan.rows:  # a list id outside the range the statistics gave
+        raise Recheck
+    pairs, present = _marks(bitmap, plan.groups, plan.items)
+    if bad or pairs < rows or plan.groups > 2 * len(present) + _SPARE_IDS:
+        # a bad value or a duplicate (the streaming path says where), or sparse group ids
+        # (the streaming path numbers the lists densely)
+        raise Recheck
+    names = pl.DataFrame(
+        {
+            "group_id": pl.Series(present + plan.gmin).cast(pl.String)
+            if plan.group is not None
+            else pl.Series([None], dtype=pl.String),
+            "list_id": pl.Series(present + first_list_id).cast(pl.Int32),
+        }
+    )
+    if progress is not None:
+        progress("ingest", plan.rows, plan.rows)
+    spans, start = [], 0
+    for path, n, _ in plan.files:
+        spans.append((path, start, start + n))
+        start += n
+    return Written(
+        rows=plan.rows,
+        not_retrieved=int(not_retrieved),
+        names=names,
+        ids=plan.groups,
+        spans=spans,
+        maybe_duplicates=False,
+        method="direct",
+    )

@@ -1,0 +1,133 @@
+"""Reading keypoint and outcome inputs whole, as one frame with the file and row of every
+row (for messages), the checks they share, and the one transaction that writes them."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from evalstore import queries, runs
+from evalstore.errors import InvalidInput
+from evalstore.ingest.sources import Source, first_line, open_source
+
+if TYPE_CHECKING:
+    from evalstore.database import Database
+
+__all__ = ["finite", "ids_of", "read_frame", "shown", "where", "write_tables"]
+
+
+def read_frame(sources: Sequence[Source], fmt: str | None, mapping: dict[str, str]) -> pl.DataFrame:
+    """All sources as one frame with our column names plus _file and _row (1-based)."""
+    frames = []
+    for i, source in enumerate(sources):
+        label, frame = open_source(source, fmt, i)[:2]
+        if isinstance(frame, pl.LazyFrame):
+            try:
+                frame = frame.collect()
+            except pl.exceptions.PolarsError as exc:
+                raise InvalidInput(f"{label}: cannot read: {first_line(exc)}") from None
+        if frame.height == 0:
+            raise InvalidInput(f"{label}: no rows")
+        rename = {theirs: ours for ours, theirs in mapping.items()}
+        missing = [t for t in rename if t not in frame.columns]
+        if missing:
+            raise InvalidInput(
+                f"{label}: missing column {missing[0]!r} named by --column "
+                f"(columns: {', '.join(frame.columns)})"
+            )
+        frame = frame.drop([c for c in frame.columns if c in mapping and c not in rename])
+        frame = frame.rename(rename).with_columns(
+            _file=pl.lit(label), _row=pl.int_range(1, frame.height + 1, dtype=pl.Int64)
+        )
+        frames.append(frame)
+    return pl.concat(frames, how="diagonal_relaxed")
+
+
+def where(frame: pl.DataFrame, mask: pl.Series | np.ndarray, col: str) -> str:
+    i = int(np.flatnonzero(np.asarray(mask))[0])
+    return f"{frame['_file'][i]}: column {col!r} row {frame['_row'][i]}"
+
+
+def finite(frame: pl.DataFrame, cols: Sequence[str], what: str) -> dict[str, np.ndarray]:
+    out = {}
+    for col in cols:
+        if col not in frame.columns:
+            raise InvalidInput(
+                f"{frame['_file'][0]}: missing column {col!r} (columns: "
+                f"{', '.join(c for c in frame.columns if not c.startswith('_'))})"
+            )
+        series = frame[col]
+        if not (series.dtype.is_numeric() or series.dtype == pl.Null):
+            raise InvalidInput(
+                f"{frame['_file'][0]}: column {col!r} must be numeric, found {series.dtype}"
+            )
+        values = series.cast(pl.Float64).to_numpy()
+        bad = ~np.isfinite(values)
+        if bad.any():
+            raise InvalidInput(
+                f"{where(frame, bad, col)} is {shown(values[bad][0])}; "
+                f"{what} must be finite numbers"
+            )
+        out[col] = values
+    return out
+
+
+def shown(value: float) -> str:
+    return "empty or NaN" if np.isnan(value) else f"{value:g}"
+
+
+def ids_of(frame: pl.DataFrame, col: str) -> np.ndarray:
+    if col not in frame.columns:
+        raise InvalidInput(f"{frame['_file'][0]}: missing column {col!r}")
+    if frame[col].dtype.is_float():
+        raise InvalidInput(
+            f"{frame['_file'][0]}: column {col!r} holds floats; ids must be integers or strings"
+        )
+    ids = frame[col].cast(pl.String)
+    if ids.null_count():
+        raise InvalidInput(f"{where(frame, ids.is_null().to_numpy(), col)} is empty")
+    return ids.to_numpy().astype(object)
+
+
+_WRITES = {
+    "keypoints": ("store/run_has_pairs", ("store/insert_pairs", "store/insert_matches")),
+    "outcomes": ("store/run_has_outcomes", ("store/insert_outcomes",)),
+}
+
+
+def write_tables(
+    store: Database,
+    meta: runs.RunMeta,
+    task: str,
+    replace: bool,
+    append: bool,
+    frames: dict[str, Any],
+) -> tuple[int, bool]:
+    """Open the run (new, replaced or reopened to append) and write the frames through the
+    task's named queries, all in one transaction. Returns (run_id, replaced)."""
+    has_task, inserts = _WRITES[task]
+    con = store.con
+    with store.transaction():
+        run_id, replaced = runs.open_run(
+            con,
+            meta,
+            replace=replace,
+            append=append,
+            has_task=lambda rid: queries.fetch_rows(con, has_task, {"run_id": rid})[0][0] > 0,
+            task=task,
+        )
+        try:
+            for name, frame in frames.items():
+                con.register(name, frame)
+            for insert in inserts:
+                queries.run(con, insert, {"run_id": run_id})
+        finally:
+            for name in frames:
+                with contextlib.suppress(duckdb.Error):  # fails in an aborted transaction
+                    con.unregister(name)
+    return run_id, replaced

@@ -1,0 +1,77 @@
+"""The groups file of an ingest: one row of metadata per ranked list (``group_id``, an
+optional ``n_positives`` override, slice columns such as ``sequence`` or ``difficulty``)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from evalstore.errors import InvalidInput
+from evalstore.ingest.sources import Source, first_line, open_source
+from evalstore.ingest.validate import first_row
+
+__all__ = ["NO_GROUPS", "read_groups"]
+
+def read_groups(source: Source, fmt: str | None, task: str) -> pl.DataFrame:
+    label, frame = open_source(source, fmt, 0)[:2]
+    if isinstance(frame, pl.LazyFrame):
+        try:
+            frame = frame.collect()
+        except pl.exceptions.PolarsError as exc:
+            raise InvalidInput(f"{label}: cannot read: {first_line(exc)}") from None
+    if "group_id" not in frame.columns:
+        raise InvalidInput(
+            f"{label}: missing column 'group_id' (columns: {', '.join(frame.columns)})"
+        )
+    if frame["group_id"].dtype.is_float():
+        raise InvalidInput(
+            f"{label}: column 'group_id' holds floats; ids must be integers or strings"
+        )
+    gid = frame["group_id"].cast(pl.String)
+    if gid.null_count() and task != "verification":
+        raise InvalidInput(
+            f"{label}: column 'group_id' row {first_row(gid.is_null()) + 1} is empty"
+        )
+    dup = gid.is_duplicated()
+    if dup.any():
+        raise InvalidInput(
+            f"{label}: column 'group_id' row {first_row(dup) + 1}: "
+            f"{gid[first_row(dup)]!r} appears twice"
+        )
+    if "n_positives" in frame.columns:
+        npos = frame["n_positives"]
+        if not npos.dtype.is_integer() and not (
+            npos.dtype.is_float() and (npos.drop_nulls() == npos.drop_nulls().round()).all()
+        ):
+            raise InvalidInput(
+                f"{label}: column 'n_positives' must hold whole numbers, found {npos.dtype}"
+            )
+        npos = npos.cast(pl.Int64)
+        bad = (npos < 0).fill_null(False)
+        if bad.any():
+            raise InvalidInput(
+                f"{label}: column 'n_positives' row {first_row(bad) + 1} is negative"
+            )
+    else:
+        npos = pl.Series("n_positives", [None] * frame.height, dtype=pl.Int64)
+    slice_cols = [c for c in frame.columns if c not in ("group_id", "n_positives")]
+    keys = pl.Series("keys", [slice_cols] * frame.height, dtype=pl.List(pl.String))
+    values = (
+        frame.select(
+            pl.concat_list([pl.col(c).cast(pl.String) for c in slice_cols]).alias("values")
+        )["values"]
+        if slice_cols
+        else pl.Series("values", [[]] * frame.height, dtype=pl.List(pl.String))
+    )
+    return pl.DataFrame(
+        {"group_id": gid, "n_positives": npos.cast(pl.Int32), "keys": keys, "values": values}
+    )
+
+
+NO_GROUPS = pl.DataFrame(
+    schema={
+        "group_id": pl.String,
+        "n_positives": pl.Int32,
+        "keys": pl.List(pl.String),
+        "values": pl.List(pl.String),
+    }
+)

@@ -1,0 +1,99 @@
+"""Ingest of counted outcomes per group (TP/FP/FN), for the IOU metrics."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from evalstore import runs
+from evalstore.errors import InvalidInput
+from evalstore.ingest.frames import finite, ids_of, read_frame, where, write_tables
+from evalstore.ingest.sources import Source, as_sources, parse_columns
+from evalstore.ingest.write import IngestResult
+
+if TYPE_CHECKING:
+    from evalstore.database import Database, Progress
+
+__all__ = ["OUTCOME_COLUMNS", "ingest_outcomes"]
+
+OUTCOME_COLUMNS = ("group_id", "tp", "fp", "fn", "outcome")
+
+
+def ingest_outcomes(
+    store: Database,
+    data: Source | Sequence[Source],
+    *,
+    run: str,
+    experiment: str | None = None,
+    fmt: str | None = None,
+    columns: Sequence[str] | Mapping[str, str] | None = None,
+    replace: bool = False,
+    append: bool = False,
+    params: Sequence[str] | Mapping[str, Any] | None = None,
+    tags: Sequence[str] = (),
+    notes: str | None = None,
+    created_at: Any = None,
+    git_commit: str | bool | None = True,
+    progress: Progress | None = None,
+) -> IngestResult:
+    """Ingest counted outcomes per group: ``group_id, tp, fp, fn``, or one row per item with
+    ``group_id, outcome`` where outcome is ``tp``, ``fp`` or ``fn`` (counted here).
+
+    Raises:
+        InvalidInput: negative or fractional counts, an unknown outcome, a group twice.
+    """
+    meta = runs.RunMeta.build(run, experiment, params, tags, notes, created_at, git_commit)
+    sources = as_sources(data)
+    frame = read_frame(sources, fmt, parse_columns(columns, OUTCOME_COLUMNS))
+    groups = ids_of(frame, "group_id")
+    if "outcome" in frame.columns and not {"tp", "fp", "fn"} & set(frame.columns):
+        kind = frame["outcome"].cast(pl.String).str.to_lowercase()
+        bad = ~kind.is_in(["tp", "fp", "fn"]).fill_null(False)
+        if bad.any():
+            raise InvalidInput(
+                f"{where(frame, bad.to_numpy(), 'outcome')}: "
+                f"{frame['outcome'][int(bad.arg_true()[0])]!r} is not tp, fp or fn"
+            )
+        counts = (
+            pl.DataFrame({"group_id": groups.astype(str), "kind": kind})
+            .group_by("group_id", maintain_order=True)
+            .agg(**{k: (pl.col("kind") == k).sum().cast(pl.Int64) for k in ("tp", "fp", "fn")})
+        )
+    else:
+        values = finite(frame, ("tp", "fp", "fn"), "counts")
+        for col, v in values.items():
+            bad = (v < 0) | (v != np.round(v))
+            if bad.any():
+                raise InvalidInput(
+                    f"{where(frame, bad, col)} is {v[bad][0]:g}; counts must be whole numbers >= 0"
+                )
+        dup = pl.Series(groups).is_duplicated().to_numpy()
+        if dup.any():
+            raise InvalidInput(
+                f"{where(frame, dup, 'group_id')}: group {groups[dup][0]!r} appears twice"
+            )
+        counts = pl.DataFrame(
+            {
+                "group_id": groups.astype(str),
+                **{c: values[c].astype(np.int64) for c in ("tp", "fp", "fn")},
+            }
+        )
+    _outcomes = counts.to_arrow()
+    run_id, replaced = write_tables(
+        store, meta, "outcomes", replace, append, {"_outcomes": _outcomes}
+    )
+    return IngestResult(
+        run_id=run_id,
+        experiment=meta.experiment,
+        name=meta.name,
+        task="outcomes",
+        rows=frame.height,
+        lists=counts.height,
+        not_retrieved=0,
+        replaced=replaced,
+        files=[str(s) for s in sources if isinstance(s, (str, os.PathLike))],
+    )

@@ -1,0 +1,138 @@
+"""Ingest of ranked lists (scores and labels) into a run: the entry point.
+
+Parquet files with integer ids are read by DuckDB straight into the store and checked in one
+pass afterwards (:mod:`evalstore.ingest.direct`); any other input, and any input the direct
+path refuses, is read with polars in bounded batches and validated column by column
+(:mod:`evalstore.ingest.stream`, which reports what is wrong with its file, column and row).
+Either way a run is written in one transaction (:mod:`evalstore.ingest.write`): it is fully
+there or not at all, whatever goes wrong (bad input, a crash, ``kill -9``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from evalstore import runs
+from evalstore.errors import InvalidInput
+from evalstore.ingest.direct import Recheck, insert_direct, plan_direct
+from evalstore.ingest.formats.voc import read_classification
+from evalstore.ingest.groups import read_groups
+from evalstore.ingest.sources import Source, as_sources, open_source, parse_columns
+from evalstore.ingest.stream import insert_stream
+from evalstore.ingest.validate import LABEL_CONVENTIONS, TASKS, Spec, decide_storage
+from evalstore.ingest.write import IngestResult, Target, write_run
+
+if TYPE_CHECKING:
+    from evalstore.database import Database, Progress
+
+__all__ = ["ingest"]
+
+
+def ingest(
+    store: Database,
+    data: Source | Sequence[Source],
+    *,
+    task: str,
+    run: str,
+    experiment: str | None = None,
+    fmt: str | None = None,
+    columns: Sequence[str] | Mapping[str, str] | None = None,
+    negate_score: bool = False,
+    labels: str = "pm1",
+    groups: Source | None = None,
+    groups_format: str | None = None,
+    voc_gt: str | os.PathLike[str] | None = None,
+    replace: bool = False,
+    append: bool = False,
+    params: Sequence[str] | Mapping[str, Any] | None = None,
+    tags: Sequence[str] = (),
+    notes: str | None = None,
+    created_at: str | datetime | None = None,
+    git_commit: str | bool | None = True,
+    progress: Progress | None = None,
+) -> IngestResult:
+    """Ingest ranked lists into a run, all or nothing.
+
+    Args:
+        store: an open, writable :class:`~evalstore.Store`.
+        data: one source or several (their rows are concatenated in the given order): a path
+            (Parquet, CSV, TSV, NDJSON, ``.npz``), a polars or pandas frame, a pyarrow Table or
+            a dict of 1-D arrays. Columns ``group_id`` (optional for verification),
+            ``item_id``, ``score``, ``label``.
+        task: ``verification``, ``matching``, ``retrieval`` or ``classification`` (keypoint
+            matches and counted outcomes have entry points of their own:
+            :func:`evalstore.ingest.ingest_keypoints`, :func:`evalstore.ingest.ingest_outcomes`).
+        run: ``NAME`` or ``EXPERIMENT/NAME``.
+        experiment: the experiment when ``run`` is a bare name (default ``default``).
+        fmt: file format, overriding the extension; ``voc`` reads PASCAL VOC classification
+            result files (``comp1_cls_test_<class>.txt``) with ground truth from ``voc_gt``.
+        columns: ``{"score": "distance"}`` or ``["score=distance"]``: where our columns are.
+        negate_score: store ``-score`` (for distances: smaller = better).
+        labels: ``pm1`` (+1/-1/0, default), ``01`` (1 = positive, 0 = negative) or ``bool``.
+        groups: per-list metadata (``group_id``, optional ``n_positives``, slice columns).
+        voc_gt: with ``fmt="voc"``, the folder of ``<class>_<set>.txt`` ground-truth files.
+        replace: replace an existing run of that name (atomically).
+        append: add this task to an existing run that does not have it yet.
+        params, tags, notes, created_at, git_commit: run metadata (``git_commit=True`` reads
+            the commit of the current directory).
+        progress: called with (stage, rows done, total or None).
+
+    Returns:
+        An :class:`IngestResult`.
+
+    Raises:
+        InvalidInput: bad data or options; nothing is written.
+        RunExists: the run exists and neither ``replace`` nor ``append`` was given.
+    """
+    if task in ("keypoints", "outcomes"):
+        raise InvalidInput(
+            f"task {task} is not a ranked list: use Store.ingest_{task}() "
+            f"(evalstore.ingest.ingest_{task})"
+        )
+    if task not in TASKS:
+        raise InvalidInput(
+            f"unknown task {task!r}; use one of {', '.join((*TASKS, 'keypoints', 'outcomes'))}"
+        )
+    if labels not in LABEL_CONVENTIONS:
+        raise InvalidInput(
+            f"unknown --labels {labels!r}; use one of {', '.join(LABEL_CONVENTIONS)}"
+        )
+    if replace and append:
+        raise InvalidInput("--replace and --append exclude each other")
+    meta = runs.RunMeta.build(run, experiment, params, tags, notes, created_at, git_commit)
+    spec = Spec(task, parse_columns(columns), labels, negate_score)
+    sources = as_sources(data)
+    if not sources:
+        raise InvalidInput("nothing to ingest: no input given")
+    if fmt == "voc":
+        if task != "classification":
+            raise InvalidInput(f"--format voc holds classification results, not {task}")
+        if voc_gt is None:
+            raise InvalidInput("--format voc needs --voc-gt DIR (the folder of <class>_<set>.txt)")
+        sources, fmt, spec.columns, spec.labels = (
+            [read_classification(sources, voc_gt)],
+            None,
+            {},
+            "pm1",
+        )
+    opened = [open_source(s, fmt, i) for i, s in enumerate(sources)]
+    group_frame = read_groups(groups, groups_format, task) if groups is not None else None
+    target = Target(meta, replace, append, group_frame, groups)
+    plan = plan_direct(store.con, opened, spec)
+    if plan is not None:
+        try:
+            return write_run(
+                store,
+                target,
+                spec,
+                lambda first: insert_direct(store.con, plan, spec, first, progress),
+            )
+        except Recheck:
+            pass  # the streaming path below finds the same and says where
+    decide_storage(spec, opened)
+    return write_run(
+        store, target, spec, lambda first: insert_stream(store.con, opened, spec, first, progress)
+    )

@@ -1,0 +1,191 @@
+"""Reading an ingest's inputs: files (Parquet, CSV, TSV, NDJSON, npz) and in-memory frames,
+as polars frames with their schema, and the ``--column`` mapping of their columns to ours."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+import polars as pl
+
+from evalstore.errors import InvalidInput
+
+__all__ = [
+    "BATCH_ROWS",
+    "COLUMNS",
+    "FORMATS",
+    "GLOB",
+    "Input",
+    "Source",
+    "as_sources",
+    "batches",
+    "first_line",
+    "open_source",
+    "parse_columns",
+]
+
+Source = str | os.PathLike | pl.DataFrame | pl.LazyFrame | Mapping[str, Any] | Any
+"""A path, a polars/pandas frame, a pyarrow Table, or a dict of equal-length arrays."""
+
+FORMATS = ("parquet", "csv", "tsv", "ndjson", "npz", "voc")
+_EXTENSIONS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".ndjson": "ndjson",
+    ".jsonl": "ndjson",
+    ".npz": "npz",
+}
+COLUMNS = ("group_id", "item_id", "score", "label")
+BATCH_ROWS = 1 << 20
+
+
+def as_sources(data: Source | Sequence[Source]) -> list[Source]:
+    """One source or a list or tuple of them, as a list."""
+    return list(data) if isinstance(data, (list, tuple)) else [data]
+
+
+def parse_columns(
+    items: Sequence[str] | Mapping[str, str] | None, known: Sequence[str] = COLUMNS
+) -> dict[str, str]:
+    """``["score=distance"]`` -> ``{"score": "distance"}`` (our column = the input's column)."""
+    if items is None:
+        return {}
+    if isinstance(items, Mapping):
+        mapping = dict(items)
+    else:
+        mapping = {}
+        for item in items:
+            ours, sep, theirs = item.partition("=")
+            if not sep or not ours.strip() or not theirs.strip():
+                raise InvalidInput(f"--column {item!r} is not OURS=THEIRS (e.g. score=distance)")
+            mapping[ours.strip()] = theirs.strip()
+    unknown = sorted(set(mapping) - set(known))
+    if unknown:
+        raise InvalidInput(
+            f"--column maps unknown column {unknown[0]!r}; evalstore's columns here are "
+            + ", ".join(known)
+        )
+    return mapping
+
+
+class Input(NamedTuple):
+    """One opened input: its label for messages, its frame and schema, and for a file its
+    path and format."""
+
+    label: str  # file path or a short description of an in-memory source
+    frame: pl.LazyFrame | pl.DataFrame
+    schema: pl.Schema
+    path: Path | None = None  # a file's path, and its format
+    kind: str | None = None
+
+
+def _format_of(path: Path, fmt: str | None) -> str:
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise InvalidInput(f"unknown --format {fmt!r}; use one of {', '.join(FORMATS)}")
+        return fmt
+    found = _EXTENSIONS.get(path.suffix.lower())
+    if found is None:
+        raise InvalidInput(
+            f"{path}: cannot tell the format from the extension {path.suffix!r}; "
+            f"pass --format ({', '.join(FORMATS)})"
+        )
+    return found
+
+
+GLOB = re.compile(r"[*?\[\]{}]")  # what polars and DuckDB would expand in a file name
+
+
+def _lazy_file(path: Path, fmt: str) -> pl.LazyFrame | pl.DataFrame:
+    """The file itself, never the files its name would match as a pattern."""
+    if fmt == "parquet":
+        return pl.scan_parquet(path, glob=False)
+    if fmt in ("csv", "tsv"):
+        return pl.scan_csv(
+            path, separator="\t" if fmt == "tsv" else ",", infer_schema_length=10_000, glob=False
+        )
+    if fmt == "ndjson":  # scan_ndjson has no glob=False; a name like run[1].ndjson is read whole
+        source = io.BytesIO(path.read_bytes()) if GLOB.search(str(path)) else path
+        return pl.scan_ndjson(source, infer_schema_length=10_000)
+    with np.load(path, allow_pickle=False) as npz:
+        return _frame_from_mapping({k: npz[k] for k in npz.files}, str(path))
+
+
+def _frame_from_mapping(data: Mapping[str, Any], label: str) -> pl.DataFrame:
+    columns = {}
+    for key, values in data.items():
+        arr = np.asarray(values)
+        if arr.ndim != 1:
+            raise InvalidInput(f"{label}: array {key!r} has shape {arr.shape}; expected 1-D")
+        columns[key] = arr
+    lengths = {k: len(v) for k, v in columns.items()}
+    if len(set(lengths.values())) > 1:
+        raise InvalidInput(f"{label}: arrays have different lengths: {lengths}")
+    return pl.DataFrame(columns)
+
+
+def batches(frame: pl.LazyFrame | pl.DataFrame, label: str) -> Iterator[pl.DataFrame]:
+    if isinstance(frame, pl.DataFrame):
+        if frame.height == 0:
+            yield frame
+        for offset in range(0, frame.height, BATCH_ROWS):
+            yield frame.slice(offset, BATCH_ROWS)
+        return
+    try:
+        yield from frame.collect_batches(chunk_size=BATCH_ROWS)
+    except pl.exceptions.PolarsError as exc:
+        raise InvalidInput(f"{label}: cannot read: {first_line(exc)}") from None
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def open_source(source: Source, fmt: str | None, index: int) -> Input:
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.is_file():
+            raise InvalidInput(f"{path}: no such file")
+        if path.stat().st_size == 0:
+            raise InvalidInput(f"{path}: empty file")
+        kind = _format_of(path, fmt)
+        try:
+            frame = _lazy_file(path, kind)
+            schema = _schema(frame)
+        except InvalidInput:
+            raise
+        except (pl.exceptions.PolarsError, OSError, ValueError, EOFError) as exc:
+            raise InvalidInput(f"{path}: cannot read as {kind}: {first_line(exc)}") from None
+        if not schema:
+            raise InvalidInput(f"{path}: no columns")
+        return Input(str(path), frame, schema, path, kind)
+    label = f"input #{index + 1}"
+    if isinstance(source, (pl.DataFrame, pl.LazyFrame)):
+        frame = source
+    elif isinstance(source, Mapping):
+        frame = _frame_from_mapping(source, label)
+    else:
+        try:
+            frame = pl.from_pandas(source) if _is_pandas(source) else pl.from_arrow(source)  # type: ignore[assignment]
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput(
+                f"{label}: unsupported data of type {type(source).__name__}: {first_line(exc)}"
+            ) from None
+    return Input(label, frame, _schema(frame))
+
+
+def _schema(frame: pl.LazyFrame | pl.DataFrame) -> pl.Schema:
+    return frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
+
+
+def _is_pandas(obj: Any) -> bool:
+    return type(obj).__module__.startswith("pandas")

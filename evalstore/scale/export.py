@@ -1,0 +1,298 @@
+"""Export runs to Parquet, the layout Spark reads (:mod:`evalstore.scale.importer` reads it
+back into a store; :mod:`evalstore.scale.layout` describes the folder).
+
+``<table>`` is one of the raw tables (runs, scores, groups, matches, pairs, outcomes); the
+``run_id`` column lives only in the folder name, where Spark's partition discovery finds it. A
+run without rows in a table has no folder there. DuckDB ENUMs (``task``) and JSON
+(``runs.params``) are written as text; lists, maps and every other type keep their Parquet
+twin, so an export imports back bit for bit.
+
+Re-exporting a run replaces its folders atomically: every table of the run is written to
+``.tmp-*`` folders first (Spark skips names starting with ``.``), then a journal is written and
+the folders are swapped by renames, the manifest updated and the old folders removed. A
+failure while writing leaves the previous export untouched; a crash during the swap is rolled
+forward by the next export into the same folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import pyarrow.parquet as pq
+
+from evalstore import queries
+from evalstore.errors import EvalstoreError, InvalidInput, SchemaError
+from evalstore.scale.layout import (
+    BATCH_ROWS,
+    FORMAT,
+    FORMAT_VERSION,
+    MANIFEST,
+    PART,
+    PARTITION_COLUMN,
+    TABLES,
+    apply_journal,
+    check_manifest,
+    journal_path,
+    locked,
+    partition_path,
+    read_manifest,
+    recover,
+    staging_path,
+    write_json,
+)
+from evalstore.version import __version__
+
+if TYPE_CHECKING:
+    from evalstore.database import Progress
+    from evalstore.runs import RunRef
+    from evalstore.store import Store
+
+# The layout's names are re-exported: callers import them from here.
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "MANIFEST",
+    "TABLES",
+    "check_manifest",
+    "export_runs",
+    "locked",
+    "partition_path",
+    "read_manifest",
+    "recover",
+    "table_columns",
+]
+
+_TEXT_TYPES = ("JSON",)  # exported as VARCHAR, like every ENUM(...)
+
+
+# -- columns --------------------------------------------------------------------------------
+
+
+def table_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, Any]]:
+    """The exported columns of ``table`` (all but run_id): name, exported type, source type."""
+    if table not in TABLES:
+        raise EvalstoreError(f"not an exportable table: {table!r}")
+    out = []
+    for name, dtype, nullable in queries.fetch_rows(con, "export/table_columns", {"table": table}):
+        if name == PARTITION_COLUMN:
+            continue
+        column: dict[str, Any] = {"name": name, "type": dtype, "nullable": bool(nullable)}
+        if dtype.startswith("ENUM(") or dtype in _TEXT_TYPES:
+            column["type"] = "VARCHAR"
+            column["source_type"] = dtype
+        out.append(column)
+    if not out:
+        raise SchemaError(f"the store has no table {table!r}")
+    return out
+
+
+def _select_list(columns: Sequence[Mapping[str, Any]], allowed: set[str]) -> str:
+    """The select list of export/select_partition: each column quoted, those exported as
+    text through export/text_column."""
+    parts = []
+    for c in columns:
+        ident = queries.quote_ident(c["name"], allowed)
+        if "source_type" in c:
+            ident = queries.template("export/text_column", column=ident)
+        parts.append(ident)
+    return ", ".join(parts)
+
+
+# -- export ---------------------------------------------------------------------------------
+
+
+def _write_partition(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    columns: Sequence[Mapping[str, Any]],
+    run_id: int,
+    folder: Path,
+) -> int:
+    """Stream one run's rows of ``table`` into ``folder/part-0.parquet``; returns the row
+    count (0: nothing is written)."""
+    allowed = {c["name"] for c in columns}
+    # The table is from TABLES and the columns from the store's catalogue (quote_ident);
+    # the run id is bound.
+    sql = queries.template(
+        "export/select_partition",
+        columns=_select_list(columns, allowed),
+        table=queries.quote_ident(table, set(TABLES)),
+    )
+    reader = con.sql(sql, params={"run_id": run_id}).to_arrow_reader(BATCH_ROWS)
+    rows = 0
+    writer: pq.ParquetWriter | None = None
+    try:
+        for batch in reader:
+            if batch.num_rows == 0:
+                continue
+            if writer is None:
+                folder.mkdir(parents=True)
+                writer = pq.ParquetWriter(
+                    folder / PART, reader.schema, compression="zstd", write_statistics=True
+                )
+            writer.write_batch(batch)
+            rows += batch.num_rows
+    finally:
+        if writer is not None:
+            writer.close()
+        reader.close()
+    return rows
+
+
+def _new_manifest(store: Store, tables: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "schema_version": store.schema_version(),
+        "evalstore_version": __version__,
+        "layout": f"<table>/{PARTITION_COLUMN}=<id>/{PART} ({PARTITION_COLUMN} only in the path)",
+        "partition_column": {"name": PARTITION_COLUMN, "type": "INTEGER"},
+        "tables": {t: {"columns": cols} for t, cols in tables.items()},
+        "runs": [],
+    }
+
+
+def _merge_into(manifest: dict[str, Any], fresh: dict[str, Any], root: Path) -> dict[str, Any]:
+    """The manifest of an existing export, ready to take runs of this store: the raw tables
+    must have the same columns (a schema change elsewhere, e.g. in metric_values, is fine)."""
+    if manifest["tables"] != fresh["tables"]:
+        raise EvalstoreError(
+            f"{root} holds an export of schema version {manifest['schema_version']} with other "
+            f"raw tables or columns than this store's (schema {fresh['schema_version']}); "
+            "export into a new folder"
+        )
+    version = max(int(manifest["schema_version"]), int(fresh["schema_version"]))
+    return {**manifest, "schema_version": version}
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
+
+
+def export_runs(
+    store: Store,
+    out_dir: str | os.PathLike[str],
+    runs: Sequence[RunRef] | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Export runs' raw rows to Parquet, one folder per (table, run), plus a manifest.
+
+    Rows are streamed in batches (memory stays bounded), one run at a time. Exporting into a
+    folder that already holds an export adds the runs to it; a run exported again replaces
+    its folders atomically, and a run of the same EXPERIMENT/NAME under another id (a run
+    ingested again with ``--replace``) replaces the older one.
+
+    Args:
+        store: an open store (read-only is enough).
+        out_dir: the export folder; created when missing. It must be empty or an export
+            whose raw tables have the same columns.
+        runs: run references; default every run of the store.
+        progress: called with ("export", runs done, runs total).
+
+    Returns:
+        ``{"dir", "schema_version", "runs": [{"run_id", "experiment", "name", "rows"}],
+        "rows": {table: rows written}}``.
+
+    Raises:
+        EvalstoreError: the folder holds something else, or raw tables of other columns.
+        RunNotFound: an unknown run reference.
+    """
+    root = Path(out_dir)
+    if root.exists() and not root.is_dir():
+        raise InvalidInput(f"{root} is a file; --to needs a folder")
+    if runs is None:
+        wanted = [int(r[0]) for r in queries.fetch_rows(store.con, "export/all_runs")]
+    else:
+        wanted = list(dict.fromkeys(store.resolve(r) for r in runs))
+    tables = {t: table_columns(store.con, t) for t in TABLES}
+    fresh = _new_manifest(store, tables)
+    root.mkdir(parents=True, exist_ok=True)
+    totals = dict.fromkeys(TABLES, 0)
+    exported: list[dict[str, Any]] = []
+    with locked(root):
+        recover(root)
+        if (root / MANIFEST).exists():
+            manifest = _merge_into(read_manifest(root), fresh, root)
+        else:
+            foreign = [p.name for p in root.iterdir() if not p.name.startswith(".")]
+            if foreign:
+                raise EvalstoreError(
+                    f"{root} is not empty and holds no evalstore export ({foreign[0]}, ...); "
+                    "export into an empty or new folder"
+                )
+            manifest = fresh
+        names = {
+            int(r[0]): (r[1], r[2])
+            for r in queries.fetch_rows(store.con, "export/run_names", {"runs": wanted})
+        }
+        for done, run_id in enumerate(wanted):
+            experiment, name = names[run_id]
+            entry, manifest = _export_run(store, root, manifest, tables, run_id, experiment, name)
+            for table, n in entry["rows"].items():
+                totals[table] += n
+            exported.append(entry)
+            if progress is not None:
+                progress("export", done + 1, len(wanted))
+    return {
+        "dir": str(root),
+        "schema_version": manifest["schema_version"],
+        "runs": exported,
+        "rows": totals,
+    }
+
+
+def _export_run(
+    store: Store,
+    root: Path,
+    manifest: dict[str, Any],
+    tables: dict[str, list[dict[str, Any]]],
+    run_id: int,
+    experiment: str,
+    name: str,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Write one run's folders to staging, then swap them in; returns its manifest entry and
+    the new manifest."""
+    tag = uuid.uuid4().hex[:12]
+    rows: dict[str, int] = {}
+    staged: list[Path] = []
+    try:
+        store.con.execute("begin transaction")  # one snapshot of the run's rows
+        try:
+            for table in TABLES:
+                folder = staging_path(root, table, run_id, tag)
+                staged.append(folder)
+                rows[table] = _write_partition(store.con, table, tables[table], run_id, folder)
+        finally:
+            store.con.execute("rollback")  # nothing was written to the store
+    except BaseException:
+        for folder in staged:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    # An older id of the same EXPERIMENT/NAME (replaced in the store) leaves the export.
+    superseded = [
+        int(r["run_id"])
+        for r in manifest["runs"]
+        if r["experiment"] == experiment and r["name"] == name and int(r["run_id"]) != run_id
+    ]
+    entry = {
+        "run_id": run_id,
+        "experiment": experiment,
+        "name": name,
+        "exported_at": _now(),
+        "rows": rows,
+    }
+    kept = [r for r in manifest["runs"] if int(r["run_id"]) not in {run_id, *superseded}]
+    new_manifest = {**manifest, "runs": sorted([*kept, entry], key=lambda r: int(r["run_id"]))}
+    moves = [{"table": t, "run_id": run_id, "new": rows[t] > 0} for t in TABLES]
+    moves += [{"table": t, "run_id": old, "new": False} for old in superseded for t in TABLES]
+    journal = {"tag": tag, "moves": moves, "manifest": new_manifest}
+    write_json(journal_path(root, tag), journal)
+    apply_journal(root, journal)
+    return entry, new_manifest

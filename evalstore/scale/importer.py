@@ -1,0 +1,242 @@
+"""Import of an export folder (:mod:`evalstore.scale.export`) into a store: one transaction
+per run, rows streamed from Parquet, every run given new ids."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from evalstore import queries
+from evalstore.errors import EvalstoreError, RunExists, SchemaError
+from evalstore.ingest.write import check_list_ids
+from evalstore.runs import delete_run_rows
+from evalstore.scale.export import table_columns
+from evalstore.scale.layout import (
+    BATCH_ROWS,
+    PART,
+    TABLES,
+    locked,
+    partition_path,
+    read_manifest,
+    recover,
+)
+from evalstore.schema import ROW_TABLES, refresh_views, row_table
+
+if TYPE_CHECKING:
+    from evalstore.database import Progress
+    from evalstore.store import Store
+
+__all__ = ["import_runs"]
+
+
+def _rows_table(con: duckdb.DuckDBPyConnection, part: Path) -> str:
+    """The row table for an exported run's scores: int items when every item id is the text
+    of an int32, f32 scores when every score is a float32 value (else text, f64)."""
+    con.register("_import_kinds", _parquet_reader(part, ["item_id", "score"]))
+    try:
+        int_items, f32 = queries.fetch_rows(con, "export/score_kinds")[0]
+    finally:
+        with contextlib.suppress(duckdb.Error):  # fails in an aborted transaction
+            con.unregister("_import_kinds")
+    return queries.quote_ident(row_table(int_items, f32), ROW_TABLES)
+
+
+def _quoted(names: Sequence[str], allowed: set[str]) -> list[str]:
+    return [queries.quote_ident(c, allowed) for c in names]
+
+
+def _idents(names: Sequence[str], allowed: set[str]) -> str:
+    """A {columns} part: the quoted names, comma-separated."""
+    return ", ".join(_quoted(names, allowed))
+
+
+def _parquet_reader(path: Path, columns: Sequence[str] | None = None) -> pa.RecordBatchReader:
+    source = pq.ParquetFile(path)
+    schema = source.schema_arrow
+    if columns is not None:
+        schema = pa.schema([schema.field(c) for c in columns])
+    return pa.RecordBatchReader.from_batches(
+        schema, source.iter_batches(batch_size=BATCH_ROWS, columns=columns)
+    )
+
+
+def import_runs(
+    store: Store,
+    src_dir: str | os.PathLike[str],
+    replace: bool = False,
+    progress: Progress | None = None,
+) -> list[str]:
+    """Import every run of an export folder into ``store``, one transaction per run.
+
+    Each run gets a new id in the target store; its rows are streamed from Parquet. Cached
+    metric values are not part of an export: run ``evalstore eval`` afterwards.
+
+    Args:
+        store: an open, writable store.
+        src_dir: a folder written by :func:`export_runs`.
+        replace: replace runs of the same EXPERIMENT/NAME in the target (else an error,
+            raised before anything is imported).
+        progress: called with ("import", runs done, runs total).
+
+    Returns:
+        ``EXPERIMENT/NAME`` of each imported run, in the manifest's order.
+
+    Raises:
+        RunExists: a run of the same name exists and ``replace`` is false.
+        SchemaError: the export is of a newer schema than the store.
+        EvalstoreError: a missing or damaged partition, or columns the store does not have.
+    """
+    root = Path(src_dir)
+    with locked(root, required=False):  # no export swaps folders while we read them
+        if any(root.glob(".journal-*.json")):  # an export crashed mid-swap: finish it first
+            try:
+                recover(root)
+            except OSError as exc:
+                raise EvalstoreError(
+                    f"{root} holds an export interrupted while swapping folders, and it cannot "
+                    f"be finished here ({exc.strerror}); export into it again where it is "
+                    "writable"
+                ) from None
+        return _import_all(store, root, replace, progress)
+
+
+def _import_all(store: Store, root: Path, replace: bool, progress: Progress | None) -> list[str]:
+    manifest = read_manifest(root)
+    if int(manifest["schema_version"]) > store.schema_version():
+        raise SchemaError(
+            f"{root} is an export of schema version {manifest['schema_version']}, newer than "
+            f"this store ({store.schema_version()}); upgrade evalstore"
+        )
+    target = {t: {c["name"] for c in table_columns(store.con, t)} for t in TABLES}
+    columns: dict[str, list[str]] = {}
+    for table, spec in manifest["tables"].items():
+        if table not in TABLES:
+            raise EvalstoreError(f"{root}: unknown table {table!r} in the manifest")
+        names = [c["name"] for c in spec["columns"]]
+        unknown = [n for n in names if n not in target[table]]
+        if unknown:
+            raise SchemaError(f"{root}: column {table}.{unknown[0]} is not in this store's schema")
+        columns[table] = names
+    entries = manifest["runs"]
+    seen: set[tuple[str, str]] = set()
+    for entry in entries:
+        key = (entry["experiment"], entry["name"])
+        if key in seen:
+            raise EvalstoreError(f"{root}: run {key[0]}/{key[1]} appears twice in the manifest")
+        seen.add(key)
+        for table in TABLES:
+            n = int(entry["rows"].get(table, 0))
+            part = partition_path(root, table, entry["run_id"]) / PART
+            if table == "runs" and n != 1:
+                raise EvalstoreError(f"{root}: run {key[0]}/{key[1]} has {n} runs rows")
+            if n and not part.is_file():
+                raise EvalstoreError(f"{part}: missing ({n:,} rows of run {key[0]}/{key[1]})")
+        if not replace and queries.fetch_rows(
+            store.con, "store/run_by_name", {"experiment": key[0], "name": key[1]}
+        ):
+            raise RunExists(
+                f"run {key[0]}/{key[1]} exists; import with --replace (replace=True) to "
+                "overwrite it"
+            )
+    imported = []
+    for done, entry in enumerate(entries):
+        _import_run(store, root, entry, columns, target)
+        imported.append(f"{entry['experiment']}/{entry['name']}")
+        if progress is not None:
+            progress("import", done + 1, len(entries))
+    return imported
+
+
+def _import_run(
+    store: Store,
+    root: Path,
+    entry: Mapping[str, Any],
+    columns: dict[str, list[str]],
+    target: dict[str, set[str]],
+) -> int:
+    con = store.con
+    ref = f"{entry['experiment']}/{entry['name']}"
+    with store.transaction():
+        existing = queries.fetch_rows(
+            con, "store/run_by_name", {"experiment": entry["experiment"], "name": entry["name"]}
+        )
+        if existing:
+            delete_run_rows(con, int(existing[0][0]))
+            queries.run(con, "store/delete_run", {"run_id": int(existing[0][0])})
+        run_id: int | None = None
+        first_list_id = queries.fetch_rows(con, "store/next_list_id")[0][0]
+        keyed = "list_id" in columns.get("scores", [])  # exports before schema 6 have none
+        queries.run(con, "export/no_list_map")  # until the run's scores give one
+        for table in TABLES:
+            expected = int(entry["rows"].get(table, 0))
+            if table != "runs" and expected == 0:
+                continue
+            part = partition_path(root, table, entry["run_id"]) / PART
+            allowed = target[table]
+            con.register("_import", _parquet_reader(part))
+            try:
+                if table == "runs":
+                    text = queries.template(
+                        "export/import_run_row", columns=_idents(columns[table], allowed)
+                    )
+                    got = con.execute(text).fetchall()
+                    if len(got) != 1:
+                        raise EvalstoreError(f"{part}: {len(got)} runs rows; expected 1")
+                    run_id = int(got[0][0])
+                    continue
+                if table == "scores":
+                    # list ids are unique across a store: the run's lists get new ones
+                    key_columns = ["list_id"] if keyed else ["task", "group_id"]
+                    con.register("_import_ids", _parquet_reader(part, key_columns))
+                    mapping = "export/map_list_ids" if keyed else "export/map_group_ids"
+                    queries.run(con, mapping, {"first": first_list_id})
+                    con.unregister("_import_ids")
+                    n_lists = queries.fetch_rows(con, "export/count_mapped_lists")[0][0]
+                    check_list_ids(first_list_id, n_lists + 1)
+                    query = "export/import_scores" if keyed else "export/import_scores_by_group"
+                    text = queries.template(query, table=_rows_table(con, part))
+                elif table == "groups":
+                    kept = [c for c in columns[table] if c != "list_id"]
+                    query = "export/import_groups" if keyed else "export/import_groups_by_group"
+                    text = queries.template(
+                        query,
+                        columns=_idents(kept, allowed),
+                        source_columns=", ".join(
+                            queries.template("export/source_column", column=c)
+                            for c in _quoted(kept, allowed)
+                        ),
+                    )
+                else:
+                    text = queries.template(
+                        "export/import_rows",
+                        table=queries.quote_ident(table, set(TABLES)),
+                        columns=_idents(columns[table], allowed),
+                    )
+                n = con.execute(text, queries.bind(text, {"run_id": run_id})).fetchone()
+            except duckdb.Error as exc:
+                first = str(exc).strip().splitlines()[0]
+                raise EvalstoreError(f"{part}: cannot import run {ref}: {first}") from None
+            finally:
+                with contextlib.suppress(duckdb.Error):
+                    con.unregister("_import")
+            if n is None or int(n[0]) != expected:
+                got_n = None if n is None else int(n[0])
+                raise EvalstoreError(
+                    f"{part}: {got_n} rows, the manifest says {expected:,}; the export is damaged"
+                )
+        if run_id is not None and int(entry["rows"].get("scores", 0)):
+            if not keyed:  # an export before schema 6 has groups rows for metadata only
+                queries.run(con, "export/add_list_groups", {"run_id": run_id})
+            n_lists = queries.fetch_rows(con, "export/count_mapped_lists")[0][0]
+            queries.run(con, "store/set_next_list_id", {"next": first_list_id + n_lists})
+        refresh_views(con)
+    if run_id is None:  # the runs table is imported first; a missing row fails above
+        raise EvalstoreError(f"{root}: no runs row imported for {ref}")
+    return run_id

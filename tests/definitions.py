@@ -1,0 +1,554 @@
+"""Slow, obviously correct definitions of every registered metric, for the parity test.
+
+Each function is a plain Python loop written from the published formula and the rules of
+docs/metrics.md, one list (pair, group) at a time, with no vectorisation: the way scikit-learn keeps
+``_average_precision_slow`` next to ``average_precision_score`` in
+``sklearn/metrics/tests/test_ranking.py``. They have the registry's uniform signature,
+``SLOW[name](inputs, params) -> Result`` (see :mod:`evalstore.metrics`), so that
+``tests/test_parity.py`` compares SQL, NumPy core and these loops without knowing any metric.
+
+Rules shared by the ranking metrics (docs/metrics.md, "Ranking metrics"):
+
+- labels +1 / -1 / 0; an item labelled 0 is dropped before ranking (neither hit nor miss);
+- a score of ``-inf`` (NULL in the store) is *not retrieved*: it takes no rank, but a positive
+  still counts in ``P``;
+- ``P`` = the list's +1 labels unless the list's ``n_positives`` overrides it; ``N`` = its -1
+  labels, retrieved or not;
+- the ranking is a sequence of *tie groups* entering at one threshold each: under ``grouped``
+  one group per distinct score (every item scoring at least s_t enters at threshold t); under
+  ``optimistic`` / ``pessimistic`` / ``input`` one item per group, sorted by score and then
+  positives first / negatives first / input order;
+- at the end of tie group t: ``P_t = TP_t / (TP_t + FP_t)`` and ``R_t = TP_t / P``;
+- a list with ``P == 0`` has the value NaN for every metric.
+
+The doctest examples are small hand-worked cases; :func:`one_list` builds a one-list input.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from evalstore.metrics import KeypointRun, Outcomes, Params, RankedLists, Result
+
+NAN = float("nan")
+
+Slow = Callable[[Any, Params], Result]
+
+
+def one_list(scores: list[float], labels: list[int], n_positives: int | None = None) -> RankedLists:
+    """The input of a single ranked list (group 0) for the examples."""
+    override = {} if n_positives is None else {"lists": [0], "n_positives": [n_positives]}
+    return RankedLists(
+        group=np.zeros(len(scores), dtype=np.int64),
+        scores=np.array(scores, dtype=np.float64),
+        labels=np.array(labels),
+        **{k: np.array(v) for k, v in override.items()},
+    )
+
+
+# ----------------------------------------------------------------------------- ranked lists
+
+
+class RankedList:
+    """One ranked list: its id, its tie groups (lists of labels, in ranking order), P and N."""
+
+    def __init__(self, group: Any, tie_groups: list[list[int]], p: int, n: int) -> None:
+        self.group = group
+        self.tie_groups = tie_groups
+        self.p = p
+        self.n = n
+
+    def points(self) -> list[tuple[int, int]]:
+        """``(TP_t, FP_t)`` at the end of each tie group t: counts of everything ranked so far."""
+        out = []
+        tp = fp = 0
+        for tie in self.tie_groups:
+            for label in tie:
+                if label == 1:
+                    tp += 1
+                else:
+                    fp += 1
+            out.append((tp, fp))
+        return out
+
+    def precision_recall(self) -> list[tuple[float, float]]:
+        """``(R_t, P_t)`` at every point (``P > 0``)."""
+        return [(tp / self.p, tp / (tp + fp)) for tp, fp in self.points()]
+
+
+def _tie_groups(items: list[tuple[float, int, int]], ties: str) -> list[list[int]]:
+    """Rank the retrieved, non-ignored ``(score, label, seq)`` items into tie groups."""
+    retrieved = [(s, lab, seq) for s, lab, seq in items if lab != 0 and s != -math.inf]
+    if ties == "grouped":
+        groups = []
+        for threshold in sorted({s for s, _, _ in retrieved}, reverse=True):
+            groups.append([lab for s, lab, _ in retrieved if s == threshold])
+        return groups
+    if ties == "optimistic":
+        ranked = sorted(retrieved, key=lambda it: (-it[0], -it[1]))
+    elif ties == "pessimistic":
+        ranked = sorted(retrieved, key=lambda it: (-it[0], it[1]))
+    elif ties == "input":
+        ranked = sorted(retrieved, key=lambda it: (-it[0], it[2]))
+    else:
+        raise ValueError(f"unknown ties {ties!r}")
+    return [[lab] for _, lab, _ in ranked]
+
+
+def ranked_lists(inputs: RankedLists, ties: str) -> list[RankedList]:
+    """Split the rows into lists, one row at a time, and rank each list under ``ties``."""
+    items: dict[Any, list[tuple[float, int, int]]] = {}
+    group = inputs.group.tolist()
+    scores = inputs.scores.tolist()
+    labels = inputs.labels.tolist()
+    order = list(range(len(group))) if inputs.order is None else inputs.order.tolist()
+    for i in range(len(group)):
+        items.setdefault(group[i], []).append((float(scores[i]), int(labels[i]), int(order[i])))
+    override = {}
+    if inputs.lists is not None and inputs.n_positives is not None:
+        for g, n in zip(inputs.lists.tolist(), inputs.n_positives.tolist(), strict=True):
+            override[g] = int(n)
+    out = []
+    for g, rows in items.items():
+        p = override.get(g, sum(1 for _, lab, _ in rows if lab == 1))
+        n = sum(1 for _, lab, _ in rows if lab == -1)
+        out.append(RankedList(g, _tie_groups(rows, ties), p, n))
+    return out
+
+
+def _per_list(inputs: RankedLists, params: Params, value: Callable[[RankedList], float]) -> Result:
+    groups, values = [], []
+    for lst in ranked_lists(inputs, params.ties):
+        groups.append(lst.group)
+        values.append(NAN if lst.p == 0 else value(lst))
+    return Result(_ids(groups), np.array(values, dtype=np.float64))
+
+
+def _ids(groups: list[Any]) -> np.ndarray:
+    out = np.empty(len(groups), dtype=object)
+    out[:] = groups
+    return out
+
+
+def ap(inputs: RankedLists, params: Params) -> Result:
+    """Average precision, non-interpolated: ``AP = sum_t (TP_t - TP_{t-1}) / P * P_t``.
+
+    Per rank, ``TP_t - TP_{t-1}`` is 1 at a positive and 0 at a negative, so this is
+    ``(1/P) * sum of P_i over the retrieved positives``: VLFeat ``vl_pr`` (as the HPatches
+    paper uses it), ``sel = find(diff(recall)) + 1; info.ap = sum(precision(sel)) / p``.
+    Under grouped ties it is scikit-learn's ``average_precision_score``,
+    ``sum_n (R_n - R_{n-1}) P_n``. Positives never retrieved add 0.
+
+    >>> ap(one_list([3, 2, 1], [1, -1, 1]), Params(ties="input")).value.tolist()
+    [0.8333333333333333]
+    >>> ap(one_list([2, 1, 1], [-1, 1, 1]), Params(ties="grouped")).value.tolist()
+    [0.6666666666666666]
+    >>> ap(one_list([2, 1, 1], [-1, 1, 1]), Params(ties="optimistic")).value.tolist()
+    [0.5833333333333333]
+    """
+
+    def value(lst: RankedList) -> float:
+        total = 0.0
+        previous_tp = 0
+        for tp, fp in lst.points():
+            total += (tp - previous_tp) / lst.p * (tp / (tp + fp))
+            previous_tp = tp
+        return total
+
+    return _per_list(inputs, params, value)
+
+
+def ap_voc07(inputs: RankedLists, params: Params) -> Result:
+    """PASCAL VOC 2007 11-point AP: ``(1/11) * sum_t max{P_i : R_i >= t}``, 0 where none.
+
+    As py-faster-rcnn ``voc_ap(rec, prec, use_07_metric=True)``::
+
+        for t in np.arange(0., 1.1, 0.1):
+            p = 0 if np.sum(rec >= t) == 0 else np.max(prec[rec >= t])
+            ap = ap + p / 11.
+
+    The thresholds are exactly ``np.arange(0, 1.1, 0.1)`` (docs/metrics.md): the fourth is
+    0.30000000000000004, so 3 positives found out of 10 do not reach it. (The MATLAB devkit's
+    ``for t=0:0.1:1`` agrees there, but MATLAB's colon computes the upper half of a range back
+    from its end, giving 0.6 and 0.7 where NumPy gives 0.6000000000000001 and
+    0.7000000000000001.)
+
+    >>> ap_voc07(one_list([3, 2, 1], [1, 1, 1], n_positives=10), Params()).value.tolist()
+    [0.2727272727272727]
+    """
+
+    def value(lst: RankedList) -> float:
+        pr = lst.precision_recall()
+        total = 0.0
+        for t in np.arange(0.0, 1.1, 0.1):
+            p = 0.0
+            for recall, precision in pr:
+                if recall >= t and precision > p:
+                    p = precision
+            total = total + p / 11.0
+        return total
+
+    return _per_list(inputs, params, value)
+
+
+def ap_voc10(inputs: RankedLists, params: Params) -> Result:
+    """PASCAL VOC 2010+ AP, the area under the precision envelope (devkit ``VOCap.m``)::
+
+        mrec = [0; rec; 1]; mpre = [0; prec; 0];
+        for i = numel(mpre)-1:-1:1, mpre(i) = max(mpre(i), mpre(i+1)); end
+        i = find(mrec(2:end) ~= mrec(1:end-1)) + 1;
+        ap = sum((mrec(i) - mrec(i-1)) .* mpre(i));
+
+    i.e. ``sum_i (R_i - R_{i-1}) * max_{j >= i} P_j`` with ``R_0 = 0``.
+
+    >>> ap_voc10(one_list([3, 2, 1], [1, -1, 1]), Params(ties="input")).value.tolist()
+    [0.8333333333333333]
+    >>> ap_voc10(one_list([3, 2, 1], [-1, 1, 1]), Params(ties="input")).value.tolist()
+    [0.6666666666666666]
+    """
+
+    def value(lst: RankedList) -> float:
+        pr = lst.precision_recall()
+        mrec = [0.0] + [r for r, _ in pr] + [1.0]
+        mpre = [0.0] + [p for _, p in pr] + [0.0]
+        for i in range(len(mpre) - 2, -1, -1):
+            mpre[i] = max(mpre[i], mpre[i + 1])
+        total = 0.0
+        for i in range(1, len(mrec)):
+            if mrec[i] != mrec[i - 1]:
+                total += (mrec[i] - mrec[i - 1]) * mpre[i]
+        return total
+
+    return _per_list(inputs, params, value)
+
+
+def ap_coco(inputs: RankedLists, params: Params) -> Result:
+    """COCO 101-point AP, as pycocotools ``COCOeval.accumulate`` (then ``summarize``'s mean)::
+
+        rc = tp / npig; pr = tp / (fp + tp + np.spacing(1))
+        for i in range(nd - 1, 0, -1):
+            if pr[i] > pr[i - 1]: pr[i - 1] = pr[i]
+        inds = np.searchsorted(rc, p.recThrs, side="left")
+        q[ri] = pr[pi] for each inds[ri] < nd, else 0;  AP = mean(q)
+
+    with ``recThrs = np.linspace(0, 1, 101)``. As evalstore documents it, the precision here is
+    ``TP / (TP + FP)`` without pycocotools' ``+ np.spacing(1)`` (a relative change ~1e-16).
+
+    >>> ap_coco(one_list([3, 2, 1], [1, -1, 1]), Params(ties="input")).value.tolist()
+    [0.8349834983498359]
+    """
+
+    def value(lst: RankedList) -> float:
+        rc = [r for r, _ in lst.precision_recall()]
+        pr = [p for _, p in lst.precision_recall()]
+        for i in range(len(pr) - 1, 0, -1):
+            if pr[i] > pr[i - 1]:
+                pr[i - 1] = pr[i]
+        q = []
+        for t in np.linspace(0.0, 1.0, 101):
+            first = 0
+            while first < len(rc) and rc[first] < t:  # searchsorted(rc, t, side="left")
+                first += 1
+            q.append(pr[first] if first < len(rc) else 0.0)
+        return sum(q) / len(q)
+
+    return _per_list(inputs, params, value)
+
+
+def _tp_at_k(lst: RankedList, k: int) -> float:
+    """TP among the top k ranks. Ranks past the end are misses. A tie group that rank k cuts
+    gives its positives in proportion to the ranks it gets: the mean over the tie's orders."""
+    taken = 0
+    hits = 0
+    for tie in lst.tie_groups:
+        positives = sum(1 for label in tie if label == 1)
+        if taken + len(tie) > k:
+            return hits + (k - taken) * positives / len(tie)
+        taken += len(tie)
+        hits += positives
+    return hits
+
+
+def _k(params: Params) -> int:
+    if params.k is None or params.k < 1:
+        raise ValueError(f"k must be an integer >= 1, got {params.k!r}")
+    return params.k
+
+
+def precision_at_k(inputs: RankedLists, params: Params) -> Result:
+    """``TP_k / k``: the positives among the top k ranked items, divided by k even when the
+    list has fewer ranked items (trec_eval ``P_k``).
+
+    >>> precision_at_k(one_list([3, 2, 1], [1, -1, 1]), Params(k=5)).value.tolist()
+    [0.4]
+    >>> precision_at_k(one_list([1, 1, 1, 0], [1, -1, -1, 1]), Params(k=2)).value.tolist()
+    [0.3333333333333333]
+    """
+    k = _k(params)
+    return _per_list(inputs, params, lambda lst: _tp_at_k(lst, k) / k)
+
+
+def recall_at_k(inputs: RankedLists, params: Params) -> Result:
+    """``TP_k / P`` with ``TP_k`` as in :func:`precision_at_k`.
+
+    >>> recall_at_k(one_list([3, 2, 1], [1, -1, 1], n_positives=4), Params(k=2)).value.tolist()
+    [0.25]
+    """
+    k = _k(params)
+    return _per_list(inputs, params, lambda lst: _tp_at_k(lst, k) / lst.p)
+
+
+def fpr95(inputs: RankedLists, params: Params) -> Result:
+    """False positive rate at 95% recall, HardNet ``ErrorRateAt95Recall`` (UBC PhotoTour)::
+
+        labels = labels[np.argsort(distances)]
+        threshold_index = np.argmax(np.cumsum(labels) >= recall_point * np.sum(labels))
+        FP = np.sum(labels[:threshold_index] == 0); TN = np.sum(labels[threshold_index:] == 0)
+        return FP / (FP + TN)
+
+    i.e. ``FP_t / N`` at the first point with ``R_t >= 0.95``, ``N`` = every negative. When the
+    retrieved items never reach 95% recall every negative would have to be accepted: 1.0.
+    ``N == 0`` -> NaN.
+
+    >>> fpr95(one_list([4, 3, 2, 1], [1, -1, 1, -1]), Params(ties="input")).value.tolist()
+    [0.5]
+    >>> fpr95(one_list([4, 3, 2, -math.inf], [1, -1, -1, 1]), Params()).value.tolist()
+    [1.0]
+    """
+
+    def value(lst: RankedList) -> float:
+        if lst.n == 0:
+            return NAN
+        for tp, fp in lst.points():
+            if tp / lst.p >= 0.95:
+                return fp / lst.n
+        return 1.0
+
+    return _per_list(inputs, params, value)
+
+
+def pr_curve(inputs: RankedLists, params: Params) -> Result:
+    """The ``(R_t, P_t)`` points of every list with ``P > 0``, in ranking order (``at`` =
+    recall, ``value`` = precision).
+
+    >>> curve = pr_curve(one_list([2, 1, 1], [-1, 1, 1]), Params())
+    >>> curve.at.tolist(), curve.value.tolist()
+    ([0.0, 1.0], [0.0, 0.6666666666666666])
+    """
+    groups, recalls, precisions = [], [], []
+    for lst in ranked_lists(inputs, params.ties):
+        if lst.p == 0:
+            continue
+        for recall, precision in lst.precision_recall():
+            groups.append(lst.group)
+            recalls.append(recall)
+            precisions.append(precision)
+    return Result(_ids(groups), np.array(precisions, float), np.array(recalls, float))
+
+
+# ----------------------------------------------------------------------------- keypoints
+
+
+def _distance(x: float, y: float, gx: float, gy: float) -> float:
+    """``sqrt((x - gx)^2 + (y - gy)^2)``, written as the store computes it."""
+    return math.sqrt((x - gx) * (x - gx) + (y - gy) * (y - gy))
+
+
+def _transfer(h: list[list[float]], x: float, y: float) -> tuple[float, float]:
+    """``x' ~ H x``: ``(h11 x + h12 y + h13) / w``, ``(h21 x + h22 y + h23) / w``,
+    ``w = h31 x + h32 y + h33`` (Hartley & Zisserman 2.3)."""
+    w = h[2][0] * x + h[2][1] * y + h[2][2]
+    return (h[0][0] * x + h[0][1] * y + h[0][2]) / w, (h[1][0] * x + h[1][1] * y + h[1][2]) / w
+
+
+def _distances_by_pair(kp: KeypointRun) -> dict[Any, list[float]]:
+    """Every pair id -> the distances of its matches to their ground truth."""
+    out: dict[Any, list[float]] = {p: [] for p in kp.pairs.tolist()}
+    for i in range(len(kp.pair)):
+        d = _distance(float(kp.x1[i]), float(kp.y1[i]), float(kp.gt_x1[i]), float(kp.gt_y1[i]))
+        out[kp.pair[i]].append(d)
+    return out
+
+
+def _sweep(params: Params, default: tuple[float, ...]) -> list[float]:
+    return [float(v) for v in (default if params.at is None else params.at)]
+
+
+def _fractions(kp: KeypointRun, at: list[float], hit: Callable[[float, float], bool]) -> Result:
+    groups, ats, values = [], [], []
+    for pair, distances in _distances_by_pair(kp).items():
+        for t in at:
+            correct = sum(1 for d in distances if hit(d, t))
+            groups.append(pair)
+            ats.append(t)
+            values.append(correct / len(distances) if distances else 0.0)
+    return Result(_ids(groups), np.array(values, float), np.array(ats, float))
+
+
+def precision_at_sigma(inputs: KeypointRun, params: Params) -> Result:
+    """EventPoint's precision: per pair ``p_i(sigma) = (1/M_i) sum_j [d_ij < sigma]`` (strict,
+    as its formula writes it), 0 for a pair without matches; sigma = 3, 6, 9 px by default.
+
+    >>> kp = keypoints([("a", 0, 0, 3.0, 0.0, 0.0, 0.0), ("a", 0, 0, 1.0, 0.0, 0.0, 0.0)],
+    ...                ["a", "b"])
+    >>> precision_at_sigma(kp, Params(at=[3.0])).value.tolist()  # d = 3 is not < 3
+    [0.5, 0.0]
+    """
+    return _fractions(inputs, _sweep(params, (3.0, 6.0, 9.0)), lambda d, t: d < t)
+
+
+def mma(inputs: KeypointRun, params: Params) -> Result:
+    """Mean matching accuracy (D2-Net's HPatches evaluation, ``np.mean(dist <= thr)`` per
+    pair): ``a_i(t) = (1/M_i) sum_j [d_ij <= t]`` (inclusive), t = 1..10 px; 0 for a pair
+    without matches (D2-Net would give NaN there).
+
+    >>> kp = keypoints([("a", 0, 0, 3.0, 0.0, 0.0, 0.0), ("a", 0, 0, 1.0, 0.0, 0.0, 0.0)],
+    ...                ["a", "b"])
+    >>> mma(kp, Params(at=[3.0])).value.tolist()  # d = 3 counts
+    [1.0, 0.0]
+    """
+    return _fractions(inputs, _sweep(params, tuple(range(1, 11))), lambda d, t: d <= t)
+
+
+def _matrix(stack: np.ndarray, i: int) -> list[list[float]] | None:
+    """Matrix i of a (P, 3, 3) stack as nested lists, None when it is missing (all NaN)."""
+    rows = stack[i].tolist()
+    return None if all(math.isnan(v) for row in rows for v in row) else rows
+
+
+def reprojection_error(inputs: KeypointRun, params: Params) -> Result:
+    """EventPoint's reprojection error: per pair, ``(1/M_i) sum_j ||R (x1, y1)_j - (x0, y0)_j||``
+    with R the homography image 1 -> 0 estimated at ingest (RANSAC); NaN when the estimation
+    failed or the pair has no match."""
+    kp = inputs
+    groups, values = [], []
+    for i, pair in enumerate(kp.pairs.tolist()):
+        r = _matrix(kp.r, i)
+        errors = []
+        for j in range(len(kp.pair)):
+            if r is not None and kp.pair[j] == pair:
+                tx, ty = _transfer(r, float(kp.x1[j]), float(kp.y1[j]))
+                errors.append(_distance(tx, ty, float(kp.x0[j]), float(kp.y0[j])))
+        groups.append(pair)
+        values.append(sum(errors) / len(errors) if errors else NAN)
+    return Result(_ids(groups), np.array(values, float))
+
+
+def homography_accuracy(inputs: KeypointRun, params: Params) -> Result:
+    """SuperPoint's homography estimation accuracy: warp the corners (0, 0), (w-1, 0),
+    (0, h-1), (w-1, h-1) by the estimated and the true homography, average the 4 distances
+    (in that corner order); the pair is correct (1.0) if the mean is ``<= eps``, eps = 1, 3,
+    5 px. A failed estimation is incorrect (0.0); no true homography or size -> NaN.
+
+    >>> h = np.eye(3)[None]
+    >>> e = np.array([[[1.0, 0.0, 2.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]])  # 2 px off
+    >>> kp = keypoints([], ["p"], h=h, e=e, width=[640], height=[480])
+    >>> homography_accuracy(kp, Params()).value.tolist()
+    [0.0, 1.0, 1.0]
+    """
+    kp = inputs
+    groups, ats, values = [], [], []
+    for i, pair in enumerate(kp.pairs.tolist()):
+        h_true, h_est = _matrix(kp.h, i), _matrix(kp.e, i)
+        w, h = float(kp.width[i]), float(kp.height[i])
+        error = NAN
+        if h_true is not None and h_est is not None and not (math.isnan(w) or math.isnan(h)):
+            total = 0.0
+            for cx, cy in ((0.0, 0.0), (w - 1, 0.0), (0.0, h - 1), (w - 1, h - 1)):
+                ex, ey = _transfer(h_est, cx, cy)
+                gx, gy = _transfer(h_true, cx, cy)
+                total += _distance(ex, ey, gx, gy)
+            error = total / 4
+        for eps in _sweep(params, (1.0, 3.0, 5.0)):
+            if h_true is None or math.isnan(w) or math.isnan(h):
+                value = NAN
+            elif h_est is None:
+                value = 0.0
+            else:
+                value = 1.0 if error <= eps else 0.0
+            groups.append(pair)
+            ats.append(eps)
+            values.append(value)
+    return Result(_ids(groups), np.array(values, float), np.array(ats, float))
+
+
+def keypoints(
+    matches: list[tuple[Any, float, float, float, float, float, float]],
+    pairs: list[Any],
+    h: np.ndarray | None = None,
+    e: np.ndarray | None = None,
+    width: list[float] | None = None,
+    height: list[float] | None = None,
+) -> KeypointRun:
+    """A :class:`KeypointRun` from ``(pair, x0, y0, x1, y1, gt_x1, gt_y1)`` rows, for examples."""
+    missing = np.full((len(pairs), 3, 3), np.nan)
+    cols = list(zip(*matches, strict=True)) if matches else [[] for _ in range(7)]
+    return KeypointRun(
+        pair=_ids(list(cols[0])),
+        **{c: np.array(cols[i + 1], float) for i, c in enumerate(("x0", "y0", "x1", "y1"))},
+        gt_x1=np.array(cols[5], float),
+        gt_y1=np.array(cols[6], float),
+        pairs=_ids(pairs),
+        h=missing if h is None else h,
+        e=missing if e is None else e,
+        r=missing,
+        width=np.array(width if width is not None else [np.nan] * len(pairs), float),
+        height=np.array(height if height is not None else [np.nan] * len(pairs), float),
+    )
+
+
+# ----------------------------------------------------------------------------- outcomes
+
+
+def iou(inputs: Outcomes, params: Params) -> Result:
+    """Per group ``IoU = TP / (TP + FP + FN)`` (EventPoint); NaN when nothing was counted.
+
+    >>> iou(Outcomes(np.array(["a"]), np.array([3]), np.array([1]), np.array([2])),
+    ...     Params()).value.tolist()
+    [0.5]
+    """
+    groups, values = [], []
+    for i in range(len(inputs.group)):
+        tp, fp, fn = int(inputs.tp[i]), int(inputs.fp[i]), int(inputs.fn[i])
+        groups.append(inputs.group[i])
+        values.append(tp / (tp + fp + fn) if tp + fp + fn else NAN)
+    return Result(_ids(groups), np.array(values, float))
+
+
+def iou_micro(inputs: Outcomes, params: Params) -> Result:
+    """Pooled IoU of the run, ``sum TP / sum (TP + FP + FN)`` over its groups (one row, group
+    None); NaN when nothing was counted.
+
+    >>> counts = Outcomes(np.array(["a", "b"]), np.array([3, 1]), np.array([1, 0]),
+    ...                   np.array([2, 3]))
+    >>> iou_micro(counts, Params()).value.tolist()  # 4 / 10, not the mean of 0.5 and 0.25
+    [0.4]
+    """
+    tp = total = 0
+    for i in range(len(inputs.group)):
+        tp += int(inputs.tp[i])
+        total += int(inputs.tp[i]) + int(inputs.fp[i]) + int(inputs.fn[i])
+    return Result(_ids([None]), np.array([tp / total if total else NAN]))
+
+
+#: Registry name -> slow definition, with the signature of ``Metric.reference``.
+SLOW: dict[str, Slow] = {
+    "ap": ap,
+    "ap_voc07": ap_voc07,
+    "ap_voc10": ap_voc10,
+    "ap_coco": ap_coco,
+    "precision_at_k": precision_at_k,
+    "recall_at_k": recall_at_k,
+    "fpr95": fpr95,
+    "pr_curve": pr_curve,
+    "precision_at_sigma": precision_at_sigma,
+    "mma": mma,
+    "reprojection_error": reprojection_error,
+    "homography_accuracy": homography_accuracy,
+    "iou": iou,
+    "iou_micro": iou_micro,
+}
