@@ -3,7 +3,8 @@
 Two runs are compared list by list (query, class, image pair): the per-list values come from
 ``list_values`` (SQL pairs them), and the resampling is done here with a seeded generator:
 the percentile bootstrap of the mean paired difference (lists resampled with replacement)
-and a paired sign-flip randomisation test (exact for up to 16 lists).
+and a paired sign-flip randomisation test (exact for up to 16 lists). A list whose values differ
+by at most :data:`TIE_TOLERANCE` is a tie.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COMPARE_COLUMNS",
+    "TIE_TOLERANCE",
     "Stats",
     "check",
     "compare",
@@ -56,11 +58,17 @@ COMPARE_COLUMNS = [
     "higher_is_better",
 ]
 EXACT_UP_TO = 16
+#: A per-list difference ``|b - a| <= 1e-12`` is a tie, neither a win nor a loss: metric values
+#: are bit-identical for identical rows (docs/metrics.md, "Determinism"), but values that agree
+#: only to rounding (one run computed on Spark, the other on DuckDB) are no win either.
+TIE_TOLERANCE = 1e-12
 
 
 @dataclass(frozen=True)
 class Stats:
-    """Paired statistics of per-list differences ``b - a``."""
+    """Paired statistics of per-list differences ``b - a``: ``positive``, ``zero`` and
+    ``negative`` count the differences above :data:`TIE_TOLERANCE`, within it of 0 (ties) and
+    below ``-TIE_TOLERANCE``."""
 
     n: int
     mean: float
@@ -131,9 +139,9 @@ def paired_stats(
         float(low),
         float(high),
         p,
-        int((d > 0).sum()),
-        int((d == 0).sum()),
-        int((d < 0).sum()),
+        int((d > TIE_TOLERANCE).sum()),
+        int((np.abs(d) <= TIE_TOLERANCE).sum()),
+        int((d < -TIE_TOLERANCE).sum()),
     )
 
 
@@ -178,7 +186,7 @@ def compare(
     each other run and each metric (task, parameters) both runs have: both means, their
     difference, a 95% paired bootstrap interval of it, a paired randomisation p-value and the
     win/tie/loss counts over lists (a win = the run is better on that list than the baseline,
-    in the metric's direction).
+    in the metric's direction, by more than :data:`TIE_TOLERANCE`; within it, a tie).
 
     Returns:
         One row per (run, task, metric, params) with :data:`COMPARE_COLUMNS`.

@@ -12,7 +12,7 @@ import pytest
 from conftest import snapshot
 
 from evalstore import Store
-from evalstore.compare import compare, paired_stats
+from evalstore.compare import TIE_TOLERANCE, compare, paired_stats
 
 
 def lists(
@@ -77,6 +77,14 @@ def test_paired_stats_exact_sign_flip_test() -> None:
     assert 1.0 <= stats.ci_low < 2.5 < stats.ci_high <= 4.0
     again = paired_stats(np.array([1.0, 2.0, 3.0, 4.0]), n_boot=2000)
     assert again == stats  # seeded
+
+
+def test_differences_within_the_tolerance_are_ties() -> None:
+    d = np.array([0.0, 1e-12, -1e-12, 4e-13, 2e-12, -3e-12, 0.5, np.nan])
+    stats = paired_stats(d)
+    assert (stats.positive, stats.zero, stats.negative) == (2, 4, 1)
+    assert stats.n == 7
+    assert TIE_TOLERANCE == 1e-12
 
 
 def test_paired_stats_monte_carlo_is_seeded_and_bounded() -> None:

@@ -33,7 +33,10 @@ from _per_list;
 insert into metric_values
     (run_id, task, metric, params, slice, value, n_lists, n_skipped, definition_sha, computed_at,
      label, engine)
--- avg in a fixed order: the same lists give the same mean, bit for bit
+-- avg in a fixed order: the same lists give the same mean, bit for bit. A plain avg of doubles
+-- adds the partial sums of its threads in the order they finish; with `order by group_id` (a
+-- total order: a run's lists have distinct group_ids) DuckDB sorts each run's values and adds
+-- them in one sequence (it keeps the order of aggregates of doubles, which depend on it).
 select run_id, $task, $metric, $params, '', avg(value order by group_id), count(value),
        count(*) - count(value),
        $sha, $now,
@@ -50,7 +53,8 @@ where list_contains($runs, run_id) and task = $task and metric = $metric and par
 -- name: insert_slices
 -- Mean over the lists of each value of the slice key $key; lists without the key are left
 -- out (a task whose lists have no such key gets no slice rows).
--- Slice metadata lives in groups (ranked lists) and in pairs (keypoint runs).
+-- Slice metadata lives in groups (ranked lists) and in pairs (keypoint runs). The means are
+-- taken in group_id order, bit for bit the same on every recompute (as insert_overall).
 insert into metric_values
     (run_id, task, metric, params, slice, value, n_lists, n_skipped, definition_sha, computed_at,
      label, engine)

@@ -3,6 +3,10 @@
 -- float64): AP = 1/{n} * sum_k env(first point with R >= t_k), 0 where R never
 -- reaches t_k. Point i is the first with R >= t_k exactly for the grid values in
 -- (R_{i-1}, R_i], so it contributes env_i times their number.
+-- The sum is exact (docs/metrics.md, "Determinism"): env_i, a double in [0, 1], is scaled by 2^90
+-- and rounded to an integer (exact for env_i >= 2^-38; env_i > 0 is at least 1 / rows > 2^-31),
+-- times the integer count, and the products are added as decimal(38, 0): the same bits in any
+-- order of the terms. The sum is at most {n} * 2^90 < 10^38.
 -- Needs `enveloped` (lib/envelope.sql) and `lists`. Defines per_list(run_id, list_id, group_id, value).
 grid_counts as (
     -- served = how many grid values are <= rec: floor() gives it to within one step, the two
@@ -20,13 +24,15 @@ served as (
 ),
 contributions as (
     select run_id, list_id,
-           env * (n_le - lag(n_le, 1, 0) over (partition by list_id order by rn)) as q
+           cast(env * pow(2, 90) as decimal(38, 0))
+             * (n_le - lag(n_le, 1, 0) over (partition by list_id order by rn)) as q
     from served
 ),
 per_list as (
     select l.run_id, l.list_id, l.group_id,
            case when l.n_pos = 0 then null
-                else coalesce(sum(c.q), 0.0::double) / {n}::double end as value
+                else coalesce(cast(sum(c.q) as double) * pow(2, -90), 0.0::double)
+                     / {n}::double end as value
     from lists l
     left join contributions c
       on c.run_id = l.run_id and c.list_id = l.list_id

@@ -12,6 +12,11 @@
 --       ends with TP = m - q + 1 positives and TP + FP = n - r + 1 items;
 --   (c) `optimistic`, `pessimistic`, `input`: one point per rank, in the policy's order: a
 --       positive at row_number() i among all items and j among the positives has P_t = j / i.
+-- The sum over points is exact (docs/metrics.md, "Determinism"): each P_t, a double, is scaled
+-- by 2^90 and rounded to an integer (exact for P_t >= 2^-38; P_t >= 1 / rows > 2^-31), times its
+-- d_tp in (a), and the integers are added as decimal(38, 0): the same bits in any order of the
+-- terms, on any number of threads, and the same sum by (a) and (b). It stays below
+-- 2^90 * 2^31 < 10^38.
 -- Parameters: $runs integer[], $task varchar, $ties varchar.
 -- Output: run_id, group_id, value (one row per list).
 with
@@ -32,8 +37,8 @@ shape as (
 terms as (
     -- (a) grouped, many ties: one row per distinct score, d_tp * P_t
     select run_id, list_id,
-           cast(d_tp as double) * (cast(sum(d_tp) over w as double)
-                                   / nullif(cast(sum(d_n) over w as double), 0)) as term
+           cast(cast(sum(d_tp) over w as double) / nullif(cast(sum(d_n) over w as double), 0)
+                * pow(2, 90) as decimal(38, 0)) * d_tp as term
     from (
         select run_id, list_id, score,
                sum(case when label = 1 then 1 else 0 end) as d_tp, count(*) as d_n
@@ -46,7 +51,8 @@ terms as (
     union all
     -- (b) grouped, few ties: q-th positive of m, r-th item of n (ascending ranks)
     select p.run_id, p.list_id,
-           cast(l.p_ret - p.q + 1 as double) / nullif(cast(l.n_ret - p.r + 1 as double), 0) as term
+           cast(cast(l.p_ret - p.q + 1 as double) / nullif(cast(l.n_ret - p.r + 1 as double), 0)
+                * pow(2, 90) as decimal(38, 0)) as term
     from (
         select run_id, list_id, r, rank() over (partition by list_id order by score) as q
         from (
@@ -60,7 +66,9 @@ terms as (
     join lists l on l.list_id = p.list_id
     union all
     -- (c) optimistic / pessimistic / input: the j-th positive at row i, in the policy's order
-    select run_id, list_id, cast(j as double) / nullif(cast(i as double), 0) as term
+    select run_id, list_id,
+           cast(cast(j as double) / nullif(cast(i as double), 0) * pow(2, 90) as decimal(38, 0))
+             as term
     from (
         select run_id, list_id, i,
                row_number() over (partition by list_id order by score desc, k1, seq) as j
@@ -88,6 +96,7 @@ per_list as (
 )
 select l.run_id, l.group_id,
        case when l.n_pos = 0 then null
-            else coalesce(p.s, 0.0::double) / nullif(cast(l.n_pos as double), 0) end as value
+            else coalesce(cast(p.s as double) * pow(2, -90), 0.0::double)
+                 / nullif(cast(l.n_pos as double), 0) end as value
 from lists l
 left join per_list p on p.list_id = l.list_id

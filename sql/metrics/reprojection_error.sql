@@ -3,6 +3,13 @@
 -- image 0) maps each matched point (x1, y1) into image 0; the error of a match is the pixel
 -- distance to its (x0, y0); the pair's value is the mean over its matches, NULL when the
 -- estimation failed or the pair has no match.
+-- The sum is exact, the same bits in any order of the matches (docs/metrics.md, "Determinism"):
+-- with u the power of two at or above the pair's largest error m (a max does not depend on the
+-- order) and n their number, mean = u * sum(err / u) / n; each err / u (exact) in [0, 1] is
+-- scaled by 2^90, rounded to an integer (exact for err / u >= 2^-38) and added as
+-- decimal(38, 0): the sum stays below 2^90 * 2^35 < 10^38 (fewer than 2^35 matches a pair).
+-- A non-finite m (an estimate that sends a point to infinity) is the pair's value, as it is the
+-- mean's.
 -- Parameters: $runs integer[].
 -- Output: run_id, group_id (pair), value (pixels; lower is better).
 with
@@ -22,10 +29,32 @@ projected as (
     where e.r11 is not null
 ),
 errors as (
-    select run_id, pair_id, avg(sqrt((tx - x0) * (tx - x0) + (ty - y0) * (ty - y0))) as err
+    select run_id, pair_id, sqrt((tx - x0) * (tx - x0) + (ty - y0) * (ty - y0)) as err
     from projected
+),
+scales as (
+    -- m: the pair's largest error, u: the power of two from m up, n: how many errors
+    select run_id, pair_id, max(err) as m, pow(2, ceil(log2(nullif(max(err), 0)))) as u,
+           count(err) as n
+    from errors
     group by run_id, pair_id
+),
+sums as (
+    -- sum(err / u) in fixed point; pairs with a finite m only (m * 0 = 0 is false for an
+    -- infinite or NaN m, whose cast to a decimal would fail)
+    select x.run_id, x.pair_id,
+           sum(cast(x.err / nullif(s.u, 0) * pow(2, 90) as decimal(38, 0))) as total
+    from errors x
+    join scales s on s.run_id = x.run_id and s.pair_id = x.pair_id
+    where s.m * 0.0::double = 0.0::double
+    group by x.run_id, x.pair_id
 )
-select e.run_id, e.pair_id as group_id, r.err as value
+select e.run_id, e.pair_id as group_id,
+       case when s.m is null then null
+            when not (s.m * 0.0::double = 0.0::double) then s.m
+            when s.m = 0 then 0.0::double
+            else cast(t.total as double) * pow(2, -90) * s.u
+                 / nullif(cast(s.n as double), 0) end as value
 from estimates e
-left join errors r on r.run_id = e.run_id and r.pair_id = e.pair_id
+left join scales s on s.run_id = e.run_id and s.pair_id = e.pair_id
+left join sums t on t.run_id = e.run_id and t.pair_id = e.pair_id

@@ -14,6 +14,11 @@
 --       ends with TP = m - q + 1 positives and TP + FP = n - r + 1 items;
 --   (c) `optimistic`, `pessimistic`, `input`: one point per rank, in the policy's order: a
 --       positive at row_number() i among all items and j among the positives has P_t = j / i.
+-- The sum over points is exact (docs/metrics.md, "Determinism"): each P_t, a double, is scaled
+-- by 2^90 and rounded to an integer (exact for P_t >= 2^-38; P_t >= 1 / rows > 2^-31), times its
+-- d_tp in (a), and the integers are added as decimal(38, 0): the same bits in any order of the
+-- terms, on any number of threads, and the same sum by (a) and (b). It stays below
+-- 2^90 * 2^31 < 10^38.
 -- Parameters: $runs integer[], $task varchar, $ties varchar.
 -- Output: run_id, group_id, value (one row per list).
 WITH items AS (
@@ -69,9 +74,7 @@ WITH items AS (
   SELECT
     run_id,
     list_id,
-    CAST(d_tp AS DOUBLE) * (
-      CAST(SUM(d_tp) OVER w AS DOUBLE) / NULLIF(CAST(SUM(d_n) OVER w AS DOUBLE), 0)
-    ) AS term
+    CAST(CAST(SUM(d_tp) OVER w AS DOUBLE) / NULLIF(CAST(SUM(d_n) OVER w AS DOUBLE), 0) * POWER(2, 90) AS DECIMAL(38, 0)) * d_tp AS term
   FROM (
     SELECT
       run_id,
@@ -100,7 +103,7 @@ WITH items AS (
   SELECT
     p.run_id,
     p.list_id,
-    CAST(l.p_ret - p.q + 1 AS DOUBLE) / NULLIF(CAST(l.n_ret - p.r + 1 AS DOUBLE), 0) AS term
+    CAST(CAST(l.p_ret - p.q + 1 AS DOUBLE) / NULLIF(CAST(l.n_ret - p.r + 1 AS DOUBLE), 0) * POWER(2, 90) AS DECIMAL(38, 0)) AS term
   FROM (
     SELECT
       run_id,
@@ -131,7 +134,7 @@ WITH items AS (
   SELECT
     run_id,
     list_id,
-    CAST(j AS DOUBLE) / NULLIF(CAST(i AS DOUBLE), 0) AS term
+    CAST(CAST(j AS DOUBLE) / NULLIF(CAST(i AS DOUBLE), 0) * POWER(2, 90) AS DECIMAL(38, 0)) AS term
   FROM (
     SELECT
       run_id,
@@ -185,7 +188,7 @@ SELECT
   CASE
     WHEN l.n_pos = 0
     THEN NULL
-    ELSE COALESCE(p.s, CAST(0.0 AS DOUBLE)) / NULLIF(CAST(l.n_pos AS DOUBLE), 0)
+    ELSE COALESCE(CAST(p.s AS DOUBLE) * POWER(2, -90), CAST(0.0 AS DOUBLE)) / NULLIF(CAST(l.n_pos AS DOUBLE), 0)
   END AS value
 FROM lists AS l
 LEFT JOIN per_list AS p

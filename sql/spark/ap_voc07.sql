@@ -143,7 +143,7 @@ WITH items AS (
   SELECT
     run_id,
     list_id,
-    env * (
+    CAST(env * POWER(2, 90) AS DECIMAL(38, 0)) * (
       n_le - LAG(n_le, 1, 0) OVER (PARTITION BY list_id ORDER BY rn NULLS LAST)
     ) AS q
   FROM served
@@ -155,7 +155,7 @@ WITH items AS (
     CASE
       WHEN l.n_pos = 0
       THEN NULL
-      ELSE COALESCE(SUM(c.q), CAST(0.0 AS DOUBLE)) / CAST(11 AS DOUBLE)
+      ELSE COALESCE(CAST(SUM(c.q) AS DOUBLE) * POWER(2, -90), CAST(0.0 AS DOUBLE)) / CAST(11 AS DOUBLE)
     END AS value
   FROM lists AS l
   LEFT JOIN contributions AS c

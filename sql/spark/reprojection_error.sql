@@ -5,6 +5,13 @@
 -- image 0) maps each matched point (x1, y1) into image 0; the error of a match is the pixel
 -- distance to its (x0, y0); the pair's value is the mean over its matches, NULL when the
 -- estimation failed or the pair has no match.
+-- The sum is exact, the same bits in any order of the matches (docs/metrics.md, "Determinism"):
+-- with u the power of two at or above the pair's largest error m (a max does not depend on the
+-- order) and n their number, mean = u * sum(err / u) / n; each err / u (exact) in [0, 1] is
+-- scaled by 2^90, rounded to an integer (exact for err / u >= 2^-38) and added as
+-- decimal(38, 0): the sum stays below 2^90 * 2^35 < 10^38 (fewer than 2^35 matches a pair).
+-- A non-finite m (an estimate that sends a point to infinity) is the pair's value, as it is the
+-- mean's.
 -- Parameters: $runs integer[].
 -- Output: run_id, group_id (pair), value (pixels; lower is better).
 WITH estimates AS (
@@ -44,7 +51,7 @@ WITH estimates AS (
   SELECT
     run_id,
     pair_id,
-    AVG(SQRT((
+    SQRT((
       tx - x0
     ) * (
       tx - x0
@@ -52,16 +59,49 @@ WITH estimates AS (
       ty - y0
     ) * (
       ty - y0
-    ))) AS err
+    )) AS err
   FROM projected
+), scales AS (
+  SELECT
+    run_id,
+    pair_id,
+    MAX(err) AS m,
+    POWER(2, CEIL(LOG(2, NULLIF(MAX(err), 0)))) AS u,
+    COUNT(err) AS n
+  FROM errors
   GROUP BY
     run_id,
     pair_id
+), sums AS (
+  SELECT
+    x.run_id,
+    x.pair_id,
+    SUM(CAST(x.err / NULLIF(s.u, 0) * POWER(2, 90) AS DECIMAL(38, 0))) AS total
+  FROM errors AS x
+  JOIN scales AS s
+    ON s.run_id = x.run_id AND s.pair_id = x.pair_id
+  WHERE
+    s.m * CAST(0.0 AS DOUBLE) = CAST(0.0 AS DOUBLE)
+  GROUP BY
+    x.run_id,
+    x.pair_id
 )
 SELECT
   e.run_id,
   e.pair_id AS group_id,
-  r.err AS value
+  CASE
+    WHEN s.m IS NULL
+    THEN NULL
+    WHEN NOT (
+      s.m * CAST(0.0 AS DOUBLE) = CAST(0.0 AS DOUBLE)
+    )
+    THEN s.m
+    WHEN s.m = 0
+    THEN CAST(0.0 AS DOUBLE)
+    ELSE CAST(t.total AS DOUBLE) * POWER(2, -90) * s.u / NULLIF(CAST(s.n AS DOUBLE), 0)
+  END AS value
 FROM estimates AS e
-LEFT JOIN errors AS r
-  ON r.run_id = e.run_id AND r.pair_id = e.pair_id
+LEFT JOIN scales AS s
+  ON s.run_id = e.run_id AND s.pair_id = e.pair_id
+LEFT JOIN sums AS t
+  ON t.run_id = e.run_id AND t.pair_id = e.pair_id
