@@ -162,6 +162,8 @@ METRICS: dict[str, Metric] = {
         ),
         Metric("recall_at_k", per_list_reference("recall_at_k"), _ALL, True, "recall_at_k", ("k",)),
         Metric("fpr95", per_list_reference("fpr95"), _ALL, False, "fpr95"),
+        Metric("auc_pr_trapz", per_list_reference("auc_pr_trapz"), _ALL, True, "mean_auc_pr_trapz"),
+        Metric("roc_auc", per_list_reference("roc_auc"), _ALL, True, "mean_roc_auc"),
         Metric(
             "pr_curve",
             pr_curve_reference,

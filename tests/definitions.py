@@ -331,6 +331,97 @@ def fpr95(inputs: RankedLists, params: Params) -> Result:
     return _per_list(inputs, params, value)
 
 
+def auc_pr_trapz(inputs: RankedLists, params: Params) -> Result:
+    """Area under the PR curve by trapezoids from a leading point (recall 0, precision 1).
+
+    VLFeat ``vl_pr`` ``info.auc`` (vlfeat/vlfeat ``toolbox/plotop/vl_pr.m`` and
+    ``toolbox/plotop/vl_tpfp.m``, commit 1b9075fc42fe54b42f0e937f8b9a230d8e2c7701)::
+
+        [scores, perm] = sort(scores, 'descend') ;          % vl_tpfp: a stable sort
+        stop = max(find(scores > -inf)) ;                    % -inf: never retrieved
+        tp = [0 cumsum(labels > 0)] ;  fp = [0 cumsum(labels < 0)] ;
+        small = 1e-10 ;
+        recall = tp / max(p, small) ;
+        precision = max(tp, small) ./ max(tp + fp, small) ;
+        info.auc = 0.5 * sum((precision(1:end-1) + precision(2:end)) .* diff(recall)) ;
+
+    and the HPatches Python benchmark's "ap" (hpatches/hpatches-benchmark
+    ``python/utils/metrics.py``, ``pr``, commit e0c993c7756d26129fef47f752f79e4cfe6681aa)::
+
+        perm = np.argsort(-scores, kind='mergesort', axis=0)
+        tp = np.hstack((0, np.cumsum(labels == 1)))
+        fp = np.hstack((0, np.cumsum(labels == 0)))
+        recall = tp / float(np.maximum(p, small))
+        precision = np.maximum(tp, small) / np.maximum(tp + fp, small)
+        return precision, recall, np.trapz(precision, recall)
+
+    The leading ``tp = fp = 0`` is the point (0, max(0, small) / max(0, small)) = (0, 1).
+    Here the points are the rules' (one per tie group), precision is ``TP / (TP + FP)``
+    without ``small`` (so 0, not 1e-10 / FP, before the first positive), an item labelled 0
+    is dropped (in VLFeat it repeats the previous point: a trapezoid of width 0) and P == 0
+    is NaN (VLFeat and HPatches give 0).
+
+    >>> auc_pr_trapz(one_list([2, 1], [-1, 1]), Params(ties="input")).value.tolist()
+    [0.25]
+    >>> ap(one_list([2, 1], [-1, 1]), Params(ties="input")).value.tolist()
+    [0.5]
+    >>> auc_pr_trapz(one_list([3, 2, 1], [1, -1, 1]), Params(ties="input")).value.tolist()
+    [0.7916666666666666]
+    """
+
+    def value(lst: RankedList) -> float:
+        recall = [0.0] + [r for r, _ in lst.precision_recall()]
+        precision = [1.0] + [p for _, p in lst.precision_recall()]
+        total = 0.0
+        for i in range(1, len(recall)):
+            total += (precision[i - 1] + precision[i]) * (recall[i] - recall[i - 1])
+        return 0.5 * total
+
+    return _per_list(inputs, params, value)
+
+
+def roc_auc(inputs: RankedLists, params: Params) -> Result:
+    """Area under the ROC curve by trapezoids, scikit-learn ``roc_auc_score``
+    (scikit-learn/scikit-learn ``sklearn/metrics/_ranking.py``, commit
+    294090479a3d756f785fc9512a8457f30ccb0ab8)::
+
+        # _binary_clf_curve: one point per distinct score
+        desc_score_indices = np.argsort(y_score, kind="mergesort")[::-1]
+        distinct_value_indices = np.where(np.diff(y_score))[0]
+        threshold_idxs = np.r_[distinct_value_indices, y_true.size - 1]
+        tps = stable_cumsum(y_true * weight)[threshold_idxs]
+        fps = 1 + threshold_idxs - tps
+        # roc_curve: "make sure that the curve starts at (0, 0)"
+        tps = np.r_[0, tps];  fps = np.r_[0, fps]
+        fpr = fps / fps[-1];  tpr = tps / tps[-1]
+        # _binary_roc_auc_score
+        return auc(fpr, tpr)                    # auc: trapezoid(y, x)
+
+    with the points of the rules (a tie group under ``grouped``, as there; a rank otherwise):
+    ``x_t = FP_t / N``, ``y_t = TP_t / P``, from (0, 0), closed by (1, 1), where everything not
+    retrieved (and the positives counted only by ``n_positives``) enters at once, below every
+    retrieved item, under every policy. ``N == 0`` -> NaN (scikit-learn: NaN and a warning).
+
+    >>> tied = one_list([3, 2, 2, 1], [1, 1, -1, -1])
+    >>> [roc_auc(tied, Params(ties=t)).value.tolist() for t in ("grouped", "optimistic")]
+    [[0.875], [1.0]]
+    >>> roc_auc(one_list([2, -math.inf, -math.inf], [-1, 1, -1]), Params()).value.tolist()
+    [0.25]
+    """
+
+    def value(lst: RankedList) -> float:
+        if lst.n == 0:
+            return NAN
+        fpr = [0.0] + [fp / lst.n for _, fp in lst.points()] + [1.0]
+        tpr = [0.0] + [tp / lst.p for tp, _ in lst.points()] + [1.0]
+        area = 0.0
+        for i in range(1, len(fpr)):
+            area += (fpr[i] - fpr[i - 1]) * (tpr[i] + tpr[i - 1]) / 2
+        return area
+
+    return _per_list(inputs, params, value)
+
+
 def pr_curve(inputs: RankedLists, params: Params) -> Result:
     """The ``(R_t, P_t)`` points of every list with ``P > 0``, in ranking order (``at`` =
     recall, ``value`` = precision).
@@ -544,6 +635,8 @@ SLOW: dict[str, Slow] = {
     "precision_at_k": precision_at_k,
     "recall_at_k": recall_at_k,
     "fpr95": fpr95,
+    "auc_pr_trapz": auc_pr_trapz,
+    "roc_auc": roc_auc,
     "pr_curve": pr_curve,
     "precision_at_sigma": precision_at_sigma,
     "mma": mma,

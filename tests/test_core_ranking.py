@@ -1,7 +1,8 @@
 """Tests of evalstore.core.ranking, the NumPy reference of the ranking metrics.
 
 Three kinds of checks: hand-worked lists (arithmetic in the comments), slow transcriptions of the
-reference code (py-faster-rcnn ``voc_ap``, pycocotools ``accumulate``, HardNet, scikit-learn),
+reference code (py-faster-rcnn ``voc_ap``, pycocotools ``accumulate``, HardNet, VLFeat ``vl_pr``,
+the HPatches Python benchmark, scikit-learn),
 and the vectorised multi-list path against a Python loop of the single-list functions.
 """
 
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import average_precision_score
+from sklearn.metrics import auc, average_precision_score, precision_recall_curve, roc_auc_score
 
 from evalstore.core import ranking
 from evalstore.core.ranking import (
@@ -25,6 +26,7 @@ from evalstore.core.ranking import (
     ap_coco,
     ap_voc07,
     ap_voc10,
+    auc_pr_trapz,
     fpr95,
     mean_over_lists,
     per_list,
@@ -32,6 +34,7 @@ from evalstore.core.ranking import (
     precision_at_k,
     ranking_points,
     recall_at_k,
+    roc_auc,
 )
 from evalstore.errors import InvalidInput
 
@@ -126,6 +129,75 @@ def hardnet_fpr95(labels01: np.ndarray, scores: np.ndarray) -> float:
     fp = np.sum(labels01[:threshold_index] == 0)
     tn = np.sum(labels01[threshold_index:] == 0)
     return float(fp) / float(fp + tn)
+
+
+def vl_pr_auc(labels, scores, num_positives=None) -> float:
+    """VLFeat vl_pr ``info.auc`` with vl_tpfp (toolbox/plotop/, commit 1b9075fc), from MATLAB:
+    ``sort(scores, 'descend')`` is stable; labels 0 stay in the ranking (repeated points)."""
+    labels, scores = np.asarray(labels, dtype=float), np.asarray(scores, dtype=float)
+    p = np.sum(labels > 0)
+    if num_positives is not None:
+        p = num_positives
+    perm = np.argsort(-scores, kind="stable")
+    scores = scores[perm]
+    stop = np.max(np.flatnonzero(scores > -INF)) + 1  # stop = max(find(scores > -inf))
+    labels = labels[perm[:stop]]
+    tp = np.concatenate(([0], np.cumsum(labels > 0)))
+    fp = np.concatenate(([0], np.cumsum(labels < 0)))
+    small = 1e-10
+    recall = tp / max(p, small)
+    precision = np.maximum(tp, small) / np.maximum(tp + fp, small)
+    return float(0.5 * np.sum((precision[:-1] + precision[1:]) * np.diff(recall)))
+
+
+def hpatches_tpfp(scores, labels, numpos=None):
+    """hpatches-benchmark python/utils/metrics.py ``tpfp`` (commit e0c993c), labels 1/0."""
+    p = int(np.sum(labels))
+    n = len(labels) - p
+    if numpos is not None:
+        extra_pos = numpos - p
+        p = numpos
+        scores = np.hstack((scores, np.repeat(-np.inf, extra_pos)))
+        labels = np.hstack((labels, np.repeat(1, extra_pos)))
+    perm = np.argsort(-scores, kind="mergesort", axis=0)
+    scores = scores[perm]
+    stop = np.max(np.where(scores > -np.inf))
+    perm = perm[0 : stop + 1]
+    labels = labels[perm]
+    tp = np.hstack((0, np.cumsum(labels == 1)))
+    fp = np.hstack((0, np.cumsum(labels == 0)))
+    return tp, fp, p, n, perm
+
+
+def hpatches_pr_ap(scores, labels, numpos=None) -> float:
+    """hpatches-benchmark ``pr``: its "ap" (np.trapz, renamed np.trapezoid in NumPy 2)."""
+    tp, fp, p, _n, _perm = hpatches_tpfp(scores, labels, numpos)
+    small = 1e-10
+    recall = tp / float(np.maximum(p, small))
+    precision = np.maximum(tp, small) / np.maximum(tp + fp, small)
+    return float(np.trapezoid(precision, recall))
+
+
+def hpatches_roc_auc(scores, labels) -> float:
+    """hpatches-benchmark ``roc``: the "auc" of balanced verification."""
+    tp, fp, p, n, _perm = hpatches_tpfp(scores, labels)
+    small = 1e-10
+    tpr = tp / float(np.maximum(p, small))
+    fpr = fp / float(np.maximum(n, small))
+    return float(np.trapezoid(tpr, fpr))
+
+
+def sklearn_roc_auc(scores, labels, n_positives=None) -> float:
+    """roc_auc_score over the non-ignored items, with what evalstore ranks at the bottom (-inf:
+    not retrieved; the positives only ``n_positives`` counts) given one score below all."""
+    keep = labels != 0
+    s, lab = scores[keep], labels[keep]
+    retrieved = s > -INF
+    bottom = s[retrieved].min() - 1.0 if retrieved.any() else 0.0
+    extra = 0 if n_positives is None else n_positives - int(np.sum(lab == 1))
+    s = np.concatenate([np.where(retrieved, s, bottom), np.full(extra, bottom)])
+    lab = np.concatenate([lab, np.ones(extra, dtype=lab.dtype)])
+    return float(roc_auc_score(lab, s))
 
 
 # ----------------------------------------------------------------------------- strategies
@@ -368,6 +440,160 @@ def test_fpr95_matches_hardnet(data):
     assert fpr95(scores, labels) == hardnet_fpr95((labels == 1).astype(int), scores)
 
 
+# ----------------------------------------------------------------------------- trapezoids
+
+
+@pytest.mark.parametrize(
+    ("scores", "labels", "kwargs", "expected"),
+    [
+        # the issue's example, -,+: points (R, P) = (0, 1) lead, (0, 0), (1, 1/2):
+        # 0 * (1 + 0)/2 + 1 * (0 + 1/2)/2 = 1/4 (AP would be 1/2)
+        ([2, 1], [-1, 1], {}, 0.25),
+        # +,-,+: (0, 1), (1/2, 1), (1/2, 1/2), (1, 2/3):
+        # 1/2 * (1 + 1)/2 + 0 + 1/2 * (1/2 + 2/3)/2 = 1/2 + 7/24 = 19/24 (AP 5/6)
+        ([3, 2, 1], [1, -1, 1], {"ties": "input"}, 19 / 24),
+        # same, P = 4: recalls 1/4, 1/4, 1/2: 1/4 * 2/2 + 1/4 * (7/6)/2 = 1/4 + 7/48 = 19/48
+        ([3, 2, 1], [1, -1, 1], {"ties": "input", "n_positives": 4}, 19 / 48),
+        # the -inf positive counts in P = 2 but the curve stops at (1/2, 1/2): 1/2 * (1 + 1)/2
+        ([3, 2, -INF], [1, -1, 1], {}, 0.5),
+        # the ignored item is dropped: (0, 1), (1/2, 1), (1, 1) -> 1
+        ([3, 2, 1], [1, 0, 1], {}, 1.0),
+        # grouped: s=2 gives (0, 0), s=1 admits both positives at once (1, 2/3):
+        # 0 + 1 * (0 + 2/3)/2 = 1/3
+        ([2, 1, 1], [-1, 1, 1], {}, 1 / 3),
+        # per rank -,+,+: (0, 0), (1/2, 1/2), (1, 2/3): 1/2 * (0 + 1/2)/2 + 1/2 * (1/2 + 2/3)/2
+        # = 1/8 + 7/24 = 5/12
+        ([2, 1, 1], [-1, 1, 1], {"ties": "optimistic"}, 5 / 12),
+        # P > 0 and nothing retrieved: only the leading point
+        ([-INF, -INF], [1, -1], {}, 0.0),
+    ],
+)
+def test_auc_pr_trapz_hand_worked(scores, labels, kwargs, expected):
+    assert auc_pr_trapz(scores, labels, **kwargs) == pytest.approx(expected, rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("scores", "labels", "kwargs", "expected"),
+    [
+        # 4 (positive, negative) pairs; the tie at s=2 pairs the 2nd positive with the 1st
+        # negative: grouped 1/2 for it, (1 + 1 + 1/2 + 1) / 4 = 7/8; the trapezoids: (0, 0),
+        # (0, 1/2), (1/2, 1), (1, 1): 1/2 * (1/2 + 1)/2 + 1/2 * (1 + 1)/2 = 3/8 + 1/2 = 7/8
+        ([3, 2, 2, 1], [1, 1, -1, -1], {}, 7 / 8),
+        ([3, 2, 2, 1], [1, 1, -1, -1], {"ties": "optimistic"}, 1.0),  # the tied pair in order
+        ([3, 2, 2, 1], [1, 1, -1, -1], {"ties": "pessimistic"}, 3 / 4),  # out of order
+        ([3, 2, 2, 1], [1, 1, -1, -1], {"ties": "input"}, 1.0),  # + before - in the input
+        # worst order
+        ([2, 1], [-1, 1], {}, 0.0),
+        # the positive is not retrieved: below the retrieved negative (0), tied with the other
+        # negative at the bottom (1/2): 1/2 / 2 = 1/4; (0, 0), (1/2, 0), closed by (1, 1)
+        ([2, -INF, -INF], [-1, 1, -1], {}, 0.25),
+        # P = 2 from n_positives: +,- retrieved, the 2nd positive at the bottom, below the
+        # negative: (1 + 0) / 2; (0, 1/2), (1, 1/2), (1, 1): 1 * (1/2 + 1/2)/2 = 1/2
+        ([2, 1], [1, -1], {"n_positives": 2}, 0.5),
+        # the ignored item is left out: +,- -> 1
+        ([3, 2, 1], [1, 0, -1], {}, 1.0),
+        # nothing retrieved: everything tied at the bottom
+        ([-INF, -INF], [1, -1], {}, 0.5),
+    ],
+)
+def test_roc_auc_hand_worked(scores, labels, kwargs, expected):
+    assert roc_auc(scores, labels, **kwargs) == pytest.approx(expected, rel=1e-15)
+
+
+def test_roc_auc_without_negatives_or_positives_is_nan():
+    assert np.isnan(roc_auc([2, 1], [1, 1]))  # N = 0
+    assert np.isnan(roc_auc([2, 1], [-1, -1]))  # P = 0
+    assert np.isnan(roc_auc([2, 1], [1, 0], n_positives=3))  # N = 0 with an override
+
+
+def _random_lists(seed: int, n_lists: int = 300):
+    """Lists with heavy ties, ignored items, -inf and (n_positives) overrides."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n_lists):
+        n = int(rng.integers(1, 30))
+        scores = rng.integers(0, 5, size=n) / 3.0
+        scores[rng.random(n) < 0.15] = -INF
+        labels = rng.choice([-1, -1, 0, 1], size=n)
+        extra = int(rng.integers(0, 3)) if rng.random() < 0.3 else None
+        npos = None if extra is None else int(np.sum(labels == 1)) + extra
+        yield scores, labels, npos
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_roc_auc_equals_sklearn(seed):
+    checked = 0
+    for scores, labels, npos in _random_lists(seed):
+        p = np.sum(labels == 1) if npos is None else npos
+        if p == 0 or not (labels == -1).any():
+            assert np.isnan(roc_auc(scores, labels, n_positives=npos))
+            continue
+        got = roc_auc(scores, labels, n_positives=npos)
+        assert got == pytest.approx(sklearn_roc_auc(scores, labels, npos), rel=1e-12, abs=1e-15)
+        # grouped ties give a tied pair 1/2: the mean of the two per-rank extremes
+        bounds = [roc_auc(scores, labels, n_positives=npos, ties=t) for t in PER_RANK[:2]]
+        assert got == pytest.approx(sum(bounds) / 2, rel=1e-14, abs=1e-15)
+        checked += 1
+    assert checked > 100
+
+
+@pytest.mark.slow  # hypothesis: 200 examples
+@settings(max_examples=200, deadline=None)
+@given(data=one_list(min_size=1, max_size=20), extra=st.integers(0, 2))
+def test_roc_auc_equals_sklearn_any_scores(data, extra):
+    scores, labels = data
+    npos = int(np.sum(labels == 1)) + extra
+    if npos == 0 or not (labels == -1).any():
+        return
+    got = roc_auc(scores, labels, n_positives=npos)
+    assert got == pytest.approx(sklearn_roc_auc(scores, labels, npos), rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_trapezoids_match_vlfeat_and_hpatches(seed):
+    # both sort stably: ties="input". VLFeat keeps the items labelled 0 (zero-width steps);
+    # HPatches has labels 1/0 and numpos. Their max(tp, 1e-10) gives the points before the
+    # first positive the precision 1e-10 / FP instead of 0: one trapezoid, of width R <= 1,
+    # gains (1e-10 / FP) / 2 <= 5e-11 (give or take the rounding of 0.25 + 5e-11).
+    most = 5e-11 * (1 + 1e-6)
+    checked = 0
+    for scores, labels, npos in _random_lists(seed):
+        p = np.sum(labels == 1) if npos is None else npos
+        retrieved = (scores > -INF) & (labels != 0)
+        if p == 0 or not retrieved.any():
+            continue
+        got = auc_pr_trapz(scores, labels, n_positives=npos, ties="input")
+        assert abs(got - vl_pr_auc(labels, scores, npos)) <= most
+        kept = labels != 0
+        s, lab01 = scores[kept], (labels[kept] == 1).astype(int)
+        assert abs(got - hpatches_pr_ap(s, lab01, npos)) <= most
+        if labels[retrieved][np.argsort(-scores[retrieved], kind="stable")][0] == 1:
+            # a positive first: no point has TP = 0 < TP + FP, and the codes agree exactly
+            assert got == pytest.approx(vl_pr_auc(labels, scores, npos), rel=1e-12)
+        if (scores[kept] > -INF).all() and 0 < lab01.sum() < lab01.size:
+            # HPatches' balanced verification "auc": everything retrieved
+            want = hpatches_roc_auc(s, lab01)
+            assert roc_auc(scores, labels, ties="input") == pytest.approx(want, rel=1e-12)
+        checked += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_auc_pr_trapz_grouped_equals_sklearn_auc_of_pr_curve(seed):
+    # sklearn's precision_recall_curve ends with (recall 0, precision 1), our leading point,
+    # and has one point per distinct score: auc(recall, precision), what its docs call "too
+    # optimistic", is auc_pr_trapz under grouped ties when every positive is retrieved.
+    checked = 0
+    for scores, labels, _ in _random_lists(seed):
+        keep = (labels != 0) & (scores > -INF)
+        if not (labels[keep] == 1).any() or (labels == 1).sum() > (labels[keep] == 1).sum():
+            continue
+        precision, recall, _ = precision_recall_curve(labels[keep], scores[keep])
+        want = auc(recall, precision)
+        assert auc_pr_trapz(scores, labels) == pytest.approx(want, rel=1e-12)
+        checked += 1
+    assert checked > 50
+
+
 # ----------------------------------------------------------------------------- edge cases
 
 METRIC_NAMES = tuple(ranking.METRICS)
@@ -394,10 +620,12 @@ def test_no_positives_give_nan(metric, scores, labels):
         ("precision_at_k", 0.0),
         ("recall_at_k", 0.0),
         ("fpr95", math.nan),
+        ("auc_pr_trapz", 0.0),
+        ("roc_auc", math.nan),
     ],
 )
 def test_empty_list_with_override(metric, expected):
-    # P = 2 from n_positives, nothing ranked; fpr95 has N = 0
+    # P = 2 from n_positives, nothing ranked; fpr95 and roc_auc have N = 0
     np.testing.assert_equal(_single(metric)([], [], n_positives=2), expected)
 
 

@@ -57,6 +57,7 @@ __all__ = [
     "ap_coco",
     "ap_voc07",
     "ap_voc10",
+    "auc_pr_trapz",
     "fpr95",
     "mean_over_lists",
     "per_list",
@@ -64,6 +65,7 @@ __all__ = [
     "precision_at_k",
     "ranking_points",
     "recall_at_k",
+    "roc_auc",
 ]
 
 #: Exactly as py-faster-rcnn ``voc_ap`` builds them: the 4th value is 0.30000000000000004.
@@ -106,6 +108,30 @@ def _ap_coco(pts: Points, k: int | None) -> FloatArray:
     return nan_without_positives(q.sum(axis=1) / 101, pts)
 
 
+def _auc_pr_trapz(pts: Points, k: int | None) -> FloatArray:
+    first = np.zeros(pts.tp.size, dtype=bool)
+    first[pts.start[pts.count > 0]] = True
+    p_before = np.where(first, 1.0, previous(pts.precision, pts))  # leading point (0, 1)
+    terms = (pts.recall - previous(pts.recall, pts)) * (pts.precision + p_before) * 0.5
+    return nan_without_positives(segment_sum(terms, pts), pts)
+
+
+def _roc_auc(pts: Points, k: int | None) -> FloatArray:
+    # twice the area times P * N, in integers: each point adds d_FP * (TP_before + TP); the
+    # rest (not retrieved, and positives counted only by the override) joins (FP, TP) to (N, P)
+    d_fp = pts.fp - previous(pts.fp, pts)
+    twice = segment_sum(d_fp * (pts.tp + previous(pts.tp, pts)), pts)
+    tp_end, fp_end = np.zeros(pts.count.size, np.int64), np.zeros(pts.count.size, np.int64)
+    ends = pts.count > 0
+    tp_end[ends] = pts.tp[(pts.start + pts.count - 1)[ends]]
+    fp_end[ends] = pts.fp[(pts.start + pts.count - 1)[ends]]
+    twice += (pts.n_negatives - fp_end) * (tp_end + pts.n_positives)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = twice / (2.0 * pts.n_positives * pts.n_negatives)
+    values[pts.n_negatives == 0] = np.nan
+    return nan_without_positives(values, pts)
+
+
 def _precision_at_k(pts: Points, k: int | None) -> FloatArray:
     return nan_without_positives(tp_at_k(pts, _check_k(k)) / _check_k(k), pts)
 
@@ -134,6 +160,8 @@ METRICS: dict[str, Callable[[Points, int | None], FloatArray]] = {
     "precision_at_k": _precision_at_k,
     "recall_at_k": _recall_at_k,
     "fpr95": _fpr95,
+    "auc_pr_trapz": _auc_pr_trapz,
+    "roc_auc": _roc_auc,
 }
 _WITH_K = ("precision_at_k", "recall_at_k")
 
@@ -153,7 +181,7 @@ def per_list(
 
     Args:
         metric: a key of :data:`METRICS` (``ap``, ``ap_voc07``, ``ap_voc10``, ``ap_coco``,
-            ``precision_at_k``, ``recall_at_k``, ``fpr95``).
+            ``precision_at_k``, ``recall_at_k``, ``fpr95``, ``auc_pr_trapz``, ``roc_auc``).
         group, scores, labels, n_positives, ties, order: as in :func:`ranking_points`.
         k: the cut-off, required by ``precision_at_k``/``recall_at_k`` and refused by the others.
 
@@ -294,6 +322,49 @@ def fpr95(
     counts as accepted: 1.0. Edge cases: P == 0 or N == 0 -> NaN.
     """
     return _single("fpr95", scores, labels, n_positives, ties)
+
+
+def auc_pr_trapz(
+    scores: ArrayLike, labels: ArrayLike, *, n_positives: int | None = None, ties: str = "grouped"
+) -> float:
+    """Area under the PR curve by trapezoids from a leading point (R_0, P_0) = (0, 1).
+
+    ``sum_i (R_i - R_{i-1}) * (P_i + P_{i-1}) * 0.5``: VLFeat ``vl_pr`` ``info.auc`` (vlfeat/vlfeat
+    toolbox/plotop/vl_pr.m, 1b9075fc), which the HPatches Python benchmark reports as "ap"
+    (``np.trapz(precision, recall)``, hpatches/hpatches-benchmark python/utils/metrics.py,
+    e0c993c7); both sort stably, as ``ties="input"``. Per rank a negative adds nothing, a positive
+    ``(P_i + P_{i-1}) / (2P)``. Unlike VLFeat, ``P_i = TP_i / (TP_i + FP_i)`` exactly, without
+    its ``max(tp, 1e-10)`` (which adds at most 5e-11). Labels [-1, +1] in input order: points
+    (0, 1), (0, 0), (1, 1/2) -> 1 * (0 + 1/2) / 2 = 0.25 (AP 0.5).
+
+    Edge cases: P == 0 -> NaN (VLFeat: 0); nothing retrieved -> 0.0; the curve stops at the
+    last retrieved item, so positives not retrieved add no area.
+
+    >>> auc_pr_trapz([2.0, 1.0], [-1, 1])
+    0.25
+    """
+    return _single("auc_pr_trapz", scores, labels, n_positives, ties)
+
+
+def roc_auc(
+    scores: ArrayLike, labels: ArrayLike, *, n_positives: int | None = None, ties: str = "grouped"
+) -> float:
+    """Area under the ROC curve by trapezoids: scikit-learn ``roc_auc_score`` with ``grouped``
+    ties (``_binary_clf_curve`` + ``auc``, sklearn/metrics/_ranking.py, 29409047).
+
+    Over ``(FP_i / N, TP_i / P)`` from (0, 0), closed by (1, 1): ``sum_i (x_i - x_{i-1}) *
+    (y_i + y_{i-1}) / 2``, i.e. the fraction of (positive, negative) pairs ranked in order,
+    a tie counting one half under ``grouped``. N counts the -1 labels, retrieved or not. What
+    is not retrieved (and the positives counted only by ``n_positives``) ranks below every
+    retrieved item, all tied, under every policy. Computed as one division of integers,
+    ``sum_i (FP_i - FP_{i-1}) * (TP_i + TP_{i-1}) / (2 P N)``, the closing segment included.
+
+    Edge cases: P == 0 or N == 0 -> NaN; nothing retrieved -> 0.5.
+
+    >>> roc_auc([3.0, 2.0, 2.0, 1.0], [1, 1, -1, -1])  # the tied pair counts 1/2: 3.5 / 4
+    0.875
+    """
+    return _single("roc_auc", scores, labels, n_positives, ties)
 
 
 def pr_curve(

@@ -1,0 +1,146 @@
+-- GENERATED from sql/metrics/auc_pr_trapz.sql by sqlglot (duckdb -> spark); do not
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
+-- auc_pr_trapz: area under the precision-recall curve by the trapezoidal rule, from a leading
+-- point (R_0, P_0) = (0, 1) (VLFeat vl_pr info.auc; the HPatches Python benchmark's "ap",
+-- np.trapz(precision, recall)):
+--   AUC = sum_i (R_i - R_{i-1}) * (P_i + P_{i-1}) * 0.5
+-- over the points i = 1, 2, ... of lib/ranking_points.sql (a distinct score under `grouped`
+-- ties, else a rank in the policy's order). P_i = TP_i / (TP_i + FP_i) exactly (VLFeat and
+-- HPatches use max(tp, 1e-10) / max(tp + fp, 1e-10), a difference of at most 5e-11). The
+-- curve stops at the last retrieved item: positives not retrieved add no area.
+-- P = 0 -> NULL; P > 0 and nothing retrieved -> 0.
+-- The sum is exact (docs/metrics.md, "Determinism"), as in ap_voc10: each trapezoid, a double
+-- in [0, 1], is scaled by 2^90 and rounded to an integer, and the integers are added as
+-- decimal(38, 0), the same bits in any order of the terms; the sum is at most 2^90 < 10^38.
+-- Parameters: $runs integer[], $task varchar, $ties varchar.
+-- Output: run_id, group_id, value (one row per list).
+WITH items AS (
+  SELECT
+    s.run_id,
+    s.list_id,
+    s.score,
+    s.label,
+    s.seq
+  FROM score_items AS s
+  WHERE
+    ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task
+), label_counts AS (
+  SELECT
+    run_id,
+    list_id,
+    SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS n_pos_labels,
+    SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS n_neg,
+    SUM(CASE WHEN label <> 0 AND NOT score IS NULL THEN 1 ELSE 0 END) AS n_ret,
+    SUM(CASE WHEN label = 1 AND NOT score IS NULL THEN 1 ELSE 0 END) AS p_ret
+  FROM items
+  GROUP BY
+    run_id,
+    list_id
+), lists AS (
+  SELECT
+    c.run_id,
+    c.list_id,
+    g.group_id,
+    COALESCE(g.n_positives, c.n_pos_labels) AS n_pos,
+    c.n_neg,
+    c.n_ret,
+    c.p_ret
+  FROM label_counts AS c
+  JOIN groups AS g
+    ON g.list_id = c.list_id
+), ranked AS (
+  SELECT
+    run_id,
+    list_id,
+    score,
+    label,
+    CASE
+      WHEN :ties = 'optimistic'
+      THEN -label
+      WHEN :ties = 'pessimistic'
+      THEN label
+      ELSE 0
+    END AS k1,
+    CASE WHEN :ties = 'grouped' THEN 0 ELSE seq END AS k2
+  FROM items
+  WHERE
+    label <> 0 AND NOT score IS NULL
+), steps AS (
+  SELECT
+    run_id,
+    list_id,
+    score,
+    k1,
+    k2,
+    SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS d_tp,
+    SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS d_fp
+  FROM ranked
+  GROUP BY
+    run_id,
+    list_id,
+    score,
+    k1,
+    k2
+), points AS (
+  SELECT
+    run_id,
+    list_id,
+    d_tp,
+    d_fp,
+    SUM(d_tp) OVER w AS tp,
+    SUM(d_fp) OVER w AS fp,
+    ROW_NUMBER() OVER w AS rn
+  FROM steps
+  WINDOW w AS (
+    PARTITION BY list_id
+    ORDER BY score DESC, k1 NULLS LAST, k2 NULLS LAST
+    rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+  )
+), curve AS (
+  SELECT
+    p.run_id,
+    p.list_id,
+    l.group_id,
+    p.rn,
+    p.d_tp,
+    p.d_fp,
+    p.tp,
+    p.fp,
+    l.n_pos,
+    l.n_neg,
+    CAST(p.tp AS DOUBLE) / NULLIF(CAST(p.tp + p.fp AS DOUBLE), 0) AS prec,
+    CAST(p.tp AS DOUBLE) / NULLIF(CAST(l.n_pos AS DOUBLE), 0) AS rec
+  FROM points AS p
+  JOIN lists AS l
+    ON l.list_id = p.list_id
+), trapezoids AS (
+  SELECT
+    run_id,
+    list_id,
+    CAST((
+      rec - LAG(rec, 1, CAST(0.0 AS DOUBLE)) OVER (PARTITION BY list_id ORDER BY rn NULLS LAST)
+    ) * (
+      prec + LAG(prec, 1, CAST(1.0 AS DOUBLE)) OVER (PARTITION BY list_id ORDER BY rn NULLS LAST)
+    ) * CAST(0.5 AS DOUBLE) * POWER(2, 90) AS DECIMAL(38, 0)) AS a
+  FROM curve
+), per_list AS (
+  SELECT
+    run_id,
+    list_id,
+    SUM(a) AS s
+  FROM trapezoids
+  GROUP BY
+    run_id,
+    list_id
+)
+SELECT
+  l.run_id,
+  l.group_id,
+  CASE
+    WHEN l.n_pos = 0
+    THEN NULL
+    ELSE COALESCE(CAST(p.s AS DOUBLE) * POWER(2, -90), CAST(0.0 AS DOUBLE))
+  END AS value
+FROM lists AS l
+LEFT JOIN per_list AS p
+  ON p.run_id = l.run_id AND p.list_id = l.list_id
