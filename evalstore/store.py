@@ -87,7 +87,7 @@ class Store(Database):
         fmt: str | None = None,
         columns: Columns = None,
         negate_score: bool = False,
-        labels: str = "pm1",
+        labels: str | None = None,
         groups: Source | None = None,
         groups_format: str | None = None,
         voc_gt: Path | None = None,

@@ -403,7 +403,9 @@ def test_an_export_written_before_list_ids_imports(source: Store, tmp_path: Path
             entry["rows"][table] = rows.num_rows
     (out / "manifest.json").write_text(json.dumps(manifest))
     with Store(tmp_path / "dst.duckdb") as target:
-        target.ingest(ranked(2, 3), task="retrieval", run="pad/0", git_commit=None)
+        target.ingest(  # ranked() draws +1/-1/0: pm1, whether or not a -1 came up
+            ranked(2, 3), task="retrieval", run="pad/0", labels="pm1", git_commit=None
+        )
         assert import_runs(target, out) == ["exp/a", "out/c"]
         pairs = target.con.sql(
             "select distinct run_id, task, group_id, list_id from scores"

@@ -138,7 +138,7 @@ def test_verification_needs_no_group(store: Store) -> None:
 def test_groups_file_sets_n_positives_and_slices(store: Store, tmp_path: Path) -> None:
     groups = tmp_path / "groups.csv"
     groups.write_text("group_id,n_positives,sequence,difficulty\n0,7,i_boat,easy\n1,,v_home,hard\n")
-    store.ingest(ranked(2, 3), task="matching", run="r", groups=groups)
+    store.ingest(ranked(2, 3), task="matching", run="r", groups=groups, labels="pm1")
     rows = store.con.sql("select group_id, n_positives, slices from groups order by 1").fetchall()
     assert rows == [
         ("0", 7, {"sequence": "i_boat", "difficulty": "easy"}),
@@ -199,6 +199,7 @@ def snapshot_of(store: Store) -> list[tuple[Any, ...]]:
 # -- bad input through the CLI: one line, exit 1, database unchanged -----------------------
 
 GOOD = "group_id,item_id,score,label\nq1,a,0.9,1\nq1,b,0.5,-1\nq2,a,0.3,0\n"
+ZERO_ONE = "group_id,item_id,score,label\nq1,a,0.9,0\nq1,b,0.5,1\nq2,a,0.3,0\n"
 
 BAD_INPUTS = {
     "missing_column": (
@@ -261,6 +262,26 @@ BAD_INPUTS = {
         "missing column 'group_id'",
     ),
     "no_such_file": ("other.csv", GOOD, ["--", "nothere.csv"], "nothere.csv: no such file"),
+    "zero_one_under_default_pm1": (
+        "scores.csv",
+        ZERO_ONE,
+        [],
+        "scores.csv: column 'label' has 0 (2 rows) and 1 (1 row) but no -1; under --labels pm1 "
+        "every 0 is ignored (not a negative): pass --labels 01 if 0 means negative, or "
+        "--labels pm1 explicitly if 0 means ignored",
+    ),
+    "only_zeros_under_default_pm1": (
+        "scores.csv",
+        "group_id,item_id,score,label\nq1,a,0.9,0\n",
+        [],
+        "scores.csv: column 'label' has 0 (1 row) but no 1 or -1; under --labels pm1",
+    ),
+    "zero_one_in_a_mapped_column": (
+        "scores.csv",
+        ZERO_ONE.replace("label", "relevant"),
+        ["--column", "label=relevant"],
+        "scores.csv: column 'relevant' has 0 (2 rows) and 1 (1 row) but no -1",
+    ),
 }
 
 
@@ -296,6 +317,132 @@ def test_bad_input_is_one_line_and_changes_nothing(
     assert snapshot(db) == before
 
 
+# -- labels that cannot be right, the label counts, score columns named like distances ------
+
+
+def labels_of(db: Path, run: str) -> list[int]:
+    with Store(db, read_only=True) as store:
+        return stored(store, run)["label"].to_list()
+
+
+def test_zero_one_labels_need_a_convention_chosen(cli: Any, db: Path, tmp_path: Path) -> None:
+    """0/1 labels under the default pm1 are refused (every 0 would be ignored: AP 1 for any
+    ranking); --labels 01 reads 0 as negative, an explicit --labels pm1 as ignored."""
+    path = tmp_path / "scores.csv"
+    path.write_text(ZERO_ONE)
+    assert cli("ingest", str(path), "--task", "retrieval", "--run", "base").exit_code == 1
+    assert not db.exists()  # the store the failed command would have created is not left
+    ok = cli("ingest", str(path), "--task", "retrieval", "--run", "01", "--labels", "01")
+    assert ok.exit_code == 0, ok.output
+    assert labels_of(db, "01") == [-1, 1, -1]
+    ok = cli("ingest", str(path), "--task", "retrieval", "--run", "pm1", "--labels", "pm1")
+    assert ok.exit_code == 0, ok.output
+    assert ok.stderr == ""
+    assert labels_of(db, "pm1") == [0, 1, 0]
+
+
+def test_the_label_check_is_over_all_inputs_together(cli: Any, db: Path, tmp_path: Path) -> None:
+    """A -1 in any input of the ingest is enough; refused, the message names every input and
+    counts the labels of all of them."""
+    zero_one, other = tmp_path / "a.csv", tmp_path / "b.csv"
+    zero_one.write_text(ZERO_ONE)
+    other.write_text(ZERO_ONE.replace("q", "p"))
+    result = cli("ingest", str(zero_one), str(other), "--task", "retrieval", "--run", "two")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        f"Error: {zero_one}, {other}: column 'label' has 0 (4 rows) and 1 (2 rows) but no -1; "
+        "under --labels pm1 every 0 is ignored (not a negative): pass --labels 01 if 0 means "
+        "negative, or --labels pm1 explicitly if 0 means ignored"
+    )
+    other.write_text("group_id,item_id,score,label\np1,a,0.9,-1\n")
+    result = cli("ingest", str(zero_one), str(other), "--task", "retrieval", "--run", "two")
+    assert result.exit_code == 0, result.output
+    assert labels_of(db, "two") == [0, 1, 0, -1]
+
+
+def test_the_library_refuses_as_the_cli_does(store: Store) -> None:
+    """Store.ingest: the default labels=None is pm1 with the check, "pm1" is pm1 without;
+    refused, the store is as it was. Positives alone (no 0) need no choice."""
+    store.ingest(ranked(seed=1), task="retrieval", run="base", git_commit=None)
+    before = snapshot_of(store)
+    data = {"item_id": [1, 2, 3], "score": [0.5, 0.25, 0.125], "label": [1, 0, 0]}
+    with pytest.raises(InvalidInput) as info:
+        store.ingest(data, task="verification", run="r", git_commit=None)
+    assert str(info.value).startswith(
+        "input #1: column 'label' has 0 (2 rows) and 1 (1 row) but no -1;"
+    )
+    assert snapshot_of(store) == before
+    result = store.ingest(data, task="verification", run="r", labels="pm1", git_commit=None)
+    assert (result.positives, result.negatives, result.ignored) == (1, 0, 2)
+    only = {"item_id": [1, 2], "score": [0.5, 0.25], "label": [1, 1]}
+    assert store.ingest(only, task="verification", run="p", git_commit=None).positives == 2
+
+
+def test_every_summary_counts_the_labels(cli: Any, tmp_path: Path) -> None:
+    """The summary line keeps its start and ends with the label counts; the JSON summary has
+    them as fields."""
+    path = tmp_path / "s.csv"
+    path.write_text(GOOD + "q2,b,0.1,1\n")
+    result = cli("ingest", str(path), "--task", "retrieval", "--run", "t")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == (
+        "ingested run default/t (id 1): 4 retrieval rows in 2 list(s), 0 not retrieved, "
+        "2 positive, 1 negative, 1 ignored"
+    )
+    json_args = ["--labels", "pm1", "--output-format", "json"]
+    result = cli("ingest", str(path), "--task", "retrieval", "--run", "j", *json_args)
+    [summary] = json.loads(result.stdout)
+    assert {k: summary[k] for k in ("positives", "negatives", "ignored", "warnings")} == {
+        "positives": 2,
+        "negatives": 1,
+        "ignored": 1,
+        "warnings": [],
+    }
+
+
+DISTANCE_NAMES = ["distance", "dist", "d", "D", "L2", "l1_dist", "hamming", "descDistance"]
+OTHER_NAMES = ["similarity", "neg_distance", "minus_l2", "odds", "distinct", "ld"]
+
+
+@pytest.mark.parametrize("name", DISTANCE_NAMES + OTHER_NAMES)
+def test_a_score_named_like_a_distance_gets_a_warning(
+    cli: Any, tmp_path: Path, name: str
+) -> None:
+    """--column score=distance without --negate-score: stored as given, with one warning line
+    on stderr (after the column mapping: the input's own name); none with --negate-score, and
+    none for other names."""
+    path = tmp_path / "s.csv"
+    path.write_text(GOOD.replace("score", name))
+    mapping = ["--column", f"score={name}"]
+    result = cli("ingest", str(path), "--task", "retrieval", "--run", "a", *mapping)
+    assert result.exit_code == 0, result.output
+    if name in OTHER_NAMES:
+        assert result.stderr == ""
+        return
+    assert result.stderr.strip().splitlines() == [
+        f"Warning: {path}: the score column {name!r} is named like a distance (smaller = "
+        "closer) but --negate-score is not given: its values are stored as they are, higher "
+        "= more confident; pass --negate-score if smaller is better"
+    ]
+    options = [*mapping, "--negate-score", "--output-format", "json"]
+    negated = cli("ingest", str(path), "--task", "retrieval", "--run", "b", *options)
+    assert (negated.exit_code, negated.stderr) == (0, "")
+    assert json.loads(negated.stdout)[0]["warnings"] == []
+
+
+def test_the_library_returns_warnings_and_prints_nothing(
+    store: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = {"group_id": [1, 1], "item_id": [1, 2], "dist": [0.5, 0.25], "label": [1, -1]}
+    result = store.ingest(
+        data, task="retrieval", run="r", columns={"score": "dist"}, git_commit=None
+    )
+    assert len(result.warnings) == 1 and result.warnings[0].startswith(
+        "input #1: the score column 'dist' is named like a distance"
+    )
+    assert capsys.readouterr() == ("", "")
+
+
 # -- hypothesis round trip -------------------------------------------------------------------
 
 ids = st.one_of(st.integers(-(2**40), 2**40).map(str), st.text(min_size=1, max_size=8))
@@ -327,8 +474,8 @@ def test_what_goes_in_comes_out(
         "score": np.array([r[2] for r in rows], dtype=np.float64),
         "label": np.array([r[3] for r in rows], dtype=np.int64),
     }
-    with Store(path) as store:
-        store.ingest(pl.DataFrame(data), task="retrieval", run="r")
+    with Store(path) as store:  # pm1 given: rows of 0 and 1 only are meant as drawn
+        store.ingest(pl.DataFrame(data), task="retrieval", run="r", labels="pm1")
         got = stored(store)
     assert got.equals(expected(data))
 

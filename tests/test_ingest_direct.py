@@ -59,6 +59,10 @@ def summary(result: IngestResult) -> tuple[Any, ...]:
         result.not_retrieved,
         result.replaced,
         len(result.files),
+        result.positives,
+        result.negatives,
+        result.ignored,
+        len(result.warnings),
     )
 
 
@@ -213,6 +217,10 @@ def parquet_lists(draw: st.DrawFn) -> dict[str, Any]:
     scores = draw(st.lists(score, min_size=n, max_size=n))
 
     labels = draw(st.sampled_from(sorted(LABEL_VALUES)))
+    explicit = labels != "pm1" or draw(st.booleans())  # else the default: pm1, checked
+    values = LABEL_VALUES[labels]
+    if labels == "pm1" and draw(st.booleans()):
+        values = [0, 1]  # 0/1 labels read under pm1: refused unless pm1 is given explicitly
     label_type = (
         pa.bool_()
         if labels == "bool"
@@ -226,7 +234,7 @@ def parquet_lists(draw: st.DrawFn) -> dict[str, Any]:
             "item_id": pa.array(items, draw(st.sampled_from([pa.int32(), pa.int64()]))),
             "score": pa.array(scores, pa.float32() if float32 else pa.float64()),
             "label": pa.array(
-                draw(st.lists(st.sampled_from(LABEL_VALUES[labels]), min_size=n, max_size=n)),
+                draw(st.lists(st.sampled_from(values), min_size=n, max_size=n)),
                 label_type,
             ),
         }
@@ -237,6 +245,7 @@ def parquet_lists(draw: st.DrawFn) -> dict[str, Any]:
         "table": table,
         "parts": parts,
         "labels": labels,
+        "explicit": explicit,
         "negate": negate,
         "row_group_size": draw(st.sampled_from([None, 3])),  # file_row_number across groups
     }
@@ -273,7 +282,13 @@ def test_parquet_ingest_equals_in_memory_ingest(
         parquet(folder / f"part{k}.parquet", part, row_group_size=case["row_group_size"])
         for k, part in enumerate(parts)
     ]
-    options = {"task": "retrieval", "labels": case["labels"], "negate_score": case["negate"]}
+    options = {
+        "task": "retrieval",
+        "labels": case["labels"] if case["explicit"] else None,
+        "negate_score": case["negate"],
+    }
+    values = set(table["label"].to_pylist())
+    refused = not case["explicit"] and 0 in values and -1 not in values
     with Store(folder / "db.duckdb") as store:
         if has_duplicates(table):
             event("duplicates: both refuse")
@@ -283,6 +298,15 @@ def test_parquet_ingest_equals_in_memory_ingest(
             from_memory = failure(store, parts, run="m", **options)
             assert state(store) == empty
             assert "duplicate (group_id, item_id)" in from_files
+            assert in_memory_labels(from_files, paths) == from_memory
+            return
+        if refused:
+            event("0 labels without -1 under the default: both refuse")
+            empty = state(store)
+            from_files = failure(store, paths, run="p", **options)
+            from_memory = failure(store, parts, run="m", **options)
+            assert state(store) == empty
+            assert "but no" in from_files and "-1; under --labels pm1" in from_files
             assert in_memory_labels(from_files, paths) == from_memory
             return
         direct = store.ingest(paths, run="p", **options, **NO_GIT)
@@ -316,6 +340,7 @@ def _set(table: pa.Table, column: str, row: int, value: Any, type_: Any = None) 
 
 GOOD = lists_table(3, 4, seed=5)  # 12 rows: groups 0, 1, 2 of items 0..3
 ZERO_ONE = _with(GOOD, "label", [1, 0, 0, 1] * 3)
+ZERO_ONE_NEXT = _with(ZERO_ONE, "group_id", np.repeat(np.arange(3, 6, dtype=np.int32), 4))
 
 # name: (the input files, options, how the message starts ({0}, {1}: the files), direct tried)
 BAD = {
@@ -391,6 +416,27 @@ BAD = {
         "{0}: column 'group_id' row 4 is empty (task retrieval needs a list id)",
         [],
     ),
+    # stored by the direct insert, then refused in the same transaction
+    "zero_one_under_default_pm1": (
+        [ZERO_ONE],
+        {},
+        "{0}: column 'label' has 0 (6 rows) and 1 (6 rows) but no -1; under --labels pm1 "
+        "every 0 is ignored (not a negative): pass --labels 01 if 0 means negative, or "
+        "--labels pm1 explicitly if 0 means ignored",
+        ["done"],
+    ),
+    "zero_one_in_two_files": (
+        [ZERO_ONE, ZERO_ONE_NEXT],
+        {},
+        "{0}, {1}: column 'label' has 0 (12 rows) and 1 (12 rows) but no -1;",
+        ["done"],
+    ),
+    "only_zeros_under_default_pm1": (
+        [_with(GOOD, "label", [0] * 12)],
+        {},
+        "{0}: column 'label' has 0 (12 rows) but no 1 or -1;",
+        ["done"],
+    ),
 }
 
 
@@ -414,6 +460,52 @@ def test_bad_parquet_gives_the_stream_message_and_changes_nothing(
     from_memory = failure(store, tables, task="retrieval", run="new", **options)
     assert state(store) == before
     assert in_memory_labels(message, paths) == from_memory
+
+
+@pytest.mark.parametrize("labels", ["pm1", "01"])
+def test_an_explicit_convention_takes_zero_one_labels_on_both_paths(
+    store: Store, tmp_path: Path, direct_attempts: list[str], labels: str
+) -> None:
+    """The files the default refuses, with --labels pm1 (0 = ignored) or 01 (0 = negative):
+    direct, the same rows and counts as streamed."""
+    tables = [ZERO_ONE, ZERO_ONE_NEXT]
+    paths = [parquet(tmp_path / f"in{k}.parquet", t) for k, t in enumerate(tables)]
+    direct = store.ingest(paths, task="retrieval", run="file", labels=labels, **NO_GIT)
+    streamed = store.ingest(tables, task="retrieval", run="memory", labels=labels, **NO_GIT)
+    assert (direct.method, direct_attempts) == ("direct", ["done"])
+    assert contents(store, "file") == contents(store, "memory")
+    assert summary(direct) == summary(streamed)
+    assert (direct.positives, direct.negatives, direct.ignored) == (
+        (12, 0, 12) if labels == "pm1" else (12, 12, 0)
+    )
+
+
+def test_a_negative_in_another_file_is_enough(store: Store, tmp_path: Path) -> None:
+    """The label check is over the whole ingest: 0/1 labels in one file and a -1 in the
+    other go direct under the default convention, counted as the stream counts them."""
+    other = _with(ZERO_ONE_NEXT, "label", [1, 0, 0, -1] * 3)
+    paths = [parquet(tmp_path / "a.parquet", ZERO_ONE), parquet(tmp_path / "b.parquet", other)]
+    direct = store.ingest(paths, task="retrieval", run="file", **NO_GIT)
+    streamed = store.ingest([ZERO_ONE, other], task="retrieval", run="memory", **NO_GIT)
+    assert direct.method == "direct"
+    assert summary(direct) == summary(streamed)
+    assert (direct.positives, direct.negatives, direct.ignored) == (9, 3, 12)
+
+
+def test_a_distance_column_gets_the_same_warning_on_both_paths(
+    store: Store, tmp_path: Path
+) -> None:
+    """columns={"score": "l2_distance"} without negate_score: stored as given, with the same
+    warning (naming the input) from a file (direct) as from memory."""
+    table = GOOD.rename_columns(["group_id", "item_id", "l2_distance", "label"])
+    path = parquet(tmp_path / "d.parquet", table)
+    options = {"task": "retrieval", "columns": {"score": "l2_distance"}}
+    direct = store.ingest(path, run="file", **options, **NO_GIT)
+    streamed = store.ingest(table, run="memory", **options, **NO_GIT)
+    assert direct.method == "direct"
+    assert [in_memory_labels(w, [path]) for w in direct.warnings] == streamed.warnings
+    assert direct.warnings[0].startswith(f"{path}: the score column 'l2_distance' is named like")
+    assert contents(store, "file") == contents(store, "memory")
 
 
 # -- 4. sparse and dense group ids ---------------------------------------------------------

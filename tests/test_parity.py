@@ -123,8 +123,8 @@ def _ingest_ranked(store: Store, data: dict[str, Any]) -> int:
         "score": data["scores"],
         "label": data["labels"],
     }
-    return store.ingest(
-        rows, task="retrieval", run=_run_name(), groups=groups, git_commit=None
+    return store.ingest(  # labels drawn from +1/-1/0: pm1, whether or not a -1 came up
+        rows, task="retrieval", run=_run_name(), groups=groups, labels="pm1", git_commit=None
     ).run_id
 
 

@@ -14,6 +14,7 @@ from evalstore.cli.common import (
     LockOpt,
     command,
     emit,
+    err,
     out,
     progress_bar,
     removed_on_error,
@@ -55,8 +56,13 @@ def ingest_cmd(
         bool, typer.Option("--negate-score", help="Store -score (for distances).")
     ] = False,
     labels: Annotated[
-        str, typer.Option("--labels", help="Label convention: pm1 (+1/-1/0) | 01 | bool.")
-    ] = "pm1",
+        str | None,
+        typer.Option(
+            "--labels",
+            help="Label convention: pm1 (+1/-1/0) | 01 | bool [default: pm1, refusing 0 "
+            "labels without any -1; pass --labels pm1 to accept them].",
+        ),
+    ] = None,
     groups: Annotated[
         Path | None,
         typer.Option("--groups", help="Per-list metadata: group_id, n_positives, slice columns."),
@@ -112,7 +118,7 @@ def ingest_cmd(
     only: dict[str, dict[str, object]] = {
         "ranked": {
             "--negate-score": negate_score,
-            "--labels": labels != "pm1",
+            "--labels": labels is not None,
             "--groups": groups,
             "--voc-gt": voc_gt,
         },
@@ -171,11 +177,19 @@ def ingest_cmd(
                 progress=cb,
                 **meta,
             )
+    for warning in result.warnings:
+        err.print(f"Warning: {warning}", markup=False)
     if output is Fmt.table:
         verb = "replaced" if result.replaced else "ingested"
+        labelled = (
+            ""
+            if result.positives is None
+            else f", {result.positives:,} positive, {result.negatives or 0:,} negative, "
+            f"{result.ignored or 0:,} ignored"
+        )
         out.print(
             f"{verb} run {result.ref} (id {result.run_id}): {result.rows:,} {result.task} rows "
-            f"in {result.lists:,} list(s), {result.not_retrieved:,} not retrieved",
+            f"in {result.lists:,} list(s), {result.not_retrieved:,} not retrieved{labelled}",
             markup=False,
         )
     else:

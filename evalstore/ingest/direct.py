@@ -241,11 +241,11 @@ def insert_direct(
 ) -> Written:
     """DuckDB reads the files into the row table (a 0/1 or boolean label of another value
     aborts the insert); one pass over the inserted rows then marks each (list, item) pair in
-    a bitmap (fewer marks than rows: a duplicate), which also gives the lists that occur, and
-    counts the values the streaming path refuses. A list's id is its group id + a fixed
-    offset. The plan's ranges come from the files' statistics, which are not trusted: a row
-    outside them stops the insert or is missed by the count, and either way the streaming
-    path runs instead."""
+    a bitmap (fewer marks than rows: a duplicate), which also gives the lists that occur,
+    counts the values the streaming path refuses and counts the labels by value. A list's
+    id is its group id + a fixed offset. The plan's ranges come from the files' statistics,
+    which are not trusted: a row outside them stops the insert or is missed by the count,
+    and either way the streaming path runs instead."""
     if first_list_id + plan.groups + 1 > INT32[1]:
         raise Recheck  # the streaming path takes one id per list, or says none are left
     try:
@@ -265,9 +265,9 @@ def insert_direct(
     text = rows_sql("store/direct_check", spec.table)
     params = {"lo": first_list_id, "lists": plan.groups, "items": plan.items, "imin": plan.imin}
     try:
-        bitmap, rows, bad, not_retrieved = con.execute(text, queries.bind(text, params)).fetchall()[
-            0
-        ]
+        bitmap, rows, bad, not_retrieved, positives, negatives = con.execute(
+            text, queries.bind(text, params)
+        ).fetchall()[0]
     except duckdb.InterruptException:
         raise
     except duckdb.Error:  # an item id outside the range the statistics gave
@@ -296,6 +296,8 @@ def insert_direct(
     return Written(
         rows=plan.rows,
         not_retrieved=int(not_retrieved),
+        positives=int(positives),
+        negatives=int(negatives),
         names=names,
         ids=plan.groups,
         spans=spans,

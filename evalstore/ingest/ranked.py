@@ -10,6 +10,7 @@ there or not at all, whatever goes wrong (bad input, a crash, ``kill -9``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -22,7 +23,13 @@ from evalstore.ingest.formats.voc import read_classification
 from evalstore.ingest.groups import read_groups
 from evalstore.ingest.sources import Source, as_sources, open_source, parse_columns
 from evalstore.ingest.stream import insert_stream
-from evalstore.ingest.validate import LABEL_CONVENTIONS, TASKS, Spec, decide_storage
+from evalstore.ingest.validate import (
+    LABEL_CONVENTIONS,
+    TASKS,
+    Spec,
+    decide_storage,
+    score_warnings,
+)
 from evalstore.ingest.write import IngestResult, Target, write_run
 
 if TYPE_CHECKING:
@@ -41,7 +48,7 @@ def ingest(
     fmt: str | None = None,
     columns: Sequence[str] | Mapping[str, str] | None = None,
     negate_score: bool = False,
-    labels: str = "pm1",
+    labels: str | None = None,
     groups: Source | None = None,
     groups_format: str | None = None,
     voc_gt: str | os.PathLike[str] | None = None,
@@ -71,7 +78,10 @@ def ingest(
             result files (``comp1_cls_test_<class>.txt``) with ground truth from ``voc_gt``.
         columns: ``{"score": "distance"}`` or ``["score=distance"]``: where our columns are.
         negate_score: store ``-score`` (for distances: smaller = better).
-        labels: ``pm1`` (+1/-1/0, default), ``01`` (1 = positive, 0 = negative) or ``bool``.
+        labels: ``pm1`` (+1 positive, -1 negative, 0 ignored), ``01`` (1 = positive, 0 =
+            negative) or ``bool``. The default (None) is ``pm1``, checked: an ingest whose
+            labels, all inputs together, hold a 0 but no -1 is refused (0/1 labels, most
+            likely); ``labels="pm1"`` given explicitly accepts it.
         groups: per-list metadata (``group_id``, optional ``n_positives``, slice columns).
         voc_gt: with ``fmt="voc"``, the folder of ``<class>_<set>.txt`` ground-truth files.
         replace: replace an existing run of that name (atomically).
@@ -81,10 +91,12 @@ def ingest(
         progress: called with (stage, rows done, total or None).
 
     Returns:
-        An :class:`IngestResult`.
+        An :class:`IngestResult`, with the label counts and any warnings (a score column
+        named like a distance without ``negate_score``).
 
     Raises:
-        InvalidInput: bad data or options; nothing is written.
+        InvalidInput: bad data or options, or 0 labels without any -1 under the default
+            convention; nothing is written.
         RunExists: the run exists and neither ``replace`` nor ``append`` was given.
     """
     if task in ("keypoints", "outcomes"):
@@ -96,14 +108,14 @@ def ingest(
         raise InvalidInput(
             f"unknown task {task!r}; use one of {', '.join((*TASKS, 'keypoints', 'outcomes'))}"
         )
-    if labels not in LABEL_CONVENTIONS:
+    if labels is not None and labels not in LABEL_CONVENTIONS:
         raise InvalidInput(
             f"unknown --labels {labels!r}; use one of {', '.join(LABEL_CONVENTIONS)}"
         )
     if replace and append:
         raise InvalidInput("--replace and --append exclude each other")
     meta = runs.RunMeta.build(run, experiment, params, tags, notes, created_at, git_commit)
-    spec = Spec(task, parse_columns(columns), labels, negate_score)
+    spec = Spec(task, parse_columns(columns), labels or "pm1", negate_score, labels is None)
     sources = as_sources(data)
     if not sources:
         raise InvalidInput("nothing to ingest: no input given")
@@ -112,27 +124,34 @@ def ingest(
             raise InvalidInput(f"--format voc holds classification results, not {task}")
         if voc_gt is None:
             raise InvalidInput("--format voc needs --voc-gt DIR (the folder of <class>_<set>.txt)")
-        sources, fmt, spec.columns, spec.labels = (
+        sources, fmt, spec.columns, spec.labels, spec.check_pm1 = (
             [read_classification(sources, voc_gt)],
             None,
             {},
             "pm1",
+            False,  # the ground truth's own +1/-1/0 (0: difficult)
         )
     opened = [open_source(s, fmt, i) for i, s in enumerate(sources)]
+    warnings = score_warnings(spec, [source.label for source in opened])
     group_frame = read_groups(groups, groups_format, task) if groups is not None else None
     target = Target(meta, replace, append, group_frame, groups)
     plan = plan_direct(store.con, opened, spec)
+    result = None
     if plan is not None:
-        try:
-            return write_run(
+        with contextlib.suppress(Recheck):  # the streaming path finds the same and says where
+            result = write_run(
                 store,
                 target,
                 spec,
                 lambda first: insert_direct(store.con, plan, spec, first, progress),
             )
-        except Recheck:
-            pass  # the streaming path below finds the same and says where
-    decide_storage(spec, opened)
-    return write_run(
-        store, target, spec, lambda first: insert_stream(store.con, opened, spec, first, progress)
-    )
+    if result is None:
+        decide_storage(spec, opened)
+        result = write_run(
+            store,
+            target,
+            spec,
+            lambda first: insert_stream(store.con, opened, spec, first, progress),
+        )
+    result.warnings = warnings
+    return result

@@ -112,6 +112,8 @@ class Stream:
         self.spans: list[tuple[str, int, int]] = []  # (label, first seq, end seq)
         self.rows = 0
         self.not_retrieved = 0
+        self.positives = 0
+        self.negatives = 0
         self._hashes: list[pl.Series] = []
         self.first_list_id = first_list_id
         self._list_ids: dict[Any, int] = {}  # group id (int or str) -> list_id
@@ -144,6 +146,8 @@ class Stream:
                         seq=pl.int_range(self.rows, self.rows + n, dtype=pl.Int32),
                     )
                     self.not_retrieved += clean["score"].null_count()
+                    self.positives += int((clean["label"] == 1).sum())
+                    self.negatives += int((clean["label"] == -1).sum())
                     self._hashes.append(_pair_keys(clean, self.spec.int_items))
                     self.rows += n
                     table = clean.to_arrow(compat_level=pl.CompatLevel.oldest())
@@ -221,6 +225,8 @@ def insert_stream(
     return Written(
         rows=stream.rows,
         not_retrieved=stream.not_retrieved,
+        positives=stream.positives,
+        negatives=stream.negatives,
         names=stream.list_names(),
         ids=stream.n_lists(),
         spans=stream.spans,

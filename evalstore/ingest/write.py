@@ -16,7 +16,7 @@ from evalstore import queries, runs
 from evalstore.errors import EvalstoreError, InvalidInput
 from evalstore.ingest.groups import NO_GROUPS
 from evalstore.ingest.sources import Source
-from evalstore.ingest.validate import INT32, Spec
+from evalstore.ingest.validate import INT32, Spec, check_labels
 from evalstore.schema import rows_sql
 
 if TYPE_CHECKING:
@@ -26,7 +26,14 @@ __all__ = ["IngestResult", "Target", "Written", "check_list_ids", "write_run"]
 
 @dataclass
 class IngestResult:
-    """What an ingest wrote."""
+    """What an ingest wrote.
+
+    ``positives``, ``negatives`` and ``ignored`` count the rows stored with label +1, -1 and
+    0 (None for keypoint matches and outcomes, whose rows have no label); ``warnings`` are
+    one-line notes about input that was stored but may not mean what the options say (a
+    score column named like a distance without ``negate_score``). The library never prints
+    them: the CLI shows each as a ``Warning: ...`` line.
+    """
 
     run_id: int
     experiment: str
@@ -38,6 +45,10 @@ class IngestResult:
     replaced: bool = False
     files: list[str] = field(default_factory=list)
     method: str = "stream"  # "direct": DuckDB read the Parquet files; "stream": batches via polars
+    positives: int | None = None
+    negatives: int | None = None
+    ignored: int | None = None
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def ref(self) -> str:
@@ -61,6 +72,8 @@ class Written:
 
     rows: int
     not_retrieved: int
+    positives: int  # rows labelled +1, and -1 (the others are 0: ignored)
+    negatives: int
     names: pl.DataFrame  # group_id (text or NULL) and list_id of each list
     ids: int  # list ids taken, from the first one on (at least the number of lists)
     spans: list[tuple[str, int, int]]  # (input label, first seq, end seq)
@@ -106,6 +119,9 @@ def write_run(
                 con.unregister("_groups_raw")
         if written.maybe_duplicates:
             _check_duplicates(con, spec.table, first_list_id, written)
+        inputs = [label for label, _, _ in written.spans]
+        ignored = written.rows - written.positives - written.negatives
+        check_labels(spec, inputs, written.positives, written.negatives, ignored)
         if target.group_frame is not None:
             low = queries.fetch_rows(
                 con, "store/n_positives_below_labels", {"run_id": run_id, "task": task}
@@ -127,8 +143,11 @@ def write_run(
         lists=written.names.height,
         not_retrieved=written.not_retrieved,
         replaced=replaced,
-        files=[label for label, _, _ in written.spans],
+        files=inputs,
         method=written.method,
+        positives=written.positives,
+        negatives=written.negatives,
+        ignored=ignored,
     )
 
 

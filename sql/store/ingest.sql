@@ -38,15 +38,17 @@ from read_parquet({file}, file_row_number = true, hive_partitioning = false);
 -- (ingest/direct.py counts its marks, fewer than rows meaning a duplicate, and the lists marked),
 -- the rows, the rows with a value the streaming path refuses or stores otherwise (a NaN or
 -- +inf score, a -inf one that the insert left as it was, a label other than +1/-1/0, an item
--- id outside the planned range, whose bit would be another list's) and the rows without a
--- score.
+-- id outside the planned range, whose bit would be another list's), the rows without a
+-- score, and the +1 and -1 labels (the rest are 0 when no row is bad).
 select cast(bitstring_agg((list_id - $lo) * $items + (item - $imin), 0,
                           $lists * $items - 1) as blob) as pairs,
        count(*) as n,
        count_if(isnan(score) or score = 'inf' or score = '-inf'
                 or label not in (-1, 0, 1)
                 or item < $imin or item >= $imin + $items) as bad,
-       count(*) - count(score) as not_retrieved
+       count(*) - count(score) as not_retrieved,
+       count_if(label = 1) as positives,
+       count_if(label = -1) as negatives
 from {rows}
 where list_id >= $lo and list_id < $lo + $lists;
 
