@@ -8,19 +8,25 @@ too. Keyword arguments are explicit, so a misspelt one is a ``TypeError``.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+import secrets
+import shutil
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from pathlib import Path as FilePath
+from typing import Any, TypeVar
 
 import polars as pl
 
 from evalstore import ingest as _ingest
 from evalstore import runs
 from evalstore.database import Database, Progress
+from evalstore.errors import InvalidInput
 from evalstore.ingest import IngestResult, Source
 from evalstore.runs import RunRef
 
-__all__ = ["Store"]
+__all__ = ["Store", "write_store"]
+
+T = TypeVar("T")
 
 Params = Sequence[str] | Mapping[str, Any] | None
 Columns = Sequence[str] | Mapping[str, str] | None
@@ -209,3 +215,59 @@ class Store(Database):
             git_commit=git_commit,
             progress=progress,
         )
+
+
+def write_store(
+    path: Path,
+    action: Callable[[Store], T],
+    *,
+    lock_timeout: float = 10.0,
+) -> T:
+    """Run ``action`` on the writable store at ``path`` and return what it returns.
+
+    A store that does not exist yet is built in a private file beside ``path`` and appears
+    at ``path`` only when ``action`` succeeds, by a hard link, which never replaces a file. A
+    failed first command therefore leaves nothing behind, and never removes a store that
+    another process created in the meantime; when another process created ``path`` first,
+    ``action`` runs again on that store (and may then fail there, e.g. with
+    :class:`~evalstore.errors.RunExists`, leaving the other process's runs as they are).
+
+    A process killed while building the private file leaves it behind as
+    ``.<name>.<pid>-<token>.new``; it holds nothing that ``path`` needs.
+    """
+    target = FilePath(path)
+    if target.exists():
+        with Store(target, lock_timeout=lock_timeout) as store:
+            return action(store)
+    folder = target.parent
+    if not folder.is_dir():
+        raise InvalidInput(f"{target}: folder {folder} does not exist")
+    private = folder / f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.new"
+    try:
+        with Store(private, lock_timeout=lock_timeout) as store:
+            result = action(store)
+            store.con.execute("checkpoint")  # everything in the file itself, no WAL left
+        if _publish(private, target):
+            return result
+    finally:
+        for leftover in (private, private.with_name(private.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+        shutil.rmtree(private.with_name(private.name + ".tmp"), ignore_errors=True)
+    with Store(target, lock_timeout=lock_timeout) as store:  # another process was first
+        return action(store)
+
+
+def _publish(private: FilePath, target: FilePath) -> bool:
+    """Give the finished private store the name ``target`` unless that name is taken."""
+    try:
+        os.link(private, target)
+    except FileExistsError:
+        return False
+    except OSError:  # a file system without hard links: claim the name, then move in
+        try:
+            fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return False
+        os.close(fd)
+        os.replace(private, target)
+    return True

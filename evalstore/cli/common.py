@@ -126,15 +126,3 @@ def progress_bar(enabled: bool, description: str) -> Iterator[Progress | None]:
     finally:
         if shown is not None:
             shown[0].stop()
-
-
-@contextlib.contextmanager
-def removed_on_error(path: Path, fresh: bool) -> Iterator[None]:
-    """A database file that a failed command created is removed: nothing is left behind."""
-    try:
-        yield
-    except EvalstoreError:
-        if fresh:
-            for leftover in (path, path.with_name(path.name + ".wal")):
-                leftover.unlink(missing_ok=True)
-        raise

@@ -17,11 +17,11 @@ from evalstore.cli.common import (
     err,
     out,
     progress_bar,
-    removed_on_error,
 )
 from evalstore.database import default_path
 from evalstore.errors import InvalidInput
-from evalstore.store import Store
+from evalstore.ingest import IngestResult
+from evalstore.store import Store, write_store
 
 
 @command("ingest")
@@ -147,27 +147,21 @@ def ingest_cmd(
         "created_at": created_at,
         "git_commit": git_commit if git_commit is not None else True,
     }
-    path = db or default_path()
-    fresh = not path.exists()
-    with (
-        removed_on_error(path, fresh),
-        Store(path, lock_timeout=lock_timeout) as store,
-        progress_bar(output is not Fmt.json, "ingest") as cb,
-    ):
-        if kind == "keypoints":
-            result = store.ingest_keypoints(
-                files,
-                pairs=pairs,
-                homography_dir=homography_dir,
-                disparity_dir=disparity_dir,
-                disparity_scale=disparity_scale,
-                progress=cb,
-                **meta,
-            )
-        elif kind == "outcomes":
-            result = store.ingest_outcomes(files, progress=cb, **meta)
-        else:
-            result = store.ingest(
+    def run_ingest(store: Store) -> IngestResult:
+        with progress_bar(output is not Fmt.json, "ingest") as cb:
+            if kind == "keypoints":
+                return store.ingest_keypoints(
+                    files,
+                    pairs=pairs,
+                    homography_dir=homography_dir,
+                    disparity_dir=disparity_dir,
+                    disparity_scale=disparity_scale,
+                    progress=cb,
+                    **meta,
+                )
+            if kind == "outcomes":
+                return store.ingest_outcomes(files, progress=cb, **meta)
+            return store.ingest(
                 files,
                 task=task,
                 negate_score=negate_score,
@@ -177,6 +171,8 @@ def ingest_cmd(
                 progress=cb,
                 **meta,
             )
+
+    result = write_store(db or default_path(), run_ingest, lock_timeout=lock_timeout)
     for warning in result.warnings:
         err.print(f"Warning: {warning}", markup=False)
     if output is Fmt.table:

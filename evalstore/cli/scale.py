@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from evalstore.cli.common import DbOpt, LockOpt, command, out, progress_bar, removed_on_error
+from evalstore.cli.common import DbOpt, LockOpt, command, out, progress_bar
 from evalstore.database import default_path
 from evalstore.scale.export import export_runs
 from evalstore.scale.importer import import_runs
-from evalstore.store import Store
+from evalstore.store import Store, write_store
 
 
 @command("export")
@@ -44,11 +44,9 @@ def import_cmd(
     lock_timeout: LockOpt = 10.0,
 ) -> None:
     """Import an export into this database (new run ids, one transaction per run)."""
-    path = db or default_path()
-    with (
-        removed_on_error(path, not path.exists()),
-        Store(path, lock_timeout=lock_timeout) as store,
-        progress_bar(True, "import") as cb,
-    ):
-        names = import_runs(store, source, replace=replace, progress=cb)
+    def run_import(store: Store) -> list[str]:
+        with progress_bar(True, "import") as cb:
+            return import_runs(store, source, replace=replace, progress=cb)
+
+    names = write_store(db or default_path(), run_import, lock_timeout=lock_timeout)
     out.print(f"imported {len(names)} run(s): {', '.join(names)}", markup=False)
