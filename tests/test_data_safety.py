@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from conftest import ranked, snapshot
 
 from evalstore import Store
 from evalstore.errors import InvalidInput, RunExists
 from evalstore.store import write_store
-from tests.conftest import ranked, snapshot
 
 CLI = [sys.executable, "-m", "evalstore"]
 

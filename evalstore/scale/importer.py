@@ -1,5 +1,6 @@
-"""Import of an export folder (:mod:`evalstore.scale.export`) into a store: one transaction
-per run, rows streamed from Parquet, every run given new ids."""
+"""Import of an export folder (:mod:`evalstore.scale.export`) into a store: every run in one
+transaction (all or nothing), rows streamed from Parquet and checked as ingest checks them,
+every run given new ids."""
 
 from __future__ import annotations
 
@@ -73,10 +74,15 @@ def import_runs(
     replace: bool = False,
     progress: Progress | None = None,
 ) -> list[str]:
-    """Import every run of an export folder into ``store``, one transaction per run.
+    """Import every run of an export folder into ``store``, all in one transaction.
 
-    Each run gets a new id in the target store; its rows are streamed from Parquet. Cached
-    metric values are not part of an export: run ``evalstore eval`` afterwards.
+    Each run gets a new id in the target store; its rows are streamed from Parquet and
+    checked as ingest checks them (scores that are NaN or +inf, labels other than -1, 0, 1,
+    an item twice in a list, a list without its groups row, non-finite match coordinates, a
+    match without its pair, negative counts). The first problem stops the import and nothing
+    of it stays: a failed, interrupted or killed import leaves the store as it was, so it can
+    simply be run again. Cached metric values are not part of an export: run
+    ``evalstore eval`` afterwards.
 
     Args:
         store: an open, writable store.
@@ -91,7 +97,8 @@ def import_runs(
     Raises:
         RunExists: a run of the same name exists and ``replace`` is false.
         SchemaError: the export is of a newer schema than the store.
-        EvalstoreError: a missing or damaged partition, or columns the store does not have.
+        EvalstoreError: a missing or damaged partition, rows that ingest would refuse, or
+            columns the store does not have.
     """
     root = Path(src_dir)
     with locked(root, required=False):  # no export swaps folders while we read them
@@ -146,11 +153,13 @@ def _import_all(store: Store, root: Path, replace: bool, progress: Progress | No
                 "overwrite it"
             )
     imported = []
-    for done, entry in enumerate(entries):
-        _import_run(store, root, entry, columns, target)
-        imported.append(f"{entry['experiment']}/{entry['name']}")
-        if progress is not None:
-            progress("import", done + 1, len(entries))
+    with store.transaction():
+        for done, entry in enumerate(entries):
+            _import_run(store, root, entry, columns, target)
+            imported.append(f"{entry['experiment']}/{entry['name']}")
+            if progress is not None:
+                progress("import", done + 1, len(entries))
+        refresh_views(store.con)
     return imported
 
 
@@ -161,82 +170,140 @@ def _import_run(
     columns: dict[str, list[str]],
     target: dict[str, set[str]],
 ) -> int:
+    """Import one run's rows inside the caller's transaction; returns its new id."""
     con = store.con
     ref = f"{entry['experiment']}/{entry['name']}"
-    with store.transaction():
-        existing = queries.fetch_rows(
-            con, "store/run_by_name", {"experiment": entry["experiment"], "name": entry["name"]}
-        )
-        if existing:
-            delete_run_rows(con, int(existing[0][0]))
-            queries.run(con, "store/delete_run", {"run_id": int(existing[0][0])})
-        run_id: int | None = None
-        first_list_id = queries.fetch_rows(con, "store/next_list_id")[0][0]
-        keyed = "list_id" in columns.get("scores", [])  # exports before schema 6 have none
-        queries.run(con, "export/no_list_map")  # until the run's scores give one
-        for table in TABLES:
-            expected = int(entry["rows"].get(table, 0))
-            if table != "runs" and expected == 0:
-                continue
-            part = partition_path(root, table, entry["run_id"]) / PART
-            allowed = target[table]
-            con.register("_import", _parquet_reader(part))
-            try:
-                if table == "runs":
-                    text = queries.template(
-                        "export/import_run_row", columns=_idents(columns[table], allowed)
-                    )
-                    got = con.execute(text).fetchall()
-                    if len(got) != 1:
-                        raise EvalstoreError(f"{part}: {len(got)} runs rows; expected 1")
-                    run_id = int(got[0][0])
-                    continue
-                if table == "scores":
-                    # list ids are unique across a store: the run's lists get new ones
-                    key_columns = ["list_id"] if keyed else ["task", "group_id"]
-                    con.register("_import_ids", _parquet_reader(part, key_columns))
-                    mapping = "export/map_list_ids" if keyed else "export/map_group_ids"
-                    queries.run(con, mapping, {"first": first_list_id})
-                    con.unregister("_import_ids")
-                    n_lists = queries.fetch_rows(con, "export/count_mapped_lists")[0][0]
-                    check_list_ids(first_list_id, n_lists + 1)
-                    query = "export/import_scores" if keyed else "export/import_scores_by_group"
-                    text = queries.template(query, table=_rows_table(con, part))
-                elif table == "groups":
-                    kept = [c for c in columns[table] if c != "list_id"]
-                    query = "export/import_groups" if keyed else "export/import_groups_by_group"
-                    text = queries.template(
-                        query,
-                        columns=_idents(kept, allowed),
-                        source_columns=", ".join(
-                            queries.template("export/source_column", column=c)
-                            for c in _quoted(kept, allowed)
-                        ),
-                    )
-                else:
-                    text = queries.template(
-                        "export/import_rows",
-                        table=queries.quote_ident(table, set(TABLES)),
-                        columns=_idents(columns[table], allowed),
-                    )
-                n = con.execute(text, queries.bind(text, {"run_id": run_id})).fetchone()
-            except duckdb.Error as exc:
-                first = str(exc).strip().splitlines()[0]
-                raise EvalstoreError(f"{part}: cannot import run {ref}: {first}") from None
-            finally:
-                with contextlib.suppress(duckdb.Error):
-                    con.unregister("_import")
-            if n is None or int(n[0]) != expected:
-                got_n = None if n is None else int(n[0])
-                raise EvalstoreError(
-                    f"{part}: {got_n} rows, the manifest says {expected:,}; the export is damaged"
+    rows_table: str | None = None
+    existing = queries.fetch_rows(
+        con, "store/run_by_name", {"experiment": entry["experiment"], "name": entry["name"]}
+    )
+    if existing:
+        delete_run_rows(con, int(existing[0][0]))
+        queries.run(con, "store/delete_run", {"run_id": int(existing[0][0])})
+    run_id: int | None = None
+    first_list_id = queries.fetch_rows(con, "store/next_list_id")[0][0]
+    keyed = "list_id" in columns.get("scores", [])  # exports before schema 6 have none
+    queries.run(con, "export/no_list_map")  # until the run's scores give one
+    for table in TABLES:
+        expected = int(entry["rows"].get(table, 0))
+        if table != "runs" and expected == 0:
+            continue
+        part = partition_path(root, table, entry["run_id"]) / PART
+        allowed = target[table]
+        con.register("_import", _parquet_reader(part))
+        try:
+            if table == "runs":
+                text = queries.template(
+                    "export/import_run_row", columns=_idents(columns[table], allowed)
                 )
-        if run_id is not None and int(entry["rows"].get("scores", 0)):
-            if not keyed:  # an export before schema 6 has groups rows for metadata only
-                queries.run(con, "export/add_list_groups", {"run_id": run_id})
-            n_lists = queries.fetch_rows(con, "export/count_mapped_lists")[0][0]
-            queries.run(con, "store/set_next_list_id", {"next": first_list_id + n_lists})
-        refresh_views(con)
+                got = con.execute(text).fetchall()
+                if len(got) != 1:
+                    raise EvalstoreError(f"{part}: {len(got)} runs rows; expected 1")
+                run_id = int(got[0][0])
+                continue
+            if table == "scores":
+                # list ids are unique across a store: the run's lists get new ones
+                key_columns = ["list_id"] if keyed else ["task", "group_id"]
+                con.register("_import_ids", _parquet_reader(part, key_columns))
+                mapping = "export/map_list_ids" if keyed else "export/map_group_ids"
+                queries.run(con, mapping, {"first": first_list_id})
+                con.unregister("_import_ids")
+                n_lists = queries.fetch_rows(con, "export/count_mapped_lists")[0][0]
+                check_list_ids(first_list_id, n_lists + 1)
+                query = "export/import_scores" if keyed else "export/import_scores_by_group"
+                rows_table = _rows_table(con, part)
+                text = queries.template(query, table=rows_table)
+            elif table == "groups":
+                kept = [c for c in columns[table] if c != "list_id"]
+                query = "export/import_groups" if keyed else "export/import_groups_by_group"
+                text = queries.template(
+                    query,
+                    columns=_idents(kept, allowed),
+                    source_columns=", ".join(
+                        queries.template("export/source_column", column=c)
+                        for c in _quoted(kept, allowed)
+                    ),
+                )
+            else:
+                text = queries.template(
+                    "export/import_rows",
+                    table=queries.quote_ident(table, set(TABLES)),
+                    columns=_idents(columns[table], allowed),
+                )
+            n = con.execute(text, queries.bind(text, {"run_id": run_id})).fetchone()
+        except duckdb.Error as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise EvalstoreError(f"{part}: cannot import run {ref}: {first}") from None
+        finally:
+            with contextlib.suppress(duckdb.Error):
+                con.unregister("_import")
+        if n is None or int(n[0]) != expected:
+            got_n = None if n is None else int(n[0])
+            raise EvalstoreError(
+                f"{part}: {got_n} rows, the manifest says {expected:,}; the export is damaged"
+            )
+    if run_id is not None and int(entry["rows"].get("scores", 0)):
+        if not keyed:  # an export before schema 6 has groups rows for metadata only
+            queries.run(con, "export/add_list_groups", {"run_id": run_id})
+        n_lists = queries.fetch_rows(con, "export/count_mapped_lists")[0][0]
+        queries.run(con, "store/set_next_list_id", {"next": first_list_id + n_lists})
+        if rows_table is not None:
+            part = partition_path(root, "scores", entry["run_id"])
+            _check_items(con, part, ref, rows_table, run_id, first_list_id, n_lists)
     if run_id is None:  # the runs table is imported first; a missing row fails above
         raise EvalstoreError(f"{root}: no runs row imported for {ref}")
+    _check_rows(con, root, entry, run_id)
     return run_id
+
+
+_ITEM_PROBLEMS = {
+    "score": "score {value} (NaN and +inf are refused; -inf is not retrieved)",
+    "label": "label {value} (labels are -1, 0, 1)",
+    "duplicate": "item {item!r} {value} times in one list",
+    "unlisted": "a list that has no groups row (lists of the scores partition must be in the "
+    "groups partition)",
+}
+_ROW_PROBLEMS = {
+    "match": "a match coordinate that is NaN or infinite, or a NaN score",
+    "unpaired": "matches of a pair without a pairs row",
+    "count": "a negative TP, FP or FN count",
+}
+
+
+def _check_items(
+    con: duckdb.DuckDBPyConnection,
+    part: Path,
+    ref: str,
+    table: str,
+    run_id: int,
+    first: int,
+    n_lists: int,
+) -> None:
+    """Refuse the import when the run's ranked items are what ingest refuses."""
+    text = queries.template("export/imported_item_problems", table=table)
+    params = {"run_id": run_id, "first": first, "last": first + n_lists - 1}
+    found = con.execute(text, queries.bind(text, params)).fetchall()
+    if found:
+        problem, n, group, item, value = found[0]
+        what = _ITEM_PROBLEMS[problem].format(value=value, item=item)
+        where = f" (list {group!r}, item {item!r})" if group is not None else ""
+        raise EvalstoreError(
+            f"{part}: run {ref}: {n:,} row(s) with {what}"
+            f"{where}; the export is damaged, nothing was imported"
+        )
+
+
+def _check_rows(
+    con: duckdb.DuckDBPyConnection, root: Path, entry: Mapping[str, Any], run_id: int
+) -> None:
+    """Refuse the import when the run's matches or outcomes are what ingest refuses."""
+    found = queries.fetch_rows(con, "export/imported_row_problems", {"run_id": run_id})
+    if found:
+        problem, n, group = found[0]
+        table = "outcomes" if problem == "count" else "matches"
+        part = partition_path(root, table, entry["run_id"])
+        raise EvalstoreError(
+            f"{part}: run {entry['experiment']}/{entry['name']}: {n:,} row(s) with "
+            f"{_ROW_PROBLEMS[problem]} "
+            f"(e.g. {group!r}); the export is damaged, nothing was imported"
+        )

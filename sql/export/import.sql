@@ -54,3 +54,69 @@ insert into groups (run_id, {columns}, list_id)
 select $run_id, {source_columns}, m.new_id
 from _import i
 left join _list_map m on m.task = i.task and m.group_id is not distinct from i.group_id;
+
+-- name: imported_item_problems
+-- What is wrong with the ranked items just imported into the row table {table} (quoted, one
+-- of ROW_TABLES) under the new list ids $first INTEGER .. $last INTEGER of the run $run_id
+-- INTEGER, as ingest would have refused it: a NaN or +inf score (-inf is "not retrieved"), a
+-- label other than -1, 0, 1, an item twice in one list, a list without a groups row of the
+-- run. Output: problem, n (rows), group_id, item_id, value (of one example row); one row per
+-- kind of problem found, none when the rows are sound.
+with items as (
+    select r.list_id, cast(r.item as varchar) as item_id, cast(r.score as double) as score,
+           r.label, g.group_id, g.list_id is not null as listed
+    from {table} r
+    left join groups g on g.run_id = $run_id and g.list_id = r.list_id
+    where r.list_id between $first and $last
+),
+twice as (
+    select list_id, item_id, count(*) as n
+    from items
+    group by list_id, item_id
+    having count(*) > 1
+)
+select 'score' as problem, count(*) as n, any_value(group_id) as group_id,
+       any_value(item_id) as item_id, any_value(cast(score as varchar)) as value
+from items
+where isnan(score) or score = cast('infinity' as double)
+having count(*) > 0
+union all
+select 'label', count(*), any_value(group_id), any_value(item_id),
+       any_value(cast(label as varchar))
+from items
+where label not in (-1, 0, 1)
+having count(*) > 0
+union all
+select 'duplicate', sum(t.n), any_value(g.group_id), any_value(t.item_id),
+       any_value(cast(t.n as varchar))
+from twice t
+left join groups g on g.run_id = $run_id and g.list_id = t.list_id
+having count(*) > 0
+union all
+select 'unlisted', count(*), null, any_value(item_id), null
+from items
+where not listed
+having count(*) > 0;
+
+-- name: imported_row_problems
+-- What is wrong with the keypoint matches and outcomes just imported for the run $run_id
+-- INTEGER, as ingest would have refused it: a match coordinate that is NaN or infinite, a
+-- NaN score, a match of a pair without its pairs row, a negative count. Output: problem, n
+-- (rows), group_id (the pair or group of one example); one row per kind of problem found.
+select 'match' as problem, count(*) as n, any_value(pair_id) as group_id
+from matches
+where run_id = $run_id
+  and not (isfinite(x0) and isfinite(y0) and isfinite(x1) and isfinite(y1)
+           and not coalesce(isnan(score), false))
+having count(*) > 0
+union all
+select 'unpaired', count(*), any_value(m.pair_id)
+from matches m
+where m.run_id = $run_id
+  and not exists (select 1 from pairs p where p.run_id = $run_id and p.pair_id = m.pair_id)
+having count(*) > 0
+union all
+select 'count', count(*), any_value(group_id)
+from outcomes
+where run_id = $run_id and (tp < 0 or fp < 0 or fn < 0)
+having count(*) > 0;
