@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from evalstore import queries
-from evalstore.ingest.sources import COLUMNS, GLOB, Input
+from evalstore.ingest.sources import COLUMNS, GLOB, Input, source_columns
 from evalstore.ingest.validate import INT32, MAX_ROWS, Spec
 from evalstore.ingest.write import Written
 from evalstore.queries import quote_name
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from evalstore.database import Progress
 
 __all__ = ["DirectPlan", "Recheck", "insert_direct", "plan_direct"]
+
 
 class Recheck(Exception):
     """The direct path met something (a bad value, a duplicate, an unreadable file) that the
@@ -69,7 +70,7 @@ def plan_direct(
         for source in opened
     ):
         return None
-    sources = _sources(spec)
+    sources = source_columns(spec.columns, COLUMNS)  # as validate_batch resolves them
     if any(s not in source.schema for s in spec.columns.values() for source in opened):
         return None  # a --column names a missing column: the streaming path says so
     if len(set(spec.columns.values())) < len(spec.columns):
@@ -199,16 +200,6 @@ def _marks(
                 pairs += n
                 present[list_] |= n > 0
     return pairs, np.flatnonzero(present)
-
-
-def _sources(spec: Spec) -> dict[str, str | None]:
-    """The input column each of our columns is read from, as validate_batch resolves them: a
-    mapped column from its source; an unmapped one from the column of its own name, unless
-    that column is the source of another mapping (None: no such column)."""
-    mapped_from = set(spec.columns.values())
-    return {
-        ours: spec.columns.get(ours, None if ours in mapped_from else ours) for ours in COLUMNS
-    }
 
 
 def _direct_sql(plan: DirectPlan, spec: Spec, path: str, not_retrieved: bool) -> str:

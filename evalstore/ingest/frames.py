@@ -13,7 +13,7 @@ import polars as pl
 
 from evalstore import queries, runs
 from evalstore.errors import InvalidInput
-from evalstore.ingest.sources import Source, first_line, open_source
+from evalstore.ingest.sources import Source, first_line, open_source, source_columns
 
 if TYPE_CHECKING:
     from evalstore.database import Database
@@ -21,11 +21,15 @@ if TYPE_CHECKING:
 __all__ = ["finite", "ids_of", "read_frame", "shown", "where", "write_tables"]
 
 
-def read_frame(sources: Sequence[Source], fmt: str | None, mapping: dict[str, str]) -> pl.DataFrame:
-    """All sources as one frame with our column names plus _file and _row (1-based)."""
+def read_frame(
+    sources: Sequence[Source], fmt: str | None, mapping: dict[str, str], ids: Sequence[str]
+) -> pl.DataFrame:
+    """All sources as one frame with our column names plus _file and _row (1-based); our id
+    columns ``ids`` read from CSV/TSV as text, exactly as written (``007`` stays ``007``)."""
+    text = [c for c in source_columns(mapping, ids).values() if c is not None]
     frames = []
     for i, source in enumerate(sources):
-        label, frame = open_source(source, fmt, i)[:2]
+        label, frame = open_source(source, fmt, i, text)[:2]
         if isinstance(frame, pl.LazyFrame):
             try:
                 frame = frame.collect()

@@ -11,8 +11,9 @@ from evalstore.ingest.validate import first_row
 
 __all__ = ["NO_GROUPS", "read_groups"]
 
+
 def read_groups(source: Source, fmt: str | None, task: str) -> pl.DataFrame:
-    label, frame = open_source(source, fmt, 0)[:2]
+    label, frame = open_source(source, fmt, 0, ["group_id"])[:2]  # ids as written
     if isinstance(frame, pl.LazyFrame):
         try:
             frame = frame.collect()

@@ -84,7 +84,7 @@ def ingest_keypoints(
     sources = as_sources(data)
     if not sources:
         raise InvalidInput("nothing to ingest: no input given")
-    frame = read_frame(sources, fmt, parse_columns(columns, MATCH_COLUMNS))
+    frame = read_frame(sources, fmt, parse_columns(columns, MATCH_COLUMNS), ["pair_id"])
     pair_ids = ids_of(frame, "pair_id")
     xy = finite(frame, ("x0", "y0", "x1", "y1"), "coordinates")
     score = None

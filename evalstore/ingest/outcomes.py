@@ -48,7 +48,7 @@ def ingest_outcomes(
     """
     meta = runs.RunMeta.build(run, experiment, params, tags, notes, created_at, git_commit)
     sources = as_sources(data)
-    frame = read_frame(sources, fmt, parse_columns(columns, OUTCOME_COLUMNS))
+    frame = read_frame(sources, fmt, parse_columns(columns, OUTCOME_COLUMNS), ["group_id"])
     groups = ids_of(frame, "group_id")
     if "outcome" in frame.columns and not {"tp", "fp", "fn"} & set(frame.columns):
         kind = frame["outcome"].cast(pl.String).str.to_lowercase()

@@ -21,7 +21,13 @@ from evalstore.errors import InvalidInput
 from evalstore.ingest.direct import Recheck, insert_direct, plan_direct
 from evalstore.ingest.formats.voc import read_classification
 from evalstore.ingest.groups import read_groups
-from evalstore.ingest.sources import Source, as_sources, open_source, parse_columns
+from evalstore.ingest.sources import (
+    Source,
+    as_sources,
+    open_source,
+    parse_columns,
+    source_columns,
+)
 from evalstore.ingest.stream import insert_stream
 from evalstore.ingest.validate import (
     LABEL_CONVENTIONS,
@@ -131,7 +137,9 @@ def ingest(
             "pm1",
             False,  # the ground truth's own +1/-1/0 (0: difficult)
         )
-    opened = [open_source(s, fmt, i) for i, s in enumerate(sources)]
+    # the input columns (after --column) of the ids: text in CSV/TSV, never inferred as numbers
+    ids = [c for c in source_columns(spec.columns, ("group_id", "item_id")).values() if c]
+    opened = [open_source(s, fmt, i, ids) for i, s in enumerate(sources)]
     warnings = score_warnings(spec, [source.label for source in opened])
     group_frame = read_groups(groups, groups_format, task) if groups is not None else None
     target = Target(meta, replace, append, group_frame, groups)

@@ -20,6 +20,7 @@ __all__ = [
     "COLUMNS",
     "FORMATS",
     "GLOB",
+    "TEXT_FORMATS",
     "Input",
     "Source",
     "as_sources",
@@ -27,6 +28,7 @@ __all__ = [
     "first_line",
     "open_source",
     "parse_columns",
+    "source_columns",
 ]
 
 Source = str | os.PathLike | pl.DataFrame | pl.LazyFrame | Mapping[str, Any] | Any
@@ -45,6 +47,7 @@ _EXTENSIONS = {
 }
 COLUMNS = ("group_id", "item_id", "score", "label")
 BATCH_ROWS = 1 << 20
+TEXT_FORMATS = ("csv", "tsv")  # formats without types: their id columns are read as text
 
 
 def as_sources(data: Source | Sequence[Source]) -> list[Source]:
@@ -76,6 +79,27 @@ def parse_columns(
     return mapping
 
 
+def source_columns(mapping: Mapping[str, str], ours: Sequence[str]) -> dict[str, str | None]:
+    """The input column each of ``ours`` is read from under ``mapping`` (our column -> the
+    input's), as the readers rename them (``{theirs: ours}``, dropping an input column named
+    like a mapped one of ours): a mapped column from its source (None when another of our
+    columns is mapped from it and takes it); an unmapped one from the column of its own name,
+    unless that column is the source of a mapping (None: no such column).
+
+    >>> source_columns({"item_id": "doc", "score": "item_id"}, ["group_id", "item_id"])
+    {'group_id': 'group_id', 'item_id': 'doc'}
+    """
+    rename = {theirs: name for name, theirs in mapping.items()}
+    found: dict[str, str | None] = {}
+    for name in ours:
+        if name in mapping:
+            theirs = mapping[name]
+            found[name] = theirs if rename[theirs] == name else None
+        else:
+            found[name] = None if name in rename else name
+    return found
+
+
 class Input(NamedTuple):
     """One opened input: its label for messages, its frame and schema, and for a file its
     path and format."""
@@ -104,13 +128,19 @@ def _format_of(path: Path, fmt: str | None) -> str:
 GLOB = re.compile(r"[*?\[\]{}]")  # what polars and DuckDB would expand in a file name
 
 
-def _lazy_file(path: Path, fmt: str) -> pl.LazyFrame | pl.DataFrame:
-    """The file itself, never the files its name would match as a pattern."""
+def _lazy_file(path: Path, fmt: str, text: Sequence[str]) -> pl.LazyFrame | pl.DataFrame:
+    """The file itself, never the files its name would match as a pattern; in CSV and TSV
+    the columns ``text`` (ids) read as strings, exactly as written (``007`` stays ``007``),
+    and any other column's type inferred."""
     if fmt == "parquet":
         return pl.scan_parquet(path, glob=False)
-    if fmt in ("csv", "tsv"):
+    if fmt in TEXT_FORMATS:
         return pl.scan_csv(
-            path, separator="\t" if fmt == "tsv" else ",", infer_schema_length=10_000, glob=False
+            path,
+            separator="\t" if fmt == "tsv" else ",",
+            infer_schema_length=10_000,
+            schema_overrides=dict.fromkeys(text, pl.String) or None,  # absent ones: ignored
+            glob=False,
         )
     if fmt == "ndjson":  # scan_ndjson has no glob=False; a name like run[1].ndjson is read whole
         source = io.BytesIO(path.read_bytes()) if GLOB.search(str(path)) else path
@@ -150,7 +180,9 @@ def first_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
-def open_source(source: Source, fmt: str | None, index: int) -> Input:
+def open_source(source: Source, fmt: str | None, index: int, text: Sequence[str] = ()) -> Input:
+    """One source opened; ``text``: the input columns read as strings from a CSV or TSV file
+    (its id columns: no type is inferred from ids, whose text is what they are)."""
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if not path.is_file():
@@ -159,7 +191,7 @@ def open_source(source: Source, fmt: str | None, index: int) -> Input:
             raise InvalidInput(f"{path}: empty file")
         kind = _format_of(path, fmt)
         try:
-            frame = _lazy_file(path, kind)
+            frame = _lazy_file(path, kind, text)
             schema = _schema(frame)
         except InvalidInput:
             raise

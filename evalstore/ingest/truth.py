@@ -25,7 +25,7 @@ def pairs_table(source: Source | None, fmt: str | None) -> dict[str, dict[str, A
     """pair_id -> {"H": 3x3 or None, "width", "height", "slices": {...}} from a pairs file."""
     if source is None:
         return {}
-    frame = read_frame([source], fmt, {})
+    frame = read_frame([source], fmt, {}, ["pair_id"])
     ids = ids_of(frame, "pair_id")
     dup = pl.Series(ids).is_duplicated().to_numpy()
     if dup.any():

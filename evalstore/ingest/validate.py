@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from evalstore.errors import InvalidInput
-from evalstore.ingest.sources import Input
+from evalstore.ingest.sources import TEXT_FORMATS, Input
 from evalstore.schema import row_table
 
 __all__ = [
@@ -69,22 +69,32 @@ def decide_storage(spec: Spec, opened: Sequence[Input]) -> None:
     spec.int_items = all(_int32_column(source, item) for source in opened)
 
 
+# an integer's text as INTEGER -> VARCHAR writes it: no sign but "-", no leading zero or space
+_INT_TEXT = r"^(0|-?[1-9][0-9]{0,9})$"
+
+
 def _int32_column(source: Input, column: str) -> bool:
     """Whether ``column`` holds integers that fit an INTEGER (reading it when its type does
-    not say)."""
+    not say); in a CSV or TSV file (ids read as text) whether every id is the text of such an
+    integer as the store writes it back (``7``, not ``007``, ``+7`` or `` 7``), so that
+    storing it as an integer gives the same text."""
     dtype = source.schema.get(column)
-    if dtype is None or not dtype.is_integer():
+    text = dtype == pl.String and source.kind in TEXT_FORMATS
+    if dtype is None or not (text or dtype.is_integer()):
         return False
     if dtype in (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16):
         return True
+    values = pl.col(column).cast(pl.Int64, strict=False) if text else pl.col(column)
     try:
         bounds = source.frame.select(
-            pl.col(column).min().alias("lo"), pl.col(column).max().alias("hi")
+            values.min().alias("lo"),
+            values.max().alias("hi"),
+            (pl.col(column).str.contains(_INT_TEXT).all() if text else pl.lit(True)).alias("ok"),
         )
-        lo, hi = (bounds.collect() if isinstance(bounds, pl.LazyFrame) else bounds).row(0)
+        lo, hi, ok = (bounds.collect() if isinstance(bounds, pl.LazyFrame) else bounds).row(0)
     except pl.exceptions.PolarsError:  # the streaming read reports what is wrong
         return False
-    return lo is None or (lo >= INT32[0] and hi <= INT32[1])
+    return bool(ok) and (lo is None or (lo >= INT32[0] and hi <= INT32[1]))
 
 
 def first_row(mask: pl.Series) -> int:
@@ -160,6 +170,13 @@ def validate_batch(batch: pl.DataFrame, spec: Spec, label: str, offset: int) -> 
         pl.when(score == -np.inf).then(None).otherwise(score).alias("score")
     ).to_series()
 
+    if spec.int_items and item.dtype == pl.String:  # text ids stored as integers: exactly?
+        changed = item.cast(pl.Int32, strict=False).cast(pl.String).ne_missing(item)
+        if changed.any():
+            raise InvalidInput(
+                f"{where('item_id', changed)}: {item[first_row(changed)]!r} was not in the "
+                "file when it was first read (did it change?); ingest it again"
+            )
     labels = _labels(batch["label"], spec.labels, label, offset)
     # the stream numbers the lists by this key; integer item ids stay integers
     key = group if spec.int_groups else group.cast(pl.String)
