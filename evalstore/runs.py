@@ -117,6 +117,7 @@ def open_run(
     if existing:
         delete_run_rows(con, int(existing[0][0]))
         queries.run(con, "store/delete_run", {"run_id": int(existing[0][0])})
+    _check_key_case(meta.params, [k for (k,) in queries.fetch_rows(con, "store/param_keys")])
     row = queries.fetch_rows(
         con,
         "store/insert_run",
@@ -235,11 +236,14 @@ def parse_params(items: Iterable[str] | Mapping[str, Any] | None) -> dict[str, A
     ``true`` -> True, ``[1,2]`` -> list), else kept as strings.
 
     Raises:
-        InvalidInput: an item without ``=`` or with an empty key, or a repeated key.
+        InvalidInput: an item without ``=`` or with an empty key, a repeated key, or a key
+            no ``v_runs`` column can spell (not text, a NUL character, not valid Unicode).
     """
     if items is None:
         return {}
     if isinstance(items, Mapping):
+        for key in items:
+            _check_key(key)
         return dict(items)
     out: dict[str, Any] = {}
     for item in items:
@@ -249,6 +253,7 @@ def parse_params(items: Iterable[str] | Mapping[str, Any] | None) -> dict[str, A
             raise InvalidInput(f"param {item!r} is not key=value")
         if key in out:
             raise InvalidInput(f"param {key!r} given twice")
+        _check_key(key)
         try:
             value = json.loads(raw)
         except ValueError:
@@ -257,6 +262,46 @@ def parse_params(items: Iterable[str] | Mapping[str, Any] | None) -> dict[str, A
             value = raw
         out[key] = value
     return out
+
+
+def _check_key(key: object) -> None:
+    """Refuse a parameter name that no ``v_runs`` column can spell exactly.
+
+    Raises:
+        InvalidInput: a name that is not text, holds a NUL character, or is not valid
+            Unicode (e.g. undecodable bytes of a command line).
+    """
+    if not isinstance(key, str):
+        raise InvalidInput(f"param name {key!r} is not text")
+    if "\x00" in key:
+        raise InvalidInput(f"param name {key!r} holds a NUL character")
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(f"param name {key!r} is not valid UTF-8 text") from None
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _check_key_case(params: Mapping[str, Any], in_use: Iterable[str]) -> None:
+    """Refuse a new run's parameter name that differs only in ASCII case from another one
+    (of this run, or in use in the store): DuckDB matches column names regardless of ASCII
+    case, so ``v_runs`` cannot hold both ``param_lr`` and ``param_LR``.
+
+    Raises:
+        InvalidInput: naming both spellings.
+    """
+    spellings: dict[str, set[str]] = {}
+    for key in [*in_use, *params]:
+        spellings.setdefault(key.translate(_ASCII_LOWER), set()).add(key)
+    for key in params:
+        others = sorted(spellings[key.translate(_ASCII_LOWER)] - {key})
+        if others:
+            raise InvalidInput(
+                f"param name {key!r} differs only in case from the param name {others[0]!r} "
+                "(v_runs column names ignore case); spell both the same way"
+            )
 
 
 def parse_time(value: str | datetime | None) -> datetime:

@@ -89,7 +89,7 @@ def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
     """Rebuild ``v_runs``: the runs with one column ``param_<name>`` per parameter name in use,
     typed DOUBLE, BOOLEAN or VARCHAR from the values it takes. Called in every transaction
     that adds or removes runs."""
-    columns = []
+    columns, values = [], []
     for key, types in queries.fetch_rows(con, "store/param_types"):
         kinds = set(types) - {"NULL"}
         if kinds and kinds <= {"BIGINT", "UBIGINT", "DOUBLE"}:
@@ -98,16 +98,18 @@ def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
             cast = "boolean"
         else:
             cast = "varchar"
-        path = "$.\"" + key.replace('"', '\\"') + '"'
         column = queries.quote_name("param_" + key)
-        columns.append(
-            queries.template(
-                "store/v_runs_param", path=queries.literal(path), type=cast, column=column
+        columns.append(f", p.{column}")
+        values.append(
+            ", "
+            + queries.template(
+                "store/v_runs_param", key=queries.literal(key), type=cast, column=column
             )
         )
-    # Parameter names are data: quote_name() quotes them and literal() the JSON path that
-    # escapes them; nothing from a command line is spliced in.
-    con.execute(queries.template("store/v_runs", params="".join(f", {c}" for c in columns)))
+    # Parameter names are data: quote_name() quotes them as column names and literal() as the
+    # string each key is compared with; nothing from a command line is spliced in, and no
+    # JSON path is built from a name.
+    con.execute(queries.template("store/v_runs", columns="".join(columns), values="".join(values)))
 
 
 #: The tables of ranked items (sql/schema/007_lean_rows.sql): item ids as int32 integers or

@@ -1,5 +1,5 @@
--- version: 7
--- The schema of version 7 in one file: what a new store applies instead of
+-- version: 8
+-- The schema of version 8 in one file: what a new store applies instead of
 -- replaying sql/schema/001_*.sql onwards (the same catalogue; tests/test_store.py
 -- checks). Written by `python tools/write_fresh_schema.py`: run it after adding a
 -- migration.
@@ -21,6 +21,6 @@ CREATE VIEW scores AS SELECT g.run_id, g.task, g.group_id, r.item_id, r.score, r
 CREATE VIEW score_items AS SELECT g.run_id, g.task, r.list_id, r.score, r."label", r.seq FROM (((SELECT list_id, CAST(score AS double) AS score, "label", seq FROM list_rows_int_f32) UNION ALL (SELECT list_id, score, "label", seq FROM list_rows_int_f64)UNION ALL (SELECT list_id, CAST(score AS double) AS score, "label", seq FROM list_rows_text_f32)UNION ALL (SELECT list_id, score, "label", seq FROM list_rows_text_f64)) AS r INNER JOIN "groups" AS g ON ((g.list_id = r.list_id)));
 CREATE VIEW v_lists AS WITH slices AS ((SELECT run_id, CAST(task AS VARCHAR) AS task, group_id, n_positives, slices FROM "groups") UNION ALL (SELECT run_id, 'keypoints', pair_id, CAST(NULL AS INTEGER), slices FROM pairs)) SELECT r.run_id, r.experiment, r."name", ((r.experiment || '/') || r."name") AS run, r.created_at, v.task, v.metric, v.params, v.group_id, v."value", s.n_positives, s.slices, v.definition_sha FROM ((list_values AS v INNER JOIN runs AS r ON ((r.run_id = v.run_id))) LEFT JOIN slices AS s ON (((s.run_id = v.run_id) AND (s.task = v.task) AND (s.group_id IS NOT DISTINCT FROM v.group_id))));
 CREATE VIEW v_metrics AS SELECT r.run_id, r.experiment, r."name", ((r.experiment || '/') || r."name") AS run, r.created_at, r.tags, r.git_commit, m.task, m."label" AS metric, m.metric AS base_metric, m.params, m.slice, m."value", m.n_lists, m.n_skipped, m.definition_sha, m.computed_at, m.engine FROM (metric_values AS m INNER JOIN runs AS r ON ((r.run_id = m.run_id)));
-CREATE VIEW v_params AS SELECT r.run_id, r.experiment, r."name", ((r.experiment || '/') || r."name") AS run, r.created_at, k."key", json_extract(r.params, (('$."' || "replace"(k."key", '"', '\"')) || '"')) AS "value" FROM runs AS r , (SELECT run_id, unnest(json_keys(params)) AS "key" FROM runs) AS k WHERE (k.run_id = r.run_id);
-CREATE VIEW v_runs AS SELECT run_id, experiment, "name", ((experiment || '/') || "name") AS run, created_at, git_commit, tags, notes, params FROM runs;
+CREATE VIEW v_params AS SELECT r.run_id, r.experiment, r."name", ((r.experiment || '/') || r."name") AS run, r.created_at, p."key", p."value" FROM runs AS r , json_each(r.params) AS p;
+CREATE VIEW v_runs AS SELECT r.run_id, r.experiment, r."name", ((r.experiment || '/') || r."name") AS run, r.created_at, r.git_commit, r.tags, r.notes, r.params FROM (runs AS r LEFT JOIN (SELECT r.run_id FROM runs AS r , json_each(r.params) AS j GROUP BY r.run_id) AS p ON ((p.run_id = r.run_id)));
 INSERT INTO "list_id_next" VALUES (0);

@@ -7,16 +7,29 @@ from v_params
 group by key
 order by key;
 
+-- name: param_keys
+-- Every parameter name in use (to check a new run's names against).
+select distinct key from v_params order by key;
+
 -- name: v_runs
--- The runs, one typed column param_<name> per parameter name in use: {params} is the list
--- of those columns, each ",\n       cast(params ->> '$."name"' as TYPE) as \"param_name\"",
--- built by refresh_views from the names in the store (quoted there, never from a query).
+-- The runs, one typed column param_<name> per parameter name in use. Each value is found by
+-- comparing the name with the keys json_each reads from the run's params (never through a
+-- JSON path built from the name, which cannot spell every name). {columns} is the list
+-- ", p.\"param_name\"" of those columns and {values} the list ", <v_runs_param>" computing
+-- them, both built by refresh_views from the names in the store (quoted there, never from
+-- a query).
 create or replace view v_runs as
-select run_id, experiment, name, experiment || '/' || name as run, created_at,
-       git_commit, tags, notes, params{params}
-from runs
+select r.run_id, r.experiment, r.name, r.experiment || '/' || r.name as run, r.created_at,
+       r.git_commit, r.tags, r.notes, r.params{columns}
+from runs r
+left join (
+    select r.run_id{values}
+    from runs r, json_each(r.params) j
+    group by r.run_id
+) p on p.run_id = r.run_id
 
 -- name: v_runs_param
--- One typed parameter column of v_runs: {path} the JSON path of the name (a literal), {type}
--- double | boolean | varchar, {column} the quoted column name param_<name>.
-cast(params ->> {path} as {type}) as {column}
+-- One typed parameter column of v_runs: {key} the name (a string literal), {type}
+-- double | boolean | varchar, {column} the quoted column name param_<name>. A JSON null
+-- reads as NULL, a string as its text, a list or object as its JSON text.
+cast(first(j.value ->> '$') filter (where j.key = {key}) as {type}) as {column}
