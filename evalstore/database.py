@@ -123,6 +123,11 @@ class Database:
         """The schema version recorded in the file."""
         return int(queries.fetch_rows(self.con, "store/current_version")[0][0])
 
+    def store_id(self) -> str:
+        """The store's identity: a random UUID drawn when the store was created. Exports
+        record it, so that runs of two stores never replace each other in one folder."""
+        return str(queries.fetch_rows(self.con, "store/store_id")[0][0])
+
     def _pending_migrations(self) -> list[schema.Migration]:
         known = schema.migrations()
         latest = max(v for v, _, _ in known)

@@ -193,3 +193,62 @@ def test_an_import_killed_part_way_leaves_nothing_and_the_rerun_imports_all(
         with Store(db, read_only=True) as target:
             assert target.con.sql("select count(*) from runs").fetchall() == [(31,)]
     assert 1 in seen  # at least one kill landed inside the import
+
+
+# -- exports of two stores never mix -----------------------------------------------------------
+
+
+def test_exporting_another_store_into_an_export_folder_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "export"
+    with Store(tmp_path / "a.duckdb") as a:
+        a.ingest(_lists(2, 3, seed=1), task="retrieval", run="exp/a", git_commit=None)
+        export_runs(a, out)
+        first_id = a.store_id()
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with Store(tmp_path / "b.duckdb") as b:  # run id 1 too, another run
+        b.ingest(_lists(2, 3, seed=2), task="retrieval", run="exp/b", git_commit=None)
+        assert b.store_id() != first_id
+        with pytest.raises(EvalstoreError, match="export of another store"):
+            export_runs(b, out)
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["store_id"] == first_id
+    assert [r["name"] for r in manifest["runs"]] == ["a"]
+    result = subprocess.run(
+        [sys.executable, "-m", "evalstore", "export", "--to", str(out), "--db", str(b.path)],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    # the same store again: its runs are added and re-exported runs replaced, as before
+    with Store(tmp_path / "a.duckdb") as a:
+        a.ingest(_lists(1, 2), task="retrieval", run="exp/c", git_commit=None)
+        export_runs(a, out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [r["name"] for r in manifest["runs"]] == ["a", "c"]
+
+
+def test_an_export_without_a_store_id_is_checked_by_run_names(tmp_path: Path) -> None:
+    out = tmp_path / "export"
+    with Store(tmp_path / "a.duckdb") as a:
+        a.ingest(_lists(2, 3, seed=1), task="retrieval", run="exp/a", git_commit=None)
+        export_runs(a, out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["store_id"]  # written before stores had an identity
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    with Store(tmp_path / "b.duckdb") as b:
+        b.ingest(_lists(2, 3, seed=2), task="retrieval", run="exp/b", git_commit=None)
+        with pytest.raises(EvalstoreError, match="run id 1 as exp/a, which is exp/b"):
+            export_runs(b, out)
+    with Store(tmp_path / "a.duckdb") as a:
+        export_runs(a, out)  # its own old export: taken over, now with the store id
+        assert json.loads((out / "manifest.json").read_text())["store_id"] == a.store_id()
+
+
+def test_every_store_draws_its_own_identity(tmp_path: Path) -> None:
+    ids = set()
+    for i in range(3):
+        with Store(tmp_path / f"s{i}.duckdb") as store:
+            ids.add(store.store_id())
+    assert len(ids) == 3

@@ -15,7 +15,11 @@ import duckdb
 from evalstore import queries
 from evalstore.schema import FRESH_SCHEMA, latest_schema_version, refresh_views, replayed_schema
 
-__all__ = ["fresh_schema_text"]
+__all__ = ["DRAWN", "fresh_schema_text"]
+
+#: Tables whose migration draws a value per store (its identity): fresh.sql draws it again
+#: rather than copying the one drawn while this file was written.
+DRAWN = {"store_info": "INSERT INTO store_info SELECT CAST(uuid() AS VARCHAR);"}
 
 
 def fresh_schema_text() -> str:
@@ -29,6 +33,9 @@ def fresh_schema_text() -> str:
         tables = {table for (table,) in queries.fetch_rows(con, "store/user_tables")}
         seeds = []  # rows a migration puts in a table (the next list id)
         for table in sorted(tables):
+            if table in DRAWN:
+                seeds.append(DRAWN[table])
+                continue
             quoted = queries.quote_ident(table, tables)
             for row in con.execute(queries.template("store/table_rows", table=quoted)).fetchall():
                 seeds.append(f"INSERT INTO {quoted} VALUES ({', '.join(map(_value, row))});")

@@ -7,7 +7,10 @@ run without rows in a table has no folder there. DuckDB ENUMs (``task``) and JSO
 (``runs.params``) are written as text; lists, maps and every other type keep their Parquet
 twin, so an export imports back bit for bit.
 
-Re-exporting a run replaces its folders atomically: every table of the run is written to
+One export folder holds the runs of one store: the manifest records the store's identity
+(:meth:`~evalstore.database.Database.store_id`), and exporting another store into it is
+refused, since run ids of two stores overlap and Spark finds a run by its id. Re-exporting a
+run of the same store replaces its folders atomically: every table of the run is written to
 ``.tmp-*`` folders first (Spark skips names starting with ``.``), then a journal is written and
 the folders are swapped by renames, the manifest updated and the old folders removed. A
 failure while writing leaves the previous export untouched; a crash during the swap is rolled
@@ -154,14 +157,23 @@ def _new_manifest(store: Store, tables: dict[str, list[dict[str, Any]]]) -> dict
         "evalstore_version": __version__,
         "layout": f"<table>/{PARTITION_COLUMN}=<id>/{PART} ({PARTITION_COLUMN} only in the path)",
         "partition_column": {"name": PARTITION_COLUMN, "type": "INTEGER"},
+        "store_id": store.store_id(),
         "tables": {t: {"columns": cols} for t, cols in tables.items()},
         "runs": [],
     }
 
 
-def _merge_into(manifest: dict[str, Any], fresh: dict[str, Any], root: Path) -> dict[str, Any]:
-    """The manifest of an existing export, ready to take runs of this store: the raw tables
-    must have the same columns (a schema change elsewhere, e.g. in metric_values, is fine)."""
+def _merge_into(
+    manifest: dict[str, Any],
+    fresh: dict[str, Any],
+    root: Path,
+    names: Mapping[int, tuple[str, str]],
+) -> dict[str, Any]:
+    """The manifest of an existing export, ready to take runs of this store: it must be an
+    export of this store, and the raw tables must have the same columns (a schema change
+    elsewhere, e.g. in metric_values, is fine). ``names``: EXPERIMENT, NAME of the runs to
+    export, by id."""
+    _check_same_store(manifest, fresh["store_id"], root, names)
     if manifest["tables"] != fresh["tables"]:
         raise EvalstoreError(
             f"{root} holds an export of schema version {manifest['schema_version']} with other "
@@ -169,7 +181,34 @@ def _merge_into(manifest: dict[str, Any], fresh: dict[str, Any], root: Path) -> 
             "export into a new folder"
         )
     version = max(int(manifest["schema_version"]), int(fresh["schema_version"]))
-    return {**manifest, "schema_version": version}
+    return {**manifest, "schema_version": version, "store_id": fresh["store_id"]}
+
+
+def _check_same_store(
+    manifest: Mapping[str, Any],
+    store_id: str,
+    root: Path,
+    names: Mapping[int, tuple[str, str]],
+) -> None:
+    """Refuse to export into a folder that holds runs of another store. An export written
+    before stores had an identity is taken as this store's when every run it shares an id
+    with has the same EXPERIMENT/NAME here."""
+    theirs = manifest.get("store_id")
+    if theirs is not None and theirs != store_id:
+        raise EvalstoreError(
+            f"{root} holds an export of another store (store id {theirs}; this store is "
+            f"{store_id}); run ids of two stores overlap, so one folder holds one store's "
+            "runs: export into a new folder (or import that export into this store first)"
+        )
+    if theirs is None:
+        for entry in manifest["runs"]:
+            here = names.get(int(entry["run_id"]))
+            if here is not None and here != (entry["experiment"], entry["name"]):
+                raise EvalstoreError(
+                    f"{root} holds run id {entry['run_id']} as {entry['experiment']}/"
+                    f"{entry['name']}, which is {here[0]}/{here[1]} in this store: it is an "
+                    "export of another store; export into a new folder"
+                )
 
 
 def _now() -> str:
@@ -216,10 +255,14 @@ def export_runs(
     root.mkdir(parents=True, exist_ok=True)
     totals = dict.fromkeys(TABLES, 0)
     exported: list[dict[str, Any]] = []
+    names = {
+        int(r[0]): (r[1], r[2])
+        for r in queries.fetch_rows(store.con, "export/run_names", {"runs": wanted})
+    }
     with locked(root):
         recover(root)
         if (root / MANIFEST).exists():
-            manifest = _merge_into(read_manifest(root), fresh, root)
+            manifest = _merge_into(read_manifest(root), fresh, root, names)
         else:
             foreign = [p.name for p in root.iterdir() if not p.name.startswith(".")]
             if foreign:
@@ -228,10 +271,6 @@ def export_runs(
                     "export into an empty or new folder"
                 )
             manifest = fresh
-        names = {
-            int(r[0]): (r[1], r[2])
-            for r in queries.fetch_rows(store.con, "export/run_names", {"runs": wanted})
-        }
         for done, run_id in enumerate(wanted):
             experiment, name = names[run_id]
             entry, manifest = _export_run(store, root, manifest, tables, run_id, experiment, name)

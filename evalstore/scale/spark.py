@@ -258,6 +258,12 @@ class SparkEngine:
         if self.store is None:
             return
         manifest = register_source(self.spark, self.source)
+        theirs = manifest.get("store_id")  # exports before schema 9 have none
+        if theirs is not None and theirs != self.store.store_id():
+            raise EvalstoreError(
+                f"{self.source} is an export of another store (store id {theirs}), not of "
+                f"{self.store.path}: export this store's runs into a folder of their own"
+            )
         by_id = {int(r["run_id"]): r for r in manifest["runs"]}
         for run_id in run_ids:
             entry = by_id.get(int(run_id))

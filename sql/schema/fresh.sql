@@ -1,5 +1,5 @@
--- version: 8
--- The schema of version 8 in one file: what a new store applies instead of
+-- version: 9
+-- The schema of version 9 in one file: what a new store applies instead of
 -- replaying sql/schema/001_*.sql onwards (the same catalogue; tests/test_store.py
 -- checks). Written by `python tools/write_fresh_schema.py`: run it after adding a
 -- migration.
@@ -17,6 +17,7 @@ CREATE TABLE metric_values(run_id INTEGER, task VARCHAR, metric VARCHAR, params 
 CREATE TABLE outcomes(run_id INTEGER NOT NULL, group_id VARCHAR NOT NULL, tp BIGINT NOT NULL, fp BIGINT NOT NULL, fn BIGINT NOT NULL);
 CREATE TABLE pairs(run_id INTEGER, pair_id VARCHAR, h11 DOUBLE, h12 DOUBLE, h13 DOUBLE, h21 DOUBLE, h22 DOUBLE, h23 DOUBLE, h31 DOUBLE, h32 DOUBLE, h33 DOUBLE, e11 DOUBLE, e12 DOUBLE, e13 DOUBLE, e21 DOUBLE, e22 DOUBLE, e23 DOUBLE, e31 DOUBLE, e32 DOUBLE, e33 DOUBLE, r11 DOUBLE, r12 DOUBLE, r13 DOUBLE, r21 DOUBLE, r22 DOUBLE, r23 DOUBLE, r31 DOUBLE, r32 DOUBLE, r33 DOUBLE, width INTEGER, height INTEGER, n_inliers INTEGER, n_invalid BIGINT DEFAULT(0) NOT NULL, slices MAP(VARCHAR, VARCHAR) DEFAULT("map"()) NOT NULL, PRIMARY KEY(run_id, pair_id));
 CREATE TABLE runs(run_id INTEGER DEFAULT(nextval('runs_seq')) PRIMARY KEY, experiment VARCHAR NOT NULL, "name" VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL, git_commit VARCHAR, params JSON DEFAULT('{}') NOT NULL, tags VARCHAR[] DEFAULT(list_value()) NOT NULL, notes VARCHAR, UNIQUE(experiment, "name"));
+CREATE TABLE store_info(store_id VARCHAR NOT NULL);
 CREATE VIEW scores AS SELECT g.run_id, g.task, g.group_id, r.item_id, r.score, r."label", CAST(r.seq AS BIGINT) AS seq, r.list_id FROM (((SELECT list_id, CAST(item AS VARCHAR) AS item_id, CAST(score AS double) AS score, "label", seq FROM list_rows_int_f32) UNION ALL (SELECT list_id, CAST(item AS VARCHAR) AS item_id, score, "label", seq FROM list_rows_int_f64)UNION ALL (SELECT list_id, item AS item_id, CAST(score AS double) AS score, "label", seq FROM list_rows_text_f32)UNION ALL (SELECT list_id, item AS item_id, score, "label", seq FROM list_rows_text_f64)) AS r INNER JOIN "groups" AS g ON ((g.list_id = r.list_id)));
 CREATE VIEW score_items AS SELECT g.run_id, g.task, r.list_id, r.score, r."label", r.seq FROM (((SELECT list_id, CAST(score AS double) AS score, "label", seq FROM list_rows_int_f32) UNION ALL (SELECT list_id, score, "label", seq FROM list_rows_int_f64)UNION ALL (SELECT list_id, CAST(score AS double) AS score, "label", seq FROM list_rows_text_f32)UNION ALL (SELECT list_id, score, "label", seq FROM list_rows_text_f64)) AS r INNER JOIN "groups" AS g ON ((g.list_id = r.list_id)));
 CREATE VIEW v_lists AS WITH slices AS ((SELECT run_id, CAST(task AS VARCHAR) AS task, group_id, n_positives, slices FROM "groups") UNION ALL (SELECT run_id, 'keypoints', pair_id, CAST(NULL AS INTEGER), slices FROM pairs)) SELECT r.run_id, r.experiment, r."name", ((r.experiment || '/') || r."name") AS run, r.created_at, v.task, v.metric, v.params, v.group_id, v."value", s.n_positives, s.slices, v.definition_sha FROM ((list_values AS v INNER JOIN runs AS r ON ((r.run_id = v.run_id))) LEFT JOIN slices AS s ON (((s.run_id = v.run_id) AND (s.task = v.task) AND (s.group_id IS NOT DISTINCT FROM v.group_id))));
@@ -24,3 +25,4 @@ CREATE VIEW v_metrics AS SELECT r.run_id, r.experiment, r."name", ((r.experiment
 CREATE VIEW v_params AS SELECT r.run_id, r.experiment, r."name", ((r.experiment || '/') || r."name") AS run, r.created_at, p."key", p."value" FROM runs AS r , json_each(r.params) AS p;
 CREATE VIEW v_runs AS SELECT r.run_id, r.experiment, r."name", ((r.experiment || '/') || r."name") AS run, r.created_at, r.git_commit, r.tags, r.notes, r.params FROM (runs AS r LEFT JOIN (SELECT r.run_id FROM runs AS r , json_each(r.params) AS j GROUP BY r.run_id) AS p ON ((p.run_id = r.run_id)));
 INSERT INTO "list_id_next" VALUES (0);
+INSERT INTO store_info SELECT CAST(uuid() AS VARCHAR);

@@ -45,3 +45,7 @@ select * from {table};
 -- name: export_schema
 -- DuckDB's own schema.sql (and data) of this database into {folder}, a literal path.
 export database {folder};
+
+-- name: store_id
+-- The store's identity (schema 9 on; sql/schema/009_store_identity.sql). Output: store_id.
+select store_id from store_info;
