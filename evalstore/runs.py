@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RunMeta",
     "RunRef",
+    "check_key_spellings",
     "current_commit",
     "get_run",
     "list_runs",
@@ -301,6 +302,25 @@ def _check_key_case(params: Mapping[str, Any], in_use: Iterable[str]) -> None:
             raise InvalidInput(
                 f"param name {key!r} differs only in case from the param name {others[0]!r} "
                 "(v_runs column names ignore case); spell both the same way"
+            )
+
+
+def check_key_spellings(con: Any, where: str) -> None:
+    """Refuse a store whose parameter names include two that differ only in ASCII case (an
+    import can bring them in; ingest refuses them one run at a time).
+
+    Raises:
+        InvalidInput: naming both spellings and ``where`` they came from.
+    """
+    spellings: dict[str, set[str]] = {}
+    for (key,) in queries.fetch_rows(con, "store/param_keys"):
+        spellings.setdefault(key.translate(_ASCII_LOWER), set()).add(key)
+    for names in spellings.values():
+        if len(names) > 1:
+            first, second = sorted(names)[:2]
+            raise InvalidInput(
+                f"{where}: param names {first!r} and {second!r} differ only in case "
+                "(v_runs column names ignore case); nothing was imported"
             )
 
 

@@ -252,3 +252,17 @@ def test_every_store_draws_its_own_identity(tmp_path: Path) -> None:
         with Store(tmp_path / f"s{i}.duckdb") as store:
             ids.add(store.store_id())
     assert len(ids) == 3
+
+
+def test_an_import_bringing_a_param_name_in_another_case_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "export"
+    with Store(tmp_path / "a.duckdb") as a:
+        a.ingest(_lists(1, 3), task="retrieval", run="exp/a", params={"LR": 1}, git_commit=None)
+        export_runs(a, out)
+    db = tmp_path / "b.duckdb"
+    with Store(db) as b:
+        b.ingest(_lists(1, 3), task="retrieval", run="exp/b", params={"lr": 2}, git_commit=None)
+    before = snapshot(db)
+    with Store(db) as b, pytest.raises(EvalstoreError, match="'LR' and 'lr' differ only in case"):
+        import_runs(b, out)
+    assert snapshot(db) == before

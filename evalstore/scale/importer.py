@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 from evalstore import queries
 from evalstore.errors import EvalstoreError, RunExists, SchemaError
 from evalstore.ingest.write import check_list_ids
-from evalstore.runs import delete_run_rows
+from evalstore.runs import check_key_spellings, delete_run_rows
 from evalstore.scale.export import table_columns
 from evalstore.scale.layout import (
     BATCH_ROWS,
@@ -159,6 +159,7 @@ def _import_all(store: Store, root: Path, replace: bool, progress: Progress | No
             imported.append(f"{entry['experiment']}/{entry['name']}")
             if progress is not None:
                 progress("import", done + 1, len(entries))
+        check_key_spellings(store.con, str(root))
         refresh_views(store.con)
     return imported
 
