@@ -150,6 +150,9 @@ METRICS: dict[str, Metric] = {
     for m in [
         Metric("ap", per_list_reference("ap"), _ALL, True, "map"),
         Metric("ap_voc07", per_list_reference("ap_voc07"), _ALL, True, "map_voc07"),
+        Metric(
+            "ap_voc07_numpy", per_list_reference("ap_voc07_numpy"), _ALL, True, "map_voc07_numpy"
+        ),
         Metric("ap_voc10", per_list_reference("ap_voc10"), _ALL, True, "map_voc10"),
         Metric("ap_coco", per_list_reference("ap_coco"), _ALL, True, "map_coco"),
         Metric(

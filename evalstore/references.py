@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from evalstore.core import matching, ranking
+from evalstore.core.points import docid_order
 from evalstore.errors import InvalidInput
 
 __all__ = [
@@ -50,6 +51,7 @@ class RankedLists:
         scores: (n,) float64, higher = more confident; ``-inf`` = not retrieved (NULL stored).
         labels: (n,) +1 positive, -1 negative, 0 ignored.
         order: (n,) integer input order (``seq``) for ``ties="input"``; None = array order.
+        items: (n,) the item ids as text, for ``ties="docid"`` (trec_eval's order).
         lists: (L,) the lists whose number of positives ``P`` is overridden
             (``groups.n_positives`` not NULL); None = no override.
         n_positives: (L,) their ``P``, aligned with ``lists``.
@@ -67,6 +69,7 @@ class RankedLists:
     order: np.ndarray | None = None
     lists: np.ndarray | None = None
     n_positives: np.ndarray | None = None
+    items: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -200,7 +203,7 @@ def _list_codes(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return out, codes
 
 
-def _ranking_args(lists: RankedLists) -> tuple[np.ndarray, dict[str, Any]]:
+def _ranking_args(lists: RankedLists, ties: str) -> tuple[np.ndarray, dict[str, Any]]:
     """The list ids and the keyword arguments of :func:`~evalstore.core.ranking.per_list`."""
     ids, codes = _list_codes(lists.group)
     labels = np.asarray(lists.labels)
@@ -212,7 +215,12 @@ def _ranking_args(lists: RankedLists) -> tuple[np.ndarray, dict[str, Any]]:
         for g, n in overrides:  # an override of a list without rows has no value, as in SQL
             if g in where:
                 n_positives[where[g]] = int(n)
-    kwargs = {"group": codes, "scores": lists.scores, "labels": labels, "order": lists.order}
+    order = lists.order
+    if ties == "docid":
+        if lists.items is None:
+            raise InvalidInput("ties 'docid' needs the item ids (RankedLists.items)")
+        order = docid_order(lists.items)
+    kwargs = {"group": codes, "scores": lists.scores, "labels": labels, "order": order}
     return ids, {**kwargs, "n_positives": n_positives}
 
 
@@ -220,7 +228,7 @@ def per_list_reference(name: str) -> Reference:
     takes_k = name in ("precision_at_k", "recall_at_k")
 
     def reference(inputs: Inputs, params: Params) -> Result:
-        ids, kwargs = _ranking_args(_expect(inputs, "scores", name))
+        ids, kwargs = _ranking_args(_expect(inputs, "scores", name), params.ties)
         k = params.k if takes_k else None
         _, values = ranking.per_list(name, ties=params.ties, k=k, **kwargs)
         return Result(ids, values)
@@ -246,7 +254,7 @@ def pr_curve_reference(inputs: Inputs, params: Params) -> Result:
     >>> curve.at.tolist(), curve.value.tolist()
     ([0.0, 1.0], [0.0, 0.6666666666666666])
     """
-    ids, kwargs = _ranking_args(_expect(inputs, "scores", "pr_curve"))
+    ids, kwargs = _ranking_args(_expect(inputs, "scores", "pr_curve"), params.ties)
     pts = ranking.ranking_points(ties=params.ties, **kwargs)
     keep = pts.n_positives[pts.list_index] > 0
     return Result(ids[pts.list_index[keep]], pts.precision[keep], pts.recall[keep])

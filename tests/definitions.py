@@ -16,8 +16,9 @@ Rules shared by the ranking metrics (docs/metrics.md, "Ranking metrics"):
   labels, retrieved or not;
 - the ranking is a sequence of *tie groups* entering at one threshold each: under ``grouped``
   one group per distinct score (every item scoring at least s_t enters at threshold t); under
-  ``optimistic`` / ``pessimistic`` / ``input`` one item per group, sorted by score and then
-  positives first / negatives first / input order;
+  ``optimistic`` / ``pessimistic`` / ``input`` / ``docid`` one item per group, sorted by
+  score and then positives first / negatives first / input order / item id as text, the
+  greater first;
 - at the end of tie group t: ``P_t = TP_t / (TP_t + FP_t)`` and ``R_t = TP_t / P``;
 - a list with ``P == 0`` has the value NaN for every metric.
 
@@ -106,6 +107,14 @@ def ranked_lists(inputs: RankedLists, ties: str) -> list[RankedList]:
     scores = inputs.scores.tolist()
     labels = inputs.labels.tolist()
     order = list(range(len(group))) if inputs.order is None else inputs.order.tolist()
+    if ties == "docid":  # trec_eval: equal scores by document id, the greater (strcmp) first
+        assert inputs.items is not None
+        text = [str(i).encode() for i in inputs.items.tolist()]
+        by_id = sorted(range(len(text)), key=lambda i: text[i], reverse=True)
+        order = [0] * len(text)
+        for rank, i in enumerate(by_id):
+            order[i] = rank
+        ties = "input"
     for i in range(len(group)):
         items.setdefault(group[i], []).append((float(scores[i]), int(labels[i]), int(order[i])))
     override = {}
@@ -162,29 +171,31 @@ def ap(inputs: RankedLists, params: Params) -> Result:
     return _per_list(inputs, params, value)
 
 
-def ap_voc07(inputs: RankedLists, params: Params) -> Result:
-    """PASCAL VOC 2007 11-point AP: ``(1/11) * sum_t max{P_i : R_i >= t}``, 0 where none.
+def matlab_colon(a: float, d: float, b: float) -> list[float]:
+    """MATLAB's ``a:d:b`` for ``b = a + n*d``: "The first half of the output vector is
+    calculated by adding integer multiples of the step 'd' to the left-hand endpoint 'a'. The
+    second half is calculated by subtracting multiples of the step 'd' from the right-hand
+    endpoint." (MathWorks technical solution 1-4FLI96, "How does the COLON operator work?",
+    and its COLONOP M-file; the middle element of an even n is ``(a + b) / 2``.)
 
-    As py-faster-rcnn ``voc_ap(rec, prec, use_07_metric=True)``::
-
-        for t in np.arange(0., 1.1, 0.1):
-            p = 0 if np.sum(rec >= t) == 0 else np.max(prec[rec >= t])
-            ap = ap + p / 11.
-
-    The thresholds are exactly ``np.arange(0, 1.1, 0.1)`` (docs/metrics.md): the fourth is
-    0.30000000000000004, so 3 positives found out of 10 do not reach it. (The MATLAB devkit's
-    ``for t=0:0.1:1`` agrees there, but MATLAB's colon computes the upper half of a range back
-    from its end, giving 0.6 and 0.7 where NumPy gives 0.6000000000000001 and
-    0.7000000000000001.)
-
-    >>> ap_voc07(one_list([3, 2, 1], [1, 1, 1], n_positives=10), Params()).value.tolist()
-    [0.2727272727272727]
+    >>> matlab_colon(0.0, 0.1, 1.0)[6:8]
+    [0.6, 0.7]
     """
+    n = round((b - a) / d)
+    out = [0.0] * (n + 1)
+    for k in range(n // 2 + 1):
+        out[k] = a + k * d
+        out[n - k] = b - k * d
+    if n % 2 == 0:
+        out[n // 2] = (a + b) / 2
+    return out
 
+
+def _eleven_point(inputs: RankedLists, params: Params, grid: list[float]) -> Result:
     def value(lst: RankedList) -> float:
         pr = lst.precision_recall()
         total = 0.0
-        for t in np.arange(0.0, 1.1, 0.1):
+        for t in grid:
             p = 0.0
             for recall, precision in pr:
                 if recall >= t and precision > p:
@@ -193,6 +204,47 @@ def ap_voc07(inputs: RankedLists, params: Params) -> Result:
         return total
 
     return _per_list(inputs, params, value)
+
+
+def ap_voc07(inputs: RankedLists, params: Params) -> Result:
+    """PASCAL VOC 2007 11-point AP as the devkit computes it (VOCevalcls.m)::
+
+        ap=0;
+        for t=0:0.1:1
+            p=max(prec(rec>=t));
+            if isempty(p)
+                p=0;
+            end
+            ap=ap+p/11;
+        end
+
+    over MATLAB's ``0:0.1:1`` (:func:`matlab_colon`): 0.6 and 0.7 exactly, the fourth value
+    0.30000000000000004.
+
+    >>> ap_voc07(one_list([3, 2, 1], [1, 1, 1], n_positives=10), Params()).value.tolist()
+    [0.2727272727272727]
+    >>> ap_voc07(one_list([5, 4, 3, 2, 1], [1, 1, 1, -1, -1], n_positives=5), Params()).value
+    array([0.63636364])
+    """
+    return _eleven_point(inputs, params, matlab_colon(0.0, 0.1, 1.0))
+
+
+def ap_voc07_numpy(inputs: RankedLists, params: Params) -> Result:
+    """PASCAL VOC 2007 11-point AP as py-faster-rcnn ``voc_ap(rec, prec, use_07_metric=True)``::
+
+        for t in np.arange(0., 1.1, 0.1):
+            p = 0 if np.sum(rec >= t) == 0 else np.max(prec[rec >= t])
+            ap = ap + p / 11.
+
+    The thresholds are exactly ``np.arange(0, 1.1, 0.1)``: 0.30000000000000004,
+    0.6000000000000001 and 0.7000000000000001, so 3 positives found out of 5 do not reach the
+    7th (the devkit's 0.6).
+
+    >>> lists = one_list([5, 4, 3, 2, 1], [1, 1, 1, -1, -1], n_positives=5)  # R reaches 3/5
+    >>> ap_voc07_numpy(lists, Params()).value.tolist(), ap_voc07(lists, Params()).value.tolist()
+    ([0.5454545454545455], [0.6363636363636365])
+    """
+    return _eleven_point(inputs, params, list(np.arange(0.0, 1.1, 0.1)))
 
 
 def ap_voc10(inputs: RankedLists, params: Params) -> Result:
@@ -630,6 +682,7 @@ def iou_micro(inputs: Outcomes, params: Params) -> Result:
 SLOW: dict[str, Slow] = {
     "ap": ap,
     "ap_voc07": ap_voc07,
+    "ap_voc07_numpy": ap_voc07_numpy,
     "ap_voc10": ap_voc10,
     "ap_coco": ap_coco,
     "precision_at_k": precision_at_k,

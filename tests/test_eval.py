@@ -130,8 +130,9 @@ def test_ties_are_part_of_the_cache_key(store: Store) -> None:
     store.ingest(data, task="retrieval", run="r")
     values = {t: evaluate(store, ["r"], ties=t)["value"][0] for t in ranking.TIES}
     assert values["pessimistic"] <= values["input"] <= values["optimistic"]
+    assert values["pessimistic"] <= values["docid"] <= values["optimistic"]
     assert values["pessimistic"] < values["optimistic"]  # the scores are rounded: many ties
-    assert store.con.sql("select count(*) from metric_values").fetchall()[0] == (4,)
+    assert store.con.sql("select count(*) from metric_values").fetchall()[0] == (len(ranking.TIES),)
 
 
 def test_by_slice_and_by_list(store: Store, tmp_path: Path) -> None:
@@ -269,7 +270,7 @@ def test_voc_classification(cli: Any, tmp_path: Path) -> None:
     ("results", "message"),
     [
         ({"cat": RESULTS["cat"] + "000099 0.3\n"}, "line 5: image '000099' is not in"),
-        ({"cat": "000005 0.9\n000007 0.8\n"}, "no result for image '000009'"),
+        ({"cat": RESULTS["cat"] + "000007 0.1\n"}, "image '000007' appears twice"),
         ({"cat": "000005 0.9\n000007\n"}, "line 2: expected '<image_id> <confidence>'"),
         ({"cat": "000005 high\n"}, "line 1: 'high' is not a valid confidence"),
         ({"cow": "000005 0.9\n"}, "cow_test.txt: no such file"),
@@ -301,3 +302,31 @@ def test_every_registered_metric_is_documented() -> None:
     doc = (Path(__file__).parent.parent / "docs" / "metrics.md").read_text()
     for name in METRICS:
         assert f"`{name}`" in doc
+
+
+def test_voc_missing_images_rank_last_in_ground_truth_order(cli: Any, tmp_path: Path) -> None:
+    """The devkit's out=-Inf for images without a result: ranked last (ground-truth order
+    among themselves) and counted, one warning per class; equal confidences keep the
+    ground-truth order under --ties input."""
+    gt = tmp_path / "Main"
+    gt.mkdir()
+    (gt / "cat_test.txt").write_text("a -1\nb 1\nc 1\nd -1\ne 1\n")
+    res = tmp_path / "comp1_cls_test_cat.txt"
+    res.write_text("d 0.5\nb 0.5\na 0.9\n")  # c and e missing; d and b tie
+    result = cli(
+        "ingest", str(res), "--format", "voc", "--voc-gt", str(gt),
+        "--task", "classification", "--run", "voc/m",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count("Warning:") == 1 and "2 image(s)" in result.stderr
+    rows = {r["metric"]: r["value"] for r in eval_json(cli, "voc/m", "--ties", "input")}
+    # devkit ranking: a(-) 0.9, then b(+) before d(-) (gt order of the tie), then c(+), e(+)
+    # at -Inf: P at each positive: 1/2, 2/4, 3/5; R 1/3, 2/3, 1
+    # VOC10: (1/3)(0.6) * 3 = 0.6 (the envelope is 0.6 from the first positive on)
+    assert rows["map_voc10"] == pytest.approx(0.6, rel=1e-15)
+    # VOC07 (devkit grid): every t in 0..1 is reached with envelope 0.6 -> 0.6
+    assert rows["map_voc07"] == pytest.approx(0.6, rel=1e-15)
+    # plain AP tells the tie order apart: b first (1/2 + 2/4 + 3/5) / 3; d first would give
+    # (1/3 + 2/4 + 3/5) / 3
+    ap = eval_json(cli, "voc/m", "--ties", "input", "-m", "ap")[0]["value"]
+    assert ap == pytest.approx((1 / 2 + 2 / 4 + 3 / 5) / 3, rel=1e-15)

@@ -131,7 +131,7 @@ def _ingest_ranked(store: Store, data: dict[str, Any]) -> int:
 def _read_ranked(store: Store, run_id: int) -> RankedLists:
     rows = _read(
         store,
-        "select group_id, score, label, seq from scores"
+        "select group_id, item_id, score, label, seq from scores"
         " where run_id = $r and task = 'retrieval' order by seq",
         run_id,
     )
@@ -146,6 +146,7 @@ def _read_ranked(store: Store, run_id: int) -> RankedLists:
         scores=rows["score"].fill_null(-np.inf).to_numpy().astype(np.float64),
         labels=rows["label"].to_numpy().astype(np.int64),
         order=rows["seq"].to_numpy().astype(np.int64),
+        items=np.array(rows["item_id"].to_list(), dtype=object),
         lists=_ids(over["group_id"].to_list()) if over.height else None,
         n_positives=over["n_positives"].to_numpy().astype(np.int64) if over.height else None,
     )

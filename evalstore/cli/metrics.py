@@ -83,7 +83,7 @@ def eval_cmd(
         ),
     ] = None,
     ties: Annotated[
-        str, typer.Option("--ties", help="grouped | optimistic | pessimistic | input.")
+        str, typer.Option("--ties", help="grouped | optimistic | pessimistic | input | docid.")
     ] = "grouped",
     k: Annotated[
         int | None,

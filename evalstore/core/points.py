@@ -20,9 +20,10 @@ import numpy.typing as npt
 
 from evalstore.errors import InvalidInput
 
-__all__ = ["TIES", "Points", "one_list", "ranking_points"]
+__all__ = ["TIES", "Points", "docid_order", "one_list", "ranking_points"]
 
-TIES = ("grouped", "optimistic", "pessimistic", "input")
+TIES = ("grouped", "optimistic", "pessimistic", "input", "docid")
+_ORDERED = ("input", "docid")  # the policies that break ties by an order given per row
 
 ArrayLike = npt.ArrayLike
 FloatArray = npt.NDArray[np.float64]
@@ -161,7 +162,7 @@ def _rank_rows(
         perm = np.argsort((~pos).view(np.uint8), kind="stable")
     elif ties == "pessimistic":
         perm = np.argsort(pos.view(np.uint8), kind="stable")
-    elif ties == "input" and order is not None:
+    elif ties in _ORDERED and order is not None:
         perm = np.argsort(order, kind="stable")
     if perm is not None:
         codes = codes[perm]
@@ -225,7 +226,7 @@ def _points(
         s[keep],
         lab[keep] == 1,
         ties,
-        order[keep] if (ties == "input" and order is not None) else None,
+        order[keep] if (ties in _ORDERED and order is not None) else None,
     )
 
     rows = np.bincount(c, minlength=n_groups)
@@ -271,8 +272,9 @@ def ranking_points(
             :mod:`evalstore.core.ranking`.
         n_positives: ``P`` of each list, aligned with the sorted distinct codes; None = count +1.
         ties: tie policy (:mod:`evalstore.core.ranking`).
-        order: integer input order (``seq``) for ``ties="input"``; default the array position.
-            Equal values keep array order. Ignored by the other policies.
+        order: integer input order (``seq``) for ``ties="input"``, default the array position;
+            for ``ties="docid"`` (required) the rank of each item id in decreasing order,
+            :func:`docid_order`. Equal values keep array order. Ignored by the other policies.
 
     Returns:
         Points: per point tp, fp, recall, precision; per list P, N, start, count.
@@ -282,11 +284,28 @@ def ranking_points(
             ``n_positives`` smaller than a list's positive labels.
     """
     _check_ties(ties)
+    if ties == "docid" and order is None:
+        raise InvalidInput("ties 'docid' needs order: the item ids' ranks (docid_order)")
     s = _as_scores(scores)
     lab = _as_labels(labels, s.size)
     groups, codes = _group_codes(_as_ints(group, s.size, "group"))
     seq = None if order is None else _as_ints(order, s.size, "order")
     return _points(groups, codes, s, lab, n_positives, ties, seq)
+
+
+def docid_order(items: ArrayLike) -> IntArray:
+    """The order of ``ties="docid"``: each item's rank when the ids are sorted in decreasing
+    byte order of their UTF-8 text, as trec_eval breaks ties of equal scores (``strcmp`` on
+    the document numbers, the greater first).
+
+    >>> docid_order(["d1", "d10", "d9"]).tolist()  # "d9" > "d10" > "d1" as text
+    [2, 1, 0]
+    """
+    text = [str(i).encode() for i in np.asarray(items, dtype=object).tolist()]
+    ranked = sorted(range(len(text)), key=lambda i: text[i], reverse=True)
+    out = np.empty(len(text), dtype=np.int64)
+    out[ranked] = np.arange(len(text), dtype=np.int64)
+    return out
 
 
 def one_list(scores: ArrayLike, labels: ArrayLike, n_positives: int | None, ties: str) -> Points:
@@ -296,6 +315,8 @@ def one_list(scores: ArrayLike, labels: ArrayLike, n_positives: int | None, ties
         InvalidInput: as :func:`ranking_points`, or an ``n_positives`` that is not an integer.
     """
     _check_ties(ties)
+    if ties == "docid":
+        raise InvalidInput("ties 'docid' needs the item ids: ranking_points(order=docid_order)")
     s = _as_scores(scores)
     lab = _as_labels(labels, s.size)
     over = None

@@ -37,9 +37,13 @@ import numpy.typing as npt
 
 from evalstore.core.points import TIES, Points, one_list, ranking_points
 from evalstore.core.segments import (
+    COCO_RECALL_THRESHOLDS,
+    VOC07_DEVKIT_THRESHOLDS,
+    VOC07_RECALL_THRESHOLDS,
     envelope,
     first_at_recall,
     interpolated,
+    mean_over_lists,
     nan_without_positives,
     previous,
     segment_sum,
@@ -51,11 +55,13 @@ __all__ = [
     "COCO_RECALL_THRESHOLDS",
     "METRICS",
     "TIES",
+    "VOC07_DEVKIT_THRESHOLDS",
     "VOC07_RECALL_THRESHOLDS",
     "Points",
     "ap",
     "ap_coco",
     "ap_voc07",
+    "ap_voc07_numpy",
     "ap_voc10",
     "auc_pr_trapz",
     "fpr95",
@@ -68,10 +74,6 @@ __all__ = [
     "roc_auc",
 ]
 
-#: Exactly as py-faster-rcnn ``voc_ap`` builds them: the 4th value is 0.30000000000000004.
-VOC07_RECALL_THRESHOLDS = np.arange(0.0, 1.1, 0.1)
-#: Exactly as pycocotools ``Params.recThrs``.
-COCO_RECALL_THRESHOLDS = np.linspace(0.0, 1.0, 101)
 _FPR_RECALL = np.array([0.95])
 
 ArrayLike = npt.ArrayLike
@@ -94,6 +96,11 @@ def _ap(pts: Points, k: int | None) -> FloatArray:
 
 
 def _ap_voc07(pts: Points, k: int | None) -> FloatArray:
+    q = interpolated(pts, VOC07_DEVKIT_THRESHOLDS)
+    return nan_without_positives(q.sum(axis=1) / 11, pts)
+
+
+def _ap_voc07_numpy(pts: Points, k: int | None) -> FloatArray:
     q = interpolated(pts, VOC07_RECALL_THRESHOLDS)
     return nan_without_positives(q.sum(axis=1) / 11, pts)
 
@@ -155,6 +162,7 @@ def _fpr95(pts: Points, k: int | None) -> FloatArray:
 METRICS: dict[str, Callable[[Points, int | None], FloatArray]] = {
     "ap": _ap,
     "ap_voc07": _ap_voc07,
+    "ap_voc07_numpy": _ap_voc07_numpy,
     "ap_voc10": _ap_voc10,
     "ap_coco": _ap_coco,
     "precision_at_k": _precision_at_k,
@@ -243,14 +251,24 @@ def ap_voc07(
 ) -> float:
     """PASCAL VOC 2007 11-point AP: ``(sum_t max{P_i : R_i >= t}) / 11``, 0 where none.
 
-    ``t`` runs over ``np.arange(0.0, 1.1, 0.1)`` exactly as py-faster-rcnn ``voc_ap(...,
-    use_07_metric=True)`` makes it, so the 4th threshold is 0.30000000000000004 and a point with
-    ``R_i = 3/10`` does not reach it. Since R is non-decreasing, the max is the precision
+    ``t`` runs over the devkit's MATLAB ``0:0.1:1`` (:data:`VOC07_DEVKIT_THRESHOLDS`): a point
+    with ``R_i = 3/5`` reaches 0.6 (it does not reach numpy's 0.6000000000000001, see
+    :func:`ap_voc07_numpy`), and one with ``R_i = 3/10`` does not reach the 4th threshold,
+    0.30000000000000004, in either. Since R is non-decreasing, the max is the precision
     envelope ``max_{j >= i} P_j`` at the first i with ``R_i >= t``.
 
     Edge cases: P == 0 -> NaN; nothing retrieved -> 0.0.
     """
     return _single("ap_voc07", scores, labels, n_positives, ties)
+
+
+def ap_voc07_numpy(
+    scores: ArrayLike, labels: ArrayLike, *, n_positives: int | None = None, ties: str = "grouped"
+) -> float:
+    """:func:`ap_voc07` over py-faster-rcnn's grid ``np.arange(0.0, 1.1, 0.1)`` (``voc_ap(...,
+    use_07_metric=True)``, :data:`VOC07_RECALL_THRESHOLDS`), whose 0.6000000000000001 and
+    0.7000000000000001 a recall of exactly 0.6 or 0.7 does not reach."""
+    return _single("ap_voc07_numpy", scores, labels, n_positives, ties)
 
 
 def ap_voc10(
@@ -377,15 +395,3 @@ def pr_curve(
     """
     pts = one_list(scores, labels, n_positives, ties)
     return pts.recall, pts.precision
-
-
-def mean_over_lists(values: ArrayLike) -> tuple[float, int, int]:
-    """Mean of per-list values leaving NaN (lists without positives) out.
-
-    Returns:
-        (mean, n_used, n_skipped); the mean of no list is NaN.
-    """
-    v = np.asarray(values, dtype=np.float64).reshape(-1)
-    ok = ~np.isnan(v)
-    used = int(ok.sum())
-    return (float(np.mean(v[ok])) if used else float("nan")), used, int(v.size - used)

@@ -14,9 +14,13 @@ import numpy.typing as npt
 from evalstore.core.points import Points
 
 __all__ = [
+    "COCO_RECALL_THRESHOLDS",
+    "VOC07_DEVKIT_THRESHOLDS",
+    "VOC07_RECALL_THRESHOLDS",
     "envelope",
     "first_at_recall",
     "interpolated",
+    "mean_over_lists",
     "nan_without_positives",
     "previous",
     "segment_sum",
@@ -25,6 +29,20 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+
+#: Exactly as py-faster-rcnn ``voc_ap`` builds them (``np.arange(0.0, 1.1, 0.1)``, i.e.
+#: ``k * 0.1``): the 4th value is 0.30000000000000004, the 7th and 8th 0.6000000000000001 and
+#: 0.7000000000000001.
+VOC07_RECALL_THRESHOLDS = np.arange(0.0, 1.1, 0.1)
+#: Exactly as MATLAB builds the VOC2007 devkit's ``0:0.1:1`` (``for t=0:0.1:1`` in
+#: ``VOCevalcls.m``): the first half ``a + k*d``, the second half ``b - (n-k)*d`` (MathWorks
+#: technical solution 1-4FLI96, "How does the COLON operator work?"), so 0.6 and 0.7 are the
+#: doubles nearest 0.6 and 0.7 and the 4th value is still 0.30000000000000004.
+VOC07_DEVKIT_THRESHOLDS = np.array(
+    [k * 0.1 if 2 * k <= 10 else 1.0 - (10 - k) * 0.1 for k in range(11)]
+)
+#: Exactly as pycocotools ``Params.recThrs``.
+COCO_RECALL_THRESHOLDS = np.linspace(0.0, 1.0, 101)
 
 
 def segment_sum(values: FloatArray, pts: Points) -> FloatArray:
@@ -125,3 +143,15 @@ def nan_without_positives(values: FloatArray, pts: Points) -> FloatArray:
     """``values`` (one per list), set to NaN in place for the lists with ``P == 0``."""
     values[pts.n_positives == 0] = np.nan
     return values
+
+
+def mean_over_lists(values: npt.ArrayLike) -> tuple[float, int, int]:
+    """Mean of per-list values leaving NaN (lists without positives) out.
+
+    Returns:
+        (mean, n_used, n_skipped); the mean of no list is NaN.
+    """
+    v = np.asarray(values, dtype=np.float64).reshape(-1)
+    ok = ~np.isnan(v)
+    used = int(ok.sum())
+    return (float(np.mean(v[ok])) if used else float("nan")), used, int(v.size - used)

@@ -125,13 +125,15 @@ def ingest(
     sources = as_sources(data)
     if not sources:
         raise InvalidInput("nothing to ingest: no input given")
+    voc_warnings: list[str] = []
     if fmt == "voc":
         if task != "classification":
             raise InvalidInput(f"--format voc holds classification results, not {task}")
         if voc_gt is None:
             raise InvalidInput("--format voc needs --voc-gt DIR (the folder of <class>_<set>.txt)")
+        frame, voc_warnings = read_classification(sources, voc_gt)
         sources, fmt, spec.columns, spec.labels, spec.check_pm1 = (
-            [read_classification(sources, voc_gt)],
+            [frame],
             None,
             {},
             "pm1",
@@ -140,7 +142,7 @@ def ingest(
     # the input columns (after --column) of the ids: text in CSV/TSV, never inferred as numbers
     ids = [c for c in source_columns(spec.columns, ("group_id", "item_id")).values() if c]
     opened = [open_source(s, fmt, i, ids) for i, s in enumerate(sources)]
-    warnings = score_warnings(spec, [source.label for source in opened])
+    warnings = [*voc_warnings, *score_warnings(spec, [source.label for source in opened])]
     group_frame = read_groups(groups, groups_format, task) if groups is not None else None
     target = Target(meta, replace, append, group_frame, groups)
     plan = plan_direct(store.con, opened, spec)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Stream", "insert_stream"]
 
+
 def _arrow_schema(spec: Spec) -> pa.Schema:
     """The columns of ``spec.table``, as the stream hands them to DuckDB."""
     return pa.schema(

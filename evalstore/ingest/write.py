@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["IngestResult", "Target", "Written", "check_list_ids", "write_run"]
 
+
 @dataclass
 class IngestResult:
     """What an ingest wrote.

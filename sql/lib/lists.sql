@@ -1,15 +1,15 @@
 -- The rows and the lists of the requested runs and task, shared by every ranking metric.
 -- Parameters: $runs integer[]; $task varchar.
 -- CTEs it defines:
---   items(run_id, list_id, score, label, seq): the rows;
+--   items(run_id, list_id, item_id, score, label, seq): the rows (item_id as text);
 --   lists(run_id, list_id, group_id, n_pos, n_neg, n_ret, p_ret): one row per list (groups
 --       has a row per list: its group_id and n_positives override); n_pos = the +1 labels, or
 --       the override; n_neg = the -1 labels (retrieved or not); n_ret = the retrieved,
 --       non-ignored items; p_ret = the retrieved positives.
 -- list_id is unique across runs, tasks and lists: windows are partitioned by it alone.
 items as (
-    select s.run_id, s.list_id, s.score, s.label, s.seq
-    from score_items s
+    select s.run_id, s.list_id, s.item_id, s.score, s.label, s.seq
+    from scores s
     where list_contains($runs, s.run_id) and s.task = $task
 ),
 label_counts as (

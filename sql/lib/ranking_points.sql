@@ -1,7 +1,7 @@
 -- Shared steps of every ranking metric: the precision/recall points of each ranked list.
 -- Included (as CTEs) by sql/metrics/*.sql through `-- @include lib/ranking_points.sql`.
 -- Parameters: $runs integer[]; $task varchar; $ties 'grouped' | 'optimistic' | 'pessimistic'
--- | 'input'.
+-- | 'input' | 'docid'.
 -- CTEs it defines: those of lib/lists.sql (items, lists), and
 --   curve(run_id, list_id, group_id, rn, d_tp, d_fp, tp, fp, n_pos, n_neg, prec, rec): one
 --       row per point (a distinct score under `grouped`, else one ranked item), rn = 1, 2, ...
@@ -10,22 +10,24 @@
 ,
 ranked as (
     -- retrieved, non-ignored items with the tie-break keys of the policy:
-    -- optimistic puts positives first, pessimistic negatives first, input keeps input order
+    -- optimistic puts positives first, pessimistic negatives first, input keeps input order,
+    -- docid puts the greater item id (as text, byte order) first, as trec_eval does
     select run_id, list_id, score, label,
            case when $ties = 'optimistic' then -label
                 when $ties = 'pessimistic' then label
                 else 0 end as k1,
+           case when $ties = 'docid' then item_id end as k3,
            case when $ties = 'grouped' then 0 else seq end as k2
     from items
     where label <> 0 and score is not null
 ),
 steps as (
     -- one row per point: under `grouped` all items of one score enter together
-    select run_id, list_id, score, k1, k2,
+    select run_id, list_id, score, k1, k3, k2,
            sum(case when label = 1 then 1 else 0 end) as d_tp,
            sum(case when label = -1 then 1 else 0 end) as d_fp
     from ranked
-    group by run_id, list_id, score, k1, k2
+    group by run_id, list_id, score, k1, k3, k2
 ),
 points as (
     select run_id, list_id, d_tp, d_fp,
@@ -35,7 +37,7 @@ points as (
     from steps
     window w as (
         partition by list_id
-        order by score desc, k1, k2
+        order by score desc, k1, k3 desc, k2
         rows between unbounded preceding and current row
     )
 ),

@@ -10,7 +10,7 @@
 --       rank() of a row among the retrieved non-ignored items of its list (n of them) and q
 --       that of a positive among the retrieved positives (m of them), a positive's tie group
 --       ends with TP = m - q + 1 positives and TP + FP = n - r + 1 items;
---   (c) `optimistic`, `pessimistic`, `input`: one point per rank, in the policy's order: a
+--   (c) `optimistic`, `pessimistic`, `input`, `docid`: one point per rank, in the policy's order: a
 --       positive at row_number() i among all items and j among the positives has P_t = j / i.
 -- The sum over points is exact (docs/metrics.md, "Determinism"): each P_t, a double, is scaled
 -- by 2^90 and rounded to an integer (exact for P_t >= 2^-38; P_t >= 1 / rows > 2^-31), times its
@@ -23,7 +23,7 @@ with
 -- @include lib/lists.sql
 ,
 ranked as (
-    select run_id, list_id, score, label, seq
+    select run_id, list_id, score, label, seq, item_id
     from items
     where label <> 0 and score is not null
 ),
@@ -65,22 +65,26 @@ terms as (
     ) p
     join lists l on l.list_id = p.list_id
     union all
-    -- (c) optimistic / pessimistic / input: the j-th positive at row i, in the policy's order
+    -- (c) optimistic / pessimistic / input / docid: the j-th positive at row i, in the
+    -- policy's order
     select run_id, list_id,
            cast(cast(j as double) / nullif(cast(i as double), 0) * pow(2, 90) as decimal(38, 0))
              as term
     from (
         select run_id, list_id, i,
-               row_number() over (partition by list_id order by score desc, k1, seq) as j
+               row_number() over (partition by list_id order by score desc, k1, k3 desc, seq)
+                 as j
         from (
             select run_id, list_id, score, label, seq,
                    case when $ties = 'optimistic' then -label
                         when $ties = 'pessimistic' then label else 0 end as k1,
+                   case when $ties = 'docid' then item_id end as k3,
                    row_number() over (
                        partition by list_id
                        order by score desc,
                                 case when $ties = 'optimistic' then -label
                                      when $ties = 'pessimistic' then label else 0 end,
+                                case when $ties = 'docid' then item_id end desc,
                                 seq
                    ) as i
             from ranked

@@ -8,5 +8,5 @@ with
 ,
 -- @include lib/envelope.sql
 ,
--- @include lib/interpolated_ap.sql step=0.01 last=100 n=101
+-- @include lib/interpolated_ap.sql step=0.01 last=100 n=101 grid=numpy
 select run_id, group_id, value from per_list

@@ -12,7 +12,7 @@
 --       rank() of a row among the retrieved non-ignored items of its list (n of them) and q
 --       that of a positive among the retrieved positives (m of them), a positive's tie group
 --       ends with TP = m - q + 1 positives and TP + FP = n - r + 1 items;
---   (c) `optimistic`, `pessimistic`, `input`: one point per rank, in the policy's order: a
+--   (c) `optimistic`, `pessimistic`, `input`, `docid`: one point per rank, in the policy's order: a
 --       positive at row_number() i among all items and j among the positives has P_t = j / i.
 -- The sum over points is exact (docs/metrics.md, "Determinism"): each P_t, a double, is scaled
 -- by 2^90 and rounded to an integer (exact for P_t >= 2^-38; P_t >= 1 / rows > 2^-31), times its
@@ -25,10 +25,11 @@ WITH items AS (
   SELECT
     s.run_id,
     s.list_id,
+    s.item_id,
     s.score,
     s.label,
     s.seq
-  FROM score_items AS s
+  FROM scores AS s
   WHERE
     ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task
 ), label_counts AS (
@@ -61,7 +62,8 @@ WITH items AS (
     list_id,
     score,
     label,
-    seq
+    seq,
+    item_id
   FROM items
   WHERE
     label <> 0 AND NOT score IS NULL
@@ -140,7 +142,7 @@ WITH items AS (
       run_id,
       list_id,
       i,
-      ROW_NUMBER() OVER (PARTITION BY list_id ORDER BY score DESC, k1 NULLS LAST, seq NULLS LAST) AS j
+      ROW_NUMBER() OVER (PARTITION BY list_id ORDER BY score DESC, k1 NULLS LAST, k3 DESC, seq NULLS LAST) AS j
     FROM (
       SELECT
         run_id,
@@ -155,6 +157,7 @@ WITH items AS (
           THEN label
           ELSE 0
         END AS k1,
+        CASE WHEN :ties = 'docid' THEN item_id END AS k3,
         ROW_NUMBER() OVER (
           PARTITION BY list_id
           ORDER BY score DESC, CASE
@@ -163,7 +166,7 @@ WITH items AS (
             WHEN :ties = 'pessimistic'
             THEN label
             ELSE 0
-          END NULLS LAST, seq NULLS LAST
+          END NULLS LAST, CASE WHEN :ties = 'docid' THEN item_id END DESC, seq NULLS LAST
         ) AS i
       FROM ranked
       WHERE

@@ -9,10 +9,11 @@ WITH items AS (
   SELECT
     s.run_id,
     s.list_id,
+    s.item_id,
     s.score,
     s.label,
     s.seq
-  FROM score_items AS s
+  FROM scores AS s
   WHERE
     ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task
 ), label_counts AS (
@@ -52,6 +53,7 @@ WITH items AS (
       THEN label
       ELSE 0
     END AS k1,
+    CASE WHEN :ties = 'docid' THEN item_id END AS k3,
     CASE WHEN :ties = 'grouped' THEN 0 ELSE seq END AS k2
   FROM items
   WHERE
@@ -62,6 +64,7 @@ WITH items AS (
     list_id,
     score,
     k1,
+    k3,
     k2,
     SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS d_tp,
     SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS d_fp
@@ -71,6 +74,7 @@ WITH items AS (
     list_id,
     score,
     k1,
+    k3,
     k2
 ), points AS (
   SELECT
@@ -84,7 +88,7 @@ WITH items AS (
   FROM steps
   WINDOW w AS (
     PARTITION BY list_id
-    ORDER BY score DESC, k1 NULLS LAST, k2 NULLS LAST
+    ORDER BY score DESC, k1 NULLS LAST, k3 DESC, k2 NULLS LAST
     rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
   )
 ), curve AS (
@@ -129,11 +133,29 @@ WITH items AS (
     rn,
     env,
     1 + CASE
-      WHEN k0 < 100 AND (
-        k0 + 1
-      ) * CAST(0.01 AS DOUBLE) <= rec
+      WHEN k0 < 100
+      AND CASE
+        WHEN 'numpy' = 'matlab' AND 2 * (
+          k0 + 1
+        ) > 100
+        THEN CAST(1.0 AS DOUBLE) - (
+          100 - (
+            k0 + 1
+          )
+        ) * CAST(0.01 AS DOUBLE)
+        ELSE (
+          k0 + 1
+        ) * CAST(0.01 AS DOUBLE)
+      END <= rec
       THEN k0 + 1
-      WHEN k0 > 0 AND k0 * CAST(0.01 AS DOUBLE) > rec
+      WHEN k0 > 0
+      AND CASE
+        WHEN 'numpy' = 'matlab' AND 2 * k0 > 100
+        THEN CAST(1.0 AS DOUBLE) - (
+          100 - k0
+        ) * CAST(0.01 AS DOUBLE)
+        ELSE k0 * CAST(0.01 AS DOUBLE)
+      END > rec
       THEN k0 - 1
       ELSE k0
     END AS n_le

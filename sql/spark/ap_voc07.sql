@@ -1,19 +1,22 @@
 -- GENERATED from sql/metrics/ap_voc07.sql by sqlglot (duckdb -> spark); do not
 -- edit. Regenerate: python tools/write_spark_golden.py --write-golden
--- ap_voc07: PASCAL VOC 2007 11-point interpolated AP (devkit, py-faster-rcnn
--- voc_ap(use_07_metric=True)): AP = 1/11 * sum over t in np.arange(0, 1.1, 0.1) of
--- max{P_i : R_i >= t}, 0 when no point reaches t. The grid is k * 0.1 in float64, so its
--- fourth value is 0.30000000000000004, not 0.3. P = 0 -> NULL.
+-- ap_voc07: PASCAL VOC 2007 11-point interpolated AP as the VOC2007 devkit computes it
+-- (VOCevalcls.m: `for t=0:0.1:1, p=max(prec(rec>=t)) ... ap=ap+p/11`): AP = 1/11 * sum over t
+-- in MATLAB's 0:0.1:1 of max{P_i : R_i >= t}, 0 when no point reaches t. MATLAB builds the
+-- upper half of the grid down from 1, so it holds exactly 0.6 and 0.7 (a recall of 3/5
+-- reaches 0.6); its fourth value is 0.30000000000000004, as in NumPy. ap_voc07_numpy is
+-- py-faster-rcnn's grid. P = 0 -> NULL.
 -- Parameters: $runs integer[], $task varchar, $ties varchar.
 -- Output: run_id, group_id, value (one row per list).
 WITH items AS (
   SELECT
     s.run_id,
     s.list_id,
+    s.item_id,
     s.score,
     s.label,
     s.seq
-  FROM score_items AS s
+  FROM scores AS s
   WHERE
     ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task
 ), label_counts AS (
@@ -53,6 +56,7 @@ WITH items AS (
       THEN label
       ELSE 0
     END AS k1,
+    CASE WHEN :ties = 'docid' THEN item_id END AS k3,
     CASE WHEN :ties = 'grouped' THEN 0 ELSE seq END AS k2
   FROM items
   WHERE
@@ -63,6 +67,7 @@ WITH items AS (
     list_id,
     score,
     k1,
+    k3,
     k2,
     SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS d_tp,
     SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS d_fp
@@ -72,6 +77,7 @@ WITH items AS (
     list_id,
     score,
     k1,
+    k3,
     k2
 ), points AS (
   SELECT
@@ -85,7 +91,7 @@ WITH items AS (
   FROM steps
   WINDOW w AS (
     PARTITION BY list_id
-    ORDER BY score DESC, k1 NULLS LAST, k2 NULLS LAST
+    ORDER BY score DESC, k1 NULLS LAST, k3 DESC, k2 NULLS LAST
     rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
   )
 ), curve AS (
@@ -130,11 +136,29 @@ WITH items AS (
     rn,
     env,
     1 + CASE
-      WHEN k0 < 10 AND (
-        k0 + 1
-      ) * CAST(0.1 AS DOUBLE) <= rec
+      WHEN k0 < 10
+      AND CASE
+        WHEN 'matlab' = 'matlab' AND 2 * (
+          k0 + 1
+        ) > 10
+        THEN CAST(1.0 AS DOUBLE) - (
+          10 - (
+            k0 + 1
+          )
+        ) * CAST(0.1 AS DOUBLE)
+        ELSE (
+          k0 + 1
+        ) * CAST(0.1 AS DOUBLE)
+      END <= rec
       THEN k0 + 1
-      WHEN k0 > 0 AND k0 * CAST(0.1 AS DOUBLE) > rec
+      WHEN k0 > 0
+      AND CASE
+        WHEN 'matlab' = 'matlab' AND 2 * k0 > 10
+        THEN CAST(1.0 AS DOUBLE) - (
+          10 - k0
+        ) * CAST(0.1 AS DOUBLE)
+        ELSE k0 * CAST(0.1 AS DOUBLE)
+      END > rec
       THEN k0 - 1
       ELSE k0
     END AS n_le

@@ -8,10 +8,11 @@ WITH items AS (
   SELECT
     s.run_id,
     s.list_id,
+    s.item_id,
     s.score,
     s.label,
     s.seq
-  FROM score_items AS s
+  FROM scores AS s
   WHERE
     ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task
 ), label_counts AS (
@@ -51,6 +52,7 @@ WITH items AS (
       THEN label
       ELSE 0
     END AS k1,
+    CASE WHEN :ties = 'docid' THEN item_id END AS k3,
     CASE WHEN :ties = 'grouped' THEN 0 ELSE seq END AS k2
   FROM items
   WHERE
@@ -61,6 +63,7 @@ WITH items AS (
     list_id,
     score,
     k1,
+    k3,
     k2,
     SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS d_tp,
     SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS d_fp
@@ -70,6 +73,7 @@ WITH items AS (
     list_id,
     score,
     k1,
+    k3,
     k2
 ), points AS (
   SELECT
@@ -83,7 +87,7 @@ WITH items AS (
   FROM steps
   WINDOW w AS (
     PARTITION BY list_id
-    ORDER BY score DESC, k1 NULLS LAST, k2 NULLS LAST
+    ORDER BY score DESC, k1 NULLS LAST, k3 DESC, k2 NULLS LAST
     rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
   )
 ), curve AS (

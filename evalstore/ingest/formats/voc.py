@@ -4,8 +4,23 @@ Results: ``comp1_cls_<set>_<class>.txt`` (``comp2`` ... for other competitions),
 ``<image_id> <confidence>`` per line. Ground truth: ``<class>_<set>.txt`` in
 ``VOCdevkit/VOC20xx/ImageSets/Main``, one ``<image_id> <1|-1|0>`` per line, 0 = difficult
 (ignored). Each class is one ranked list: ``group_id`` = class, ``item_id`` = image id.
-As the devkit's ``VOCevalcls.m``, an image in the results but not in the ground truth, or in
-the ground truth without a result, is an error.
+
+As the devkit's ``VOCevalcls.m`` (npinto/VOCdevkit ``VOCcode/VOCevalcls.m`` @ b0890ec6)::
+
+    out=ones(size(gt))*-inf;          % every ground-truth image, in ground-truth order
+    ... out(j)=confidence(i);         % its confidence from the results
+    [so,si]=sort(-out);               % MATLAB's sort is stable
+
+- the items are the ground truth's images **in ground-truth file order**, so that equal
+  confidences under ``--ties input`` keep that order, as the devkit's stable sort does;
+- an image of the ground truth without a result keeps confidence -Inf: **ranked last and
+  counted** (a missed positive still takes a rank, unlike evalstore's ``-inf``, which means
+  "not retrieved"). It is stored with the lowest finite double, -1.7976931348623157e308, as is
+  a confidence of -Inf in the results, so that these images rank below every other one, in
+  ground-truth order among themselves; one warning per class says how many there were;
+- an image of the results that is not in the ground truth is an error (``unrecognized
+  image``); an image twice in the results is an error too (the devkit would keep the last
+  confidence silently).
 """
 
 from __future__ import annotations
@@ -15,12 +30,16 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from evalstore.errors import InvalidInput
 from evalstore.ingest.sources import Source
 
-__all__ = ["read_classification"]
+__all__ = ["MISSING_SCORE", "read_classification"]
+
+#: The score of a ground-truth image without a result (the devkit's -Inf): ranked last, counted.
+MISSING_SCORE = float(np.finfo(np.float64).min)
 
 _RESULTS = re.compile(r"^comp\d+_cls_(?P<set>[A-Za-z0-9]+)_(?P<cls>.+)\.txt$")
 
@@ -58,20 +77,23 @@ def _number(frame: pl.DataFrame, col: str, path: Path, dtype: type[pl.DataType])
 
 def read_classification(
     results: Sequence[Source], gt_dir: str | os.PathLike[str]
-) -> pl.DataFrame:
-    """Read VOC classification result files and their ground truth into one frame.
+) -> tuple[pl.DataFrame, list[str]]:
+    """Read VOC classification result files and their ground truth into one frame, in
+    ground-truth order, images without a result ranked last (see the module docstring).
 
     Args:
         results: ``comp1_cls_test_<class>.txt`` files, one per class.
         gt_dir: the folder with ``<class>_<set>.txt`` ground-truth files.
 
     Returns:
-        Columns group_id (class), item_id (image id), score (confidence), label (+1/-1/0).
+        The frame (columns group_id (class), item_id (image id), score (confidence), label
+        (+1/-1/0)) and one warning per class with images missing from its results.
 
     Raises:
         InvalidInput: a misnamed file, a malformed line, or ids in one file and not the other.
     """
     frames = []
+    warnings: list[str] = []
     for raw in results:
         if not isinstance(raw, (str, os.PathLike)):
             raise InvalidInput("--format voc reads result files, not in-memory data")
@@ -108,20 +130,24 @@ def read_classification(
             )
         missing = gt.join(res, on="image_id", how="anti")
         if missing.height:
-            raise InvalidInput(
-                f"{path}: no result for image {missing['image_id'][0]!r} of {gt_path} line "
-                f"{missing['row'][0]} ({missing.height} image(s) missing)"
+            warnings.append(
+                f"{path}: {missing.height:,} image(s) of {gt_path} have no result (first "
+                f"{missing['image_id'][0]!r}); ranked last and counted, as the devkit's "
+                "confidence -Inf"
             )
         frames.append(
-            res.join(
-                gt.select("image_id", "label"), on="image_id", how="left", maintain_order="left"
-            ).select(
+            gt.select("image_id", "label")
+            .join(res.select("image_id", "score"), on="image_id", how="left", maintain_order="left")
+            .select(
                 pl.lit(cls).alias("group_id"),
                 pl.col("image_id").alias("item_id"),
-                pl.col("score"),
+                pl.when(pl.col("score").is_null() | (pl.col("score") == float("-inf")))
+                .then(pl.lit(MISSING_SCORE))
+                .otherwise(pl.col("score"))
+                .alias("score"),
                 pl.col("label"),
             )
         )
     if not frames:
         raise InvalidInput("no VOC result files given")
-    return pl.concat(frames)
+    return pl.concat(frames), warnings

@@ -1,0 +1,197 @@
+-- GENERATED from sql/metrics/ap_voc07_numpy.sql by sqlglot (duckdb -> spark); do not
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
+-- ap_voc07_numpy: PASCAL VOC 2007 11-point interpolated AP as py-faster-rcnn computes it
+-- (voc_ap(rec, prec, use_07_metric=True): `for t in np.arange(0., 1.1, 0.1)`): AP = 1/11 *
+-- sum over t of max{P_i : R_i >= t}, 0 when no point reaches t. The grid is k * 0.1 in
+-- float64: 0.30000000000000004, 0.6000000000000001 and 0.7000000000000001 where MATLAB's
+-- 0:0.1:1 (ap_voc07, the devkit) has 0.30000000000000004, 0.6 and 0.7, so a recall of
+-- exactly 0.6 or 0.7 does not reach its grid value here. P = 0 -> NULL.
+-- Parameters: $runs integer[], $task varchar, $ties varchar.
+-- Output: run_id, group_id, value (one row per list).
+WITH items AS (
+  SELECT
+    s.run_id,
+    s.list_id,
+    s.item_id,
+    s.score,
+    s.label,
+    s.seq
+  FROM scores AS s
+  WHERE
+    ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task
+), label_counts AS (
+  SELECT
+    run_id,
+    list_id,
+    SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS n_pos_labels,
+    SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS n_neg,
+    SUM(CASE WHEN label <> 0 AND NOT score IS NULL THEN 1 ELSE 0 END) AS n_ret,
+    SUM(CASE WHEN label = 1 AND NOT score IS NULL THEN 1 ELSE 0 END) AS p_ret
+  FROM items
+  GROUP BY
+    run_id,
+    list_id
+), lists AS (
+  SELECT
+    c.run_id,
+    c.list_id,
+    g.group_id,
+    COALESCE(g.n_positives, c.n_pos_labels) AS n_pos,
+    c.n_neg,
+    c.n_ret,
+    c.p_ret
+  FROM label_counts AS c
+  JOIN groups AS g
+    ON g.list_id = c.list_id
+), ranked AS (
+  SELECT
+    run_id,
+    list_id,
+    score,
+    label,
+    CASE
+      WHEN :ties = 'optimistic'
+      THEN -label
+      WHEN :ties = 'pessimistic'
+      THEN label
+      ELSE 0
+    END AS k1,
+    CASE WHEN :ties = 'docid' THEN item_id END AS k3,
+    CASE WHEN :ties = 'grouped' THEN 0 ELSE seq END AS k2
+  FROM items
+  WHERE
+    label <> 0 AND NOT score IS NULL
+), steps AS (
+  SELECT
+    run_id,
+    list_id,
+    score,
+    k1,
+    k3,
+    k2,
+    SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS d_tp,
+    SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS d_fp
+  FROM ranked
+  GROUP BY
+    run_id,
+    list_id,
+    score,
+    k1,
+    k3,
+    k2
+), points AS (
+  SELECT
+    run_id,
+    list_id,
+    d_tp,
+    d_fp,
+    SUM(d_tp) OVER w AS tp,
+    SUM(d_fp) OVER w AS fp,
+    ROW_NUMBER() OVER w AS rn
+  FROM steps
+  WINDOW w AS (
+    PARTITION BY list_id
+    ORDER BY score DESC, k1 NULLS LAST, k3 DESC, k2 NULLS LAST
+    rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+  )
+), curve AS (
+  SELECT
+    p.run_id,
+    p.list_id,
+    l.group_id,
+    p.rn,
+    p.d_tp,
+    p.d_fp,
+    p.tp,
+    p.fp,
+    l.n_pos,
+    l.n_neg,
+    CAST(p.tp AS DOUBLE) / NULLIF(CAST(p.tp + p.fp AS DOUBLE), 0) AS prec,
+    CAST(p.tp AS DOUBLE) / NULLIF(CAST(l.n_pos AS DOUBLE), 0) AS rec
+  FROM points AS p
+  JOIN lists AS l
+    ON l.list_id = p.list_id
+), enveloped AS (
+  SELECT
+    c.*,
+    MAX(c.prec) OVER (
+      PARTITION BY c.list_id
+      ORDER BY c.rn NULLS LAST
+      rows BETWEEN CURRENT ROW AND UNBOUNDED following
+    ) AS env
+  FROM curve AS c
+), grid_counts AS (
+  SELECT
+    run_id,
+    list_id,
+    rn,
+    env,
+    rec,
+    LEAST(10, GREATEST(0, CAST(FLOOR(rec / CAST(0.1 AS DOUBLE)) AS BIGINT))) AS k0
+  FROM enveloped
+), served AS (
+  SELECT
+    run_id,
+    list_id,
+    rn,
+    env,
+    1 + CASE
+      WHEN k0 < 10
+      AND CASE
+        WHEN 'numpy' = 'matlab' AND 2 * (
+          k0 + 1
+        ) > 10
+        THEN CAST(1.0 AS DOUBLE) - (
+          10 - (
+            k0 + 1
+          )
+        ) * CAST(0.1 AS DOUBLE)
+        ELSE (
+          k0 + 1
+        ) * CAST(0.1 AS DOUBLE)
+      END <= rec
+      THEN k0 + 1
+      WHEN k0 > 0
+      AND CASE
+        WHEN 'numpy' = 'matlab' AND 2 * k0 > 10
+        THEN CAST(1.0 AS DOUBLE) - (
+          10 - k0
+        ) * CAST(0.1 AS DOUBLE)
+        ELSE k0 * CAST(0.1 AS DOUBLE)
+      END > rec
+      THEN k0 - 1
+      ELSE k0
+    END AS n_le
+  FROM grid_counts
+), contributions AS (
+  SELECT
+    run_id,
+    list_id,
+    CAST(env * POWER(2, 90) AS DECIMAL(38, 0)) * (
+      n_le - LAG(n_le, 1, 0) OVER (PARTITION BY list_id ORDER BY rn NULLS LAST)
+    ) AS q
+  FROM served
+), per_list AS (
+  SELECT
+    l.run_id,
+    l.list_id,
+    l.group_id,
+    CASE
+      WHEN l.n_pos = 0
+      THEN NULL
+      ELSE COALESCE(CAST(SUM(c.q) AS DOUBLE) * POWER(2, -90), CAST(0.0 AS DOUBLE)) / CAST(11 AS DOUBLE)
+    END AS value
+  FROM lists AS l
+  LEFT JOIN contributions AS c
+    ON c.run_id = l.run_id AND c.list_id = l.list_id
+  GROUP BY
+    l.run_id,
+    l.list_id,
+    l.group_id,
+    l.n_pos
+)
+SELECT
+  run_id,
+  group_id,
+  value
+FROM per_list
