@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from evalstore import queries
+from evalstore import protocols, queries
 from evalstore.errors import InvalidInput
 from evalstore.evaluate import evaluate
 from evalstore.metrics import METRICS, get
@@ -174,13 +174,18 @@ def compare(
     runs: Sequence[RunRef],
     *,
     metrics: Sequence[str] | None = None,
-    ties: str = "grouped",
+    ties: str | None = None,
     k: int | None = None,
     n_boot: int = 1000,
     seed: int = 0,
     progress: Progress | None = None,
+    protocol: str | None = None,
 ) -> pl.DataFrame:
     """Compare runs with the first as baseline, metric by metric.
+
+    Values are paired by (task, metric, parameters): values of another tie policy or
+    ``protocol`` (recorded in the parameters) are never compared with these. Without
+    ``protocol`` only values computed without one are compared.
 
     Metrics are computed first where missing (see :func:`evalstore.evaluate.evaluate`). For
     each other run and each metric (task, parameters) both runs have: both means, their
@@ -201,7 +206,9 @@ def compare(
     ids = list(dict.fromkeys(store.resolve(r) for r in runs))
     if len(ids) < 2:
         raise InvalidInput("compare needs two different runs")
-    evaluate(store, ids, metrics=metrics, ties=ties, k=k, progress=progress)
+    evaluate(store, ids, metrics=metrics, ties=ties, k=k, progress=progress, protocol=protocol)
+    if protocol is not None and ties is None:
+        ties = protocols.get(protocol).ties
     overall = store.query("compare/overall", {"runs": ids})
     names = {i: _name(store, i) for i in ids}
     base = ids[0]
@@ -215,7 +222,7 @@ def compare(
             metric = METRICS[r["metric"]]
             if wanted is not None and metric.name not in wanted and r["label"] not in wanted:
                 continue
-            if metrics is None and not _is_default(r, ties):
+            if not _is_default(r, ties or "grouped", protocol, metrics is None):
                 continue
             lists = paired_lists(store, base, other, r["task"], r["metric"], r["params"])
             stats = paired_stats(
@@ -256,11 +263,14 @@ def compare(
     )
 
 
-def _is_default(row: dict[str, Any], ties: str) -> bool:
-    """Without --metric: only the values computed with the requested tie policy (other
-    stored parameter sets, e.g. earlier --ties runs, are left out)."""
+def _is_default(row: dict[str, Any], ties: str, protocol: str | None, only_ties: bool) -> bool:
+    """Values of the requested protocol (or of none) only; without --metric, also only those
+    of the requested tie policy (other stored parameter sets, e.g. earlier --ties runs, are
+    left out)."""
     params = json.loads(row["params"])
-    return params.get("ties", ties) == ties
+    if params.get("protocol") != protocol:
+        return False
+    return not only_ties or params.get("ties", ties) == ties
 
 
 def check(
@@ -272,6 +282,7 @@ def check(
     min_effect: float = 0.0,
     n_boot: int = 1000,
     seed: int = 0,
+    protocol: str | None = None,
 ) -> tuple[bool, list[str], pl.DataFrame]:
     """Regression gate: is ``run`` worse than ``baseline``?
 
@@ -283,7 +294,9 @@ def check(
     """
     if min_effect < 0:
         raise InvalidInput(f"--min-effect must be >= 0, got {min_effect}")
-    frame = compare(store, [baseline, run], metrics=metrics, n_boot=n_boot, seed=seed)
+    frame = compare(
+        store, [baseline, run], metrics=metrics, n_boot=n_boot, seed=seed, protocol=protocol
+    )
     lines = []
     regressed = False
     for r in frame.iter_rows(named=True):
@@ -312,7 +325,9 @@ def check(
     return regressed, lines, frame
 
 
-def history(store: Store, metric: str, *, experiment: str | None = None) -> pl.DataFrame:
+def history(
+    store: Store, metric: str, *, experiment: str | None = None, protocol: str | None = None
+) -> pl.DataFrame:
     """A metric over time (``created_at``) for the runs of an experiment (or all), computing
     missing values first, with the best value so far in the metric's direction.
 
@@ -331,8 +346,13 @@ def history(store: Store, metric: str, *, experiment: str | None = None) -> pl.D
             f"no runs in experiment {experiment!r}" if experiment else "no runs in the store"
         )
     with contextlib.suppress(InvalidInput):  # no run has the metric's task: reported below
-        evaluate(store, ids, metrics=[registered.name])
+        evaluate(store, ids, metrics=[registered.name], protocol=protocol)
     frame = store.query("compare/history", {"metric": metric, "experiment": experiment})
+    frame = frame.filter(
+        pl.col("params").map_elements(
+            lambda text: json.loads(text).get("protocol") == protocol, return_dtype=pl.Boolean
+        )
+    )
     if frame.height == 0:
         raise InvalidInput(
             f"no run{' of ' + experiment if experiment else ''} has values of {metric}"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import polars as pl
 
-from evalstore import queries
+from evalstore import protocols, queries
 from evalstore.core.ranking import TIES
 from evalstore.errors import InvalidInput
 from evalstore.metrics import ALL_TASKS, LIST_NOUN, METRICS, Metric, metrics_for
@@ -52,8 +52,10 @@ RESULT_COLUMNS = [
 ]
 
 
-def _params(metric: Metric, ties: str, k: int, at: float | None = None) -> str:
-    values: dict[str, Any] = {}
+def _params(
+    metric: Metric, ties: str, k: int, at: float | None = None, protocol: str | None = None
+) -> str:
+    values: dict[str, Any] = {} if protocol is None else {"protocol": protocol}
     if metric.source == "scores":
         values["ties"] = ties
     if "k" in metric.params:
@@ -80,6 +82,7 @@ def _compute(
     k: int,
     at: list[float],
     engine: Engine | None = None,
+    protocol: protocols.Protocol | None = None,
 ) -> None:
     """Compute one metric for some runs of one task and replace their cached values (one
     parameter set per value of its sweep, all from one query)."""
@@ -104,7 +107,9 @@ def _compute(
                 con.unregister("_remote")
         try:
             for value in at if metric.sweep is not None else [None]:
-                params = _params(metric, ties, k, value)
+                params = _params(
+                    metric, ties, k, value, None if protocol is None else protocol.name
+                )
                 keys = {
                     "runs": run_ids,
                     "task": task,
@@ -122,6 +127,8 @@ def _compute(
                         "eval/stage_sweep_value", sweep=queries.quote_ident(column, {column})
                     )
                     con.execute(cut, {"at": value})
+                if protocol is not None and protocol.unretrieved == "left out":
+                    queries.run(con, "eval/leave_out_unretrieved", {"task": task})
                 for name in ("eval/clear_values", "eval/clear_list_values"):
                     queries.run(con, name, keys)
                 queries.run(con, "eval/insert_list_values", keys)
@@ -162,7 +169,7 @@ def evaluate(
     runs: Sequence[RunRef] | None,
     *,
     metrics: Sequence[str] | None = None,
-    ties: str = "grouped",
+    ties: str | None = None,
     k: int | None = None,
     by: Sequence[str] = (),
     recompute: bool = False,
@@ -170,6 +177,7 @@ def evaluate(
     sweeps: Mapping[str, Sequence[float]] | None = None,
     engine: Engine | None = None,
     progress: Progress | None = None,
+    protocol: str | None = None,
 ) -> pl.DataFrame:
     """Compute (or reuse) metrics of runs and return them.
 
@@ -181,7 +189,8 @@ def evaluate(
         store: an open, writable store.
         runs: run references; ignored with ``all_runs``.
         metrics: metric names (``ap``, ``ap_voc07``, ...; ``map`` is accepted for ``ap``).
-        ties: ``grouped`` (default), ``optimistic``, ``pessimistic`` or ``input``.
+        ties: ``grouped`` (default), ``optimistic``, ``pessimistic``, ``input`` or ``docid``;
+            default the protocol's.
         k: the cut-off of ``precision_at_k`` / ``recall_at_k`` (default 10).
         by: slice keys: a key of the groups' slice metadata (``sequence``, ``difficulty``...)
             gives the mean per value; the task's list noun (``class``, ``query``, ``pair``,
@@ -194,11 +203,24 @@ def evaluate(
             SparkEngine` over a Parquet export); the values are stored here with the engine's
             name, and a value counts as cached only for the same engine.
         progress: called with ("metric task", done, total).
+        protocol: an official protocol (:mod:`evalstore.protocols`: ``hpatches``, ``voc07``,
+            ``trec``...): its metrics (unless ``metrics`` names some of them), its tie policy
+            and averaging. The values record it in their ``params``.
 
     Returns:
         One row per (run, task, metric, slice) with the columns of :data:`RESULT_COLUMNS`;
         ``slice`` is ``""`` for the mean over all lists of the run.
     """
+    chosen = None if protocol is None else protocols.get(protocol)
+    if chosen is not None:
+        if ties is not None and ties != chosen.ties:
+            raise InvalidInput(
+                f"--ties {ties} contradicts --protocol {chosen.name}, which ranks ties "
+                f"{chosen.ties!r}; leave --ties out"
+            )
+        ties = chosen.ties
+        k = chosen.k if k is None else k
+    ties = "grouped" if ties is None else ties
     if ties not in TIES:
         raise InvalidInput(f"unknown --ties {ties!r}; use one of {', '.join(TIES)}")
     if k is not None and k < 1:
@@ -214,7 +236,7 @@ def evaluate(
         "outcomes": "eval/runs_with_outcomes",
     }
     for task in ALL_TASKS:
-        candidates = metrics_for(task, list(metrics or []))
+        candidates = _candidates(task, metrics, chosen)
         if not candidates:
             continue
         source = candidates[0].source
@@ -227,11 +249,17 @@ def evaluate(
         if present:
             plan += [(task, m, sorted(present)) for m in candidates]
     if not plan:
+        if chosen is not None:
+            raise InvalidInput(
+                f"--protocol {chosen.name} covers the tasks {', '.join(chosen.tasks)}; these "
+                "runs have none of them (or not the requested metrics)"
+            )
         raise InvalidInput("none of the requested metrics applies to the tasks of these runs")
     frames = []
     for step, (task, metric, ids) in enumerate(plan):
         at = _sweep_values(metric, sweeps or {})
-        param_sets = [_params(metric, ties, k, v) for v in ([*at] if at else [None])]
+        name = None if chosen is None else chosen.name
+        param_sets = [_params(metric, ties, k, v, name) for v in ([*at] if at else [None])]
         todo = ids
         if not recompute:
             fresh = set(ids)
@@ -249,7 +277,7 @@ def evaluate(
                 }
             todo = [i for i in ids if i not in fresh]
         if todo:
-            _compute(store, metric, task, todo, ties, k, at, engine)
+            _compute(store, metric, task, todo, ties, k, at, engine, chosen)
         for params in param_sets:
             for key in by:
                 if key not in (*LIST_NOUN.values(), "list"):  # another task's noun: not a slice
@@ -258,6 +286,27 @@ def evaluate(
         if progress is not None:
             progress(f"{metric.name} {task}", step + 1, len(plan))
     return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
+
+
+def _candidates(
+    task: str, metrics: Sequence[str] | None, protocol: protocols.Protocol | None
+) -> list[Metric]:
+    """The metrics to compute for ``task``: those named, else the protocol's, else the task's
+    defaults; under a protocol, only metrics it reports."""
+    if protocol is None:
+        return metrics_for(task, list(metrics or []))
+    own = protocol.metrics.get(task, ())
+    if not metrics:
+        return metrics_for(task, list(own)) if own else []
+    named = metrics_for(task, list(metrics))
+    every = {m for names in protocol.metrics.values() for m in names}
+    foreign = [m.name for m in named if m.name not in every]
+    if foreign:
+        raise InvalidInput(
+            f"--protocol {protocol.name} does not report {foreign[0]} (it reports "
+            f"{', '.join(sorted(every))})"
+        )
+    return [m for m in named if m.name in own]
 
 
 def _read(

@@ -60,6 +60,23 @@ LockOpt = Annotated[
     ),
 ]
 FormatOpt = Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")]
+ProtocolOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--protocol",
+        help="An official protocol (hpatches, voc07, trec, ...; see `evalstore protocols`): "
+        "its metrics, tie policy and averaging, recorded with the values.",
+    ),
+]
+TiesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ties",
+        help="grouped | optimistic | pessimistic | input | docid [default: grouped, or the "
+        "protocol's].",
+        show_default=False,
+    ),
+]
 RunArg = Annotated[
     str, typer.Argument(help="Run: NAME, EXPERIMENT/NAME or id.", show_default=False)
 ]

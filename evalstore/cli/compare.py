@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+import polars as pl
 import typer
 
 from evalstore.cli.common import (
@@ -11,12 +12,15 @@ from evalstore.cli.common import (
     Fmt,
     FormatOpt,
     LockOpt,
+    ProtocolOpt,
     RunArg,
+    TiesOpt,
     command,
     emit,
     progress_bar,
 )
 from evalstore.compare import COMPARE_COLUMNS, check, compare, history
+from evalstore.protocols import PROTOCOLS
 from evalstore.store import Store
 
 
@@ -31,7 +35,8 @@ def compare_cmd(
             "--metric", "-m", help="Metric (repeatable) [default: the task's standard metrics]."
         ),
     ] = None,
-    ties: Annotated[str, typer.Option("--ties", help="Tie policy of ranking metrics.")] = "grouped",
+    ties: TiesOpt = None,
+    protocol: ProtocolOpt = None,
     k: Annotated[int | None, typer.Option("--k", help="Cut-off of precision/recall at k.")] = None,
     n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples.")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
@@ -45,7 +50,15 @@ def compare_cmd(
         progress_bar(fmt is not Fmt.json, "compare") as cb,
     ):
         frame = compare(
-            store, runs, metrics=metric, ties=ties, k=k, n_boot=n_boot, seed=seed, progress=cb
+            store,
+            runs,
+            metrics=metric,
+            ties=ties,
+            k=k,
+            n_boot=n_boot,
+            seed=seed,
+            progress=cb,
+            protocol=protocol,
         )
     if fmt is Fmt.table:
         frame = frame.select(c for c in COMPARE_COLUMNS if c != "higher_is_better")
@@ -64,6 +77,7 @@ def check_cmd(
     ] = 0.0,
     n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples.")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
+    protocol: ProtocolOpt = None,
     db: DbOpt = None,
     lock_timeout: LockOpt = 10.0,
 ) -> None:
@@ -71,7 +85,14 @@ def check_cmd(
     that excludes zero, else 0. One line per metric says why."""
     with Store(db, lock_timeout=lock_timeout) as store:
         regressed, lines, _ = check(
-            store, run, baseline, metrics=metric, min_effect=min_effect, n_boot=n_boot, seed=seed
+            store,
+            run,
+            baseline,
+            metrics=metric,
+            min_effect=min_effect,
+            n_boot=n_boot,
+            seed=seed,
+            protocol=protocol,
         )
     for line in lines:
         typer.echo(line)
@@ -85,11 +106,39 @@ def history_cmd(
     experiment: Annotated[
         str | None, typer.Option("--experiment", "-e", help="Only this experiment.")
     ] = None,
+    protocol: ProtocolOpt = None,
     db: DbOpt = None,
     lock_timeout: LockOpt = 10.0,
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """A metric over time (created_at) for the runs of an experiment, with the best so far."""
     with Store(db, lock_timeout=lock_timeout) as store:
-        frame = history(store, metric, experiment=experiment)
+        frame = history(store, metric, experiment=experiment, protocol=protocol)
+    emit(frame, fmt)
+
+
+@command("protocols")
+def protocols_cmd(fmt: FormatOpt = Fmt.table) -> None:
+    """The official protocols --protocol takes: the reference code each reproduces
+    (repository, file, commit), its metrics and tie policy, and what differs from the default."""
+    rows = [
+        {
+            "protocol": p.name,
+            "reproduces": p.title,
+            "reference": str(p.source) if fmt is Fmt.table else None,
+            "repository": p.source.repo,
+            "path": p.source.path,
+            "commit": p.source.commit,
+            "metrics": "; ".join(f"{t}: {', '.join(m)}" for t, m in p.metrics.items()),
+            "ties": p.ties,
+            "unretrieved lists": p.unretrieved,
+            "differs from the default": p.differs,
+        }
+        for p in PROTOCOLS.values()
+    ]
+    frame = pl.DataFrame(rows)
+    if fmt is Fmt.table:
+        frame = frame.drop("repository", "path", "commit")
+    else:
+        frame = frame.drop("reference")
     emit(frame, fmt)

@@ -147,6 +147,7 @@ def ingest_cmd(
         "created_at": created_at,
         "git_commit": git_commit if git_commit is not None else True,
     }
+
     def run_ingest(store: Store) -> IngestResult:
         with progress_bar(output is not Fmt.json, "ingest") as cb:
             if kind == "keypoints":

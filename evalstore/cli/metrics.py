@@ -16,6 +16,8 @@ from evalstore.cli.common import (
     Fmt,
     FormatOpt,
     LockOpt,
+    ProtocolOpt,
+    TiesOpt,
     command,
     emit,
     progress_bar,
@@ -82,9 +84,8 @@ def eval_cmd(
             "--metric", "-m", help="Metric (repeatable) [default: the task's standard metrics]."
         ),
     ] = None,
-    ties: Annotated[
-        str, typer.Option("--ties", help="grouped | optimistic | pessimistic | input | docid.")
-    ] = "grouped",
+    ties: TiesOpt = None,
+    protocol: ProtocolOpt = None,
     k: Annotated[
         int | None,
         typer.Option("--k", help="Cut-off of precision_at_k / recall_at_k [default: 10]."),
@@ -157,6 +158,7 @@ def eval_cmd(
             sweeps=_sweeps(sigma=sigma, eps=eps),
             engine=remote,
             progress=cb,
+            protocol=protocol,
         )
     _results_table(frame, fmt)
 

@@ -44,6 +44,7 @@ def import_cmd(
     lock_timeout: LockOpt = 10.0,
 ) -> None:
     """Import an export into this database (new run ids, one transaction per run)."""
+
     def run_import(store: Store) -> list[str]:
         with progress_bar(True, "import") as cb:
             return import_runs(store, source, replace=replace, progress=cb)

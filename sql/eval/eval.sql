@@ -139,3 +139,17 @@ create or replace temp table _raw as {query}
 -- registry) into _per_list.
 create or replace temp table _per_list as
 select run_id, group_id, value from _raw where {sweep} = $at
+
+-- name: leave_out_unretrieved
+-- trec_eval without -c averages the queries of the run only: a list of task $task where
+-- nothing was retrieved (every score NULL, i.e. -inf at ingest) has no value, and is left
+-- out of the mean, rather than counting 0.
+delete from _per_list p
+where not exists (
+    select 1
+    from groups g
+    join score_items s on s.list_id = g.list_id
+    where g.run_id = p.run_id and g.task = $task
+      and g.group_id is not distinct from p.group_id
+      and s.score is not null
+);

@@ -1,0 +1,222 @@
+"""Official protocols: named bundles of metric definitions, tie policy, grid and averaging that
+reproduce one benchmark's own code exactly (``evalstore eval --protocol NAME``).
+
+Benchmarks publish numbers made by their own code, and those codes disagree with each other:
+the HPatches MATLAB benchmark's "AP" is VLFeat's ``info.ap`` over queries in input order, its
+Python benchmark's "AP" is ``np.trapz`` of the PR curve (``info.auc``); the VOC2007 devkit's
+11-point grid is MATLAB's ``0:0.1:1``, py-faster-rcnn's is ``np.arange(0, 1.1, 0.1)``, which
+differs at 0.6 and 0.7; trec_eval breaks ties by document id. A protocol names one of them.
+
+Every value computed under a protocol records it (``"protocol"`` in ``params``), so values of
+two protocols are cached apart and never compared with each other: ``compare``, ``check`` and
+``history`` pair values of the same parameters only. ``docs/protocols.md`` has the table and a
+worked example of each difference; ``tests/conformance/`` checks each protocol against a
+transcription of its reference code (or the reference itself: trec_eval).
+
+>>> get("voc07").metrics["classification"]
+('ap_voc07',)
+>>> get("trec").ties, get("trec").unretrieved
+('docid', 'left out')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from evalstore.errors import InvalidInput
+
+__all__ = ["PROTOCOLS", "Protocol", "Source", "get"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a protocol's definition lives: a repository, a file in it and the commit read."""
+
+    repo: str
+    path: str
+    commit: str
+
+    def __str__(self) -> str:
+        return f"{self.repo} {self.path} @ {self.commit[:12]}"
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One official protocol.
+
+    Attributes:
+        name: what ``--protocol`` takes (``hpatches``, ``voc07``, ``trec``...).
+        title: the benchmark code it reproduces, in a few words.
+        source: the reference code (repository, path, commit).
+        metrics: task -> the metrics it reports for that task (the first is its headline).
+        ties: the tie policy of its ranking (``input`` = a stable sort of the input order,
+            ``docid`` = trec_eval's document-id order).
+        differs: what it does differently from evalstore's defaults.
+        unretrieved: ``counted`` (a list where nothing was retrieved scores 0 in the mean) or
+            ``left out`` (trec_eval without ``-c``: such queries are not averaged).
+        k: the cut-off of ``precision_at_k`` / ``recall_at_k`` when none is given.
+    """
+
+    name: str
+    title: str
+    source: Source
+    metrics: Mapping[str, tuple[str, ...]]
+    ties: str
+    differs: str
+    unretrieved: str = "counted"
+    k: int | None = None
+    notes: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def tasks(self) -> tuple[str, ...]:
+        return tuple(self.metrics)
+
+
+_RANKED = ("verification", "matching", "retrieval")
+_HPATCHES_MATLAB = Source(
+    "hpatches/hpatches-benchmark",
+    "matlab/+bench/+matching/eval.m",
+    "f04f3b1501b27601ce0a6590a640a93396ee485b",
+)
+_HPATCHES_PYTHON = Source(
+    "hpatches/hpatches-benchmark",
+    "python/utils/metrics.py",
+    "cf5f43e23da8486afc8c93bdb2e883d04c99cfbf",
+)
+_VOC07 = Source(
+    "npinto/VOCdevkit", "VOCcode/VOCevalcls.m", "b0890ec6a94d4f692b3cc8ae1f4c0fa3b1ac1fc8"
+)
+_FASTER_RCNN = Source(
+    "rbgirshick/py-faster-rcnn",
+    "lib/datasets/voc_eval.py",
+    "45e0da9a246fab5fd86e8c96dc351be7f145499f",
+)
+_COCO = Source(
+    "cocodataset/cocoapi",
+    "PythonAPI/pycocotools/cocoeval.py",
+    "e81c312b4e5e400c740c66c42eff5ecce6736f65",
+)
+_TREC = Source("usnistgov/trec_eval", "form_res_rels.c", "0e041ae2351fac4ab44c7cab9ff9a8fbcff1ac7b")
+_SUPERPOINT = Source(
+    "rpautrat/SuperPoint",
+    "superpoint/evaluations/descriptor_evaluation.py",
+    "16be6749e317e8ee508d8ed331063c52873c74ec",
+)
+_D2NET = Source(
+    "mihaidusmanu/d2-net",
+    "hpatches_sequences/HPatches-Sequences-Matching-Benchmark.ipynb",
+    "e35be018390ffbafd4b19fd1c7f39fefdaa2bf95",
+)
+
+_TREC_METRICS = {t: ("ap", "precision_at_k", "recall_at_k") for t in (*_RANKED, "classification")}
+
+PROTOCOLS: dict[str, Protocol] = {
+    p.name: p
+    for p in [
+        Protocol(
+            "hpatches",
+            "HPatches MATLAB benchmark: VLFeat vl_pr info.ap",
+            _HPATCHES_MATLAB,
+            dict.fromkeys(_RANKED, ("ap",)),
+            "input",
+            "ties in input order (MATLAB's stable sort in vl_pr), not grouped",
+        ),
+        Protocol(
+            "hpatches-python",
+            "HPatches Python benchmark: np.trapz of the PR curve (vl_pr info.auc), ROC AUC",
+            _HPATCHES_PYTHON,
+            {
+                "verification": ("auc_pr_trapz", "roc_auc"),
+                "matching": ("auc_pr_trapz",),
+                "retrieval": ("auc_pr_trapz",),
+            },
+            "input",
+            "its 'ap' is the trapezoidal area under the PR curve from a leading (0, 1) "
+            "(auc_pr_trapz), not AP; ties in input order (np.argsort kind='mergesort')",
+        ),
+        Protocol(
+            "voc07",
+            "PASCAL VOC2007 devkit VOCevalcls.m: 11-point AP over MATLAB's 0:0.1:1",
+            _VOC07,
+            {"classification": ("ap_voc07",)},
+            "input",
+            "ties in ground-truth order (ingest --format voc keeps it; MATLAB's stable sort); "
+            "the grid holds exactly 0.6 and 0.7",
+        ),
+        Protocol(
+            "voc07-numpy",
+            "py-faster-rcnn voc_ap(use_07_metric=True): 11-point AP over np.arange(0, 1.1, 0.1)",
+            _FASTER_RCNN,
+            {"classification": ("ap_voc07_numpy",)},
+            "input",
+            "the grid's 0.6000000000000001 and 0.7000000000000001 are not reached by a recall "
+            "of exactly 0.6 or 0.7, where the devkit's 0.6 and 0.7 are",
+        ),
+        Protocol(
+            "voc10",
+            "PASCAL VOC2010+ devkit VOCap.m (as py-faster-rcnn voc_ap transcribes it): "
+            "area under the precision envelope",
+            _FASTER_RCNN,
+            {"classification": ("ap_voc10",)},
+            "input",
+            "ties in ground-truth order, as the devkit's stable sort",
+        ),
+        Protocol(
+            "coco",
+            "pycocotools COCOeval.accumulate: 101-point interpolated AP",
+            _COCO,
+            dict.fromkeys((*_RANKED, "classification"), ("ap_coco",)),
+            "input",
+            "ties in input order (np.argsort kind='mergesort', stable)",
+        ),
+        Protocol(
+            "trec",
+            "trec_eval: map, P_k, recall_k; queries that retrieved nothing are not averaged",
+            _TREC,
+            _TREC_METRICS,
+            "docid",
+            "equal scores ranked by document id, the greater (strcmp) first; a list with "
+            "nothing retrieved is left out of the mean (trec_eval without -c)",
+            unretrieved="left out",
+            k=10,
+        ),
+        Protocol(
+            "trec-c",
+            "trec_eval -c: as trec, every query of the judgements averaged",
+            _TREC,
+            _TREC_METRICS,
+            "docid",
+            "as trec, but a list with nothing retrieved counts 0 in the mean",
+            k=10,
+        ),
+        Protocol(
+            "superpoint",
+            "SuperPoint compute_homography: corner error of cv2.findHomography(kp0, kp1, RANSAC)",
+            _SUPERPOINT,
+            {"keypoints": ("homography_accuracy_superpoint",)},
+            "grouped",
+            "the corners are SuperPoint's (x over 0..h-1, y over 0..w-1, as its code indexes "
+            "shape = (h, w)), not the image's; the same estimate (image 0 -> 1, RANSAC 3 px)",
+        ),
+        Protocol(
+            "d2net",
+            "D2-Net HPatches sequences benchmark: MMA at 1..10 px",
+            _D2NET,
+            {"keypoints": ("mma",)},
+            "grouped",
+            "none: evalstore's mma is D2-Net's (a pair without matches scores 0, d <= t)",
+        ),
+    ]
+}
+
+
+def get(name: str) -> Protocol:
+    """The protocol called ``name``.
+
+    Raises:
+        InvalidInput: no such protocol.
+    """
+    if name not in PROTOCOLS:
+        raise InvalidInput(f"unknown --protocol {name!r}; known: {', '.join(PROTOCOLS)}")
+    return PROTOCOLS[name]
