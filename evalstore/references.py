@@ -33,6 +33,7 @@ __all__ = [
     "Result",
     "fraction_reference",
     "homography_accuracy_reference",
+    "homography_accuracy_superpoint_reference",
     "iou_micro_reference",
     "iou_reference",
     "per_list_reference",
@@ -298,7 +299,9 @@ def reprojection_error_reference(inputs: Inputs, params: Params) -> Result:
     return Result(ids, values)
 
 
-def homography_accuracy_reference(inputs: Inputs, params: Params) -> Result:
+def homography_accuracy_reference(
+    inputs: Inputs, params: Params, corners: str = "image"
+) -> Result:
     """1.0 / 0.0 per pair and eps: :func:`evalstore.core.matching.homography_accuracy` with
     the stored estimate ``e`` against the truth ``h``; NaN without a true homography or an
     image size, 0.0 where estimation failed.
@@ -320,9 +323,15 @@ def homography_accuracy_reference(inputs: Inputs, params: Params) -> Result:
     sized = np.flatnonzero(~np.isnan(kp.width) & ~np.isnan(kp.height))
     if sized.size:
         values[sized] = matching.homography_accuracy(
-            kp.h[sized], kp.e[sized], kp.width[sized], kp.height[sized], at
+            kp.h[sized], kp.e[sized], kp.width[sized], kp.height[sized], at, corners=corners
         )
     return _sweep(values, kp.pairs, at)
+
+
+def homography_accuracy_superpoint_reference(inputs: Inputs, params: Params) -> Result:
+    """:func:`homography_accuracy_reference` over SuperPoint's corners (x over 0..h-1, y over
+    0..w-1, as its compute_homography indexes shape = (h, w))."""
+    return homography_accuracy_reference(inputs, params, corners="superpoint")
 
 
 def iou_reference(inputs: Inputs, params: Params) -> Result:

@@ -581,7 +581,9 @@ def reprojection_error(inputs: KeypointRun, params: Params) -> Result:
     return Result(_ids(groups), np.array(values, float))
 
 
-def homography_accuracy(inputs: KeypointRun, params: Params) -> Result:
+def homography_accuracy(
+    inputs: KeypointRun, params: Params, superpoint_corners: bool = False
+) -> Result:
     """SuperPoint's homography estimation accuracy: warp the corners (0, 0), (w-1, 0),
     (0, h-1), (w-1, h-1) by the estimated and the true homography, average the 4 distances
     (in that corner order); the pair is correct (1.0) if the mean is ``<= eps``, eps = 1, 3,
@@ -601,7 +603,10 @@ def homography_accuracy(inputs: KeypointRun, params: Params) -> Result:
         error = NAN
         if h_true is not None and h_est is not None and not (math.isnan(w) or math.isnan(h)):
             total = 0.0
-            for cx, cy in ((0.0, 0.0), (w - 1, 0.0), (0.0, h - 1), (w - 1, h - 1)):
+            corners = ((0.0, 0.0), (w - 1, 0.0), (0.0, h - 1), (w - 1, h - 1))
+            if superpoint_corners:  # SuperPoint: [[0, 0], [0, shape[1]-1], [shape[0]-1, 0], ...]
+                corners = ((0.0, 0.0), (0.0, w - 1), (h - 1, 0.0), (h - 1, w - 1))
+            for cx, cy in corners:
                 ex, ey = _transfer(h_est, cx, cy)
                 gx, gy = _transfer(h_true, cx, cy)
                 total += _distance(ex, ey, gx, gy)
@@ -617,6 +622,25 @@ def homography_accuracy(inputs: KeypointRun, params: Params) -> Result:
             ats.append(eps)
             values.append(value)
     return Result(_ids(groups), np.array(values, float), np.array(ats, float))
+
+
+def homography_accuracy_superpoint(inputs: KeypointRun, params: Params) -> Result:
+    """:func:`homography_accuracy` over the corners of SuperPoint's compute_homography::
+
+        corners = np.array([[0, 0, 1], [0, shape[1] - 1, 1], [shape[0] - 1, 0, 1],
+                            [shape[0] - 1, shape[1] - 1, 1]])
+
+    with ``shape = (h, w)`` and the corners taken as (x, y).
+
+    >>> h = np.eye(3)[None]
+    >>> e = np.array([[[1.0, 0.0, 0.0], [0.0, 1.01, 0.0], [0.0, 0.0, 1.0]]])  # y scaled 1%
+    >>> kp = keypoints([], ["p"], h=h, e=e, width=[640], height=[480])
+    >>> homography_accuracy_superpoint(kp, Params(at=[3.0])).value.tolist()  # y up to 639
+    [0.0]
+    >>> homography_accuracy(kp, Params(at=[3.0])).value.tolist()  # y up to 479
+    [1.0]
+    """
+    return homography_accuracy(inputs, params, superpoint_corners=True)
 
 
 def keypoints(
@@ -695,6 +719,7 @@ SLOW: dict[str, Slow] = {
     "mma": mma,
     "reprojection_error": reprojection_error,
     "homography_accuracy": homography_accuracy,
+    "homography_accuracy_superpoint": homography_accuracy_superpoint,
     "iou": iou,
     "iou_micro": iou_micro,
 }

@@ -381,7 +381,7 @@ def seeded_runs(store: Store) -> dict[str, list[int]]:
         store.con.execute(  # test-only: a boundary case written into the stored rows
             "update pairs set h11 = 1, h12 = 0, h13 = 4, h21 = 0, h22 = 1, h23 = -2, h31 = 0,"
             " h32 = 0, h33 = 1, e11 = 1, e12 = 0, e13 = 7, e21 = 0, e22 = 1, e23 = -2, e31 = 0,"
-            " e32 = 0, e33 = 1 where run_id = $r and pair_id = 'p0'",
+            " e32 = 0, e33 = 1, e_direction = 'direct' where run_id = $r and pair_id = 'p0'",
             {"r": run_id},
         )
     return runs

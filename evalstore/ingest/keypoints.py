@@ -137,12 +137,11 @@ def ingest_keypoints(
         info = table[pid]
         idx = groups.get(pid, np.empty(0, dtype=np.int64))
         sel = np.flatnonzero(keep)[idx]
-        r, inliers = geometry.estimate_homography(
-            xy["x0"][sel], xy["y0"][sel], xy["x1"][sel], xy["y1"][sel], threshold=ransac_threshold
-        )
-        e = geometry.invert_homography(r) if r is not None else None
-        if e is None:
-            r = None
+        x0, y0, x1, y1 = xy["x0"][sel], xy["y0"][sel], xy["x1"][sel], xy["y1"][sel]
+        # r: image 1 -> 0 (EventPoint's reprojection); e: image 0 -> 1 estimated as such, as
+        # SuperPoint's compute_homography does (RANSAC is not symmetric: e is not inv(r))
+        r, inliers = geometry.estimate_homography(x0, y0, x1, y1, threshold=ransac_threshold)
+        e, _ = geometry.estimate_homography(x1, y1, x0, y0, threshold=ransac_threshold)
         row = {"pair_id": pid, "width": info["width"], "height": info["height"]}
         row.update(zip(H_COLUMNS, _flat(info["H"]), strict=True))
         row.update(zip(_E, _flat(e), strict=True))

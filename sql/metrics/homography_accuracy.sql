@@ -1,62 +1,13 @@
 -- homography_accuracy: SuperPoint's homography estimation accuracy. Per image pair, the four
 -- corners (0, 0), (w-1, 0), (0, h-1), (w-1, h-1) are warped by the estimated homography
--- (e11..e33, image 0 -> 1) and by the true one (h11..h33); the corner error is the mean of
+-- (e11..e33, image 0 -> 1, estimated as such: cv2.findHomography(kp0, kp1, RANSAC), as
+-- SuperPoint) and by the true one (h11..h33); the corner error is the mean of
 -- the four distances, (d1 + d2 + d3 + d4) / 4. The pair is correct (1) when it is <= eps,
 -- else 0; a failed estimation counts as incorrect (0); a pair without a true homography or
 -- size is NULL. The mean over pairs is the accuracy.
 -- Parameters: $runs integer[], $eps double[] (default 1, 3, 5 px).
 -- Output: run_id, group_id (pair), eps, value.
+-- A pair whose estimate was stored before schema 10 (the inverse of the 1 -> 0 estimate) has
+-- no value: re-ingest the run.
 with
-candidates as (
-    select *
-    from pairs
-    where list_contains($runs, run_id)
-),
-corners as (
-    select k, a, b from (values (1, 0, 0), (2, 1, 0), (3, 0, 1), (4, 1, 1)) as c(k, a, b)
-),
-points as (
-    select p.run_id, p.pair_id, c.k,
-           cast(c.a * (p.width - 1) as double) as x,
-           cast(c.b * (p.height - 1) as double) as y
-    from candidates p
-    cross join corners c
-    where p.h11 is not null and p.e11 is not null and p.width is not null
-),
-warped as (
-    select t.run_id, t.pair_id, t.k,
-           (p.e11 * t.x + p.e12 * t.y + p.e13)
-             / nullif(p.e31 * t.x + p.e32 * t.y + p.e33, 0) as ex,
-           (p.e21 * t.x + p.e22 * t.y + p.e23)
-             / nullif(p.e31 * t.x + p.e32 * t.y + p.e33, 0) as ey,
-           (p.h11 * t.x + p.h12 * t.y + p.h13)
-             / nullif(p.h31 * t.x + p.h32 * t.y + p.h33, 0) as hx,
-           (p.h21 * t.x + p.h22 * t.y + p.h23)
-             / nullif(p.h31 * t.x + p.h32 * t.y + p.h33, 0) as hy
-    from points t
-    join candidates p on p.run_id = t.run_id and p.pair_id = t.pair_id
-),
-distances as (
-    select run_id, pair_id, k, sqrt((ex - hx) * (ex - hx) + (ey - hy) * (ey - hy)) as d
-    from warped
-),
-corner_error as (
-    -- summed in corner order, as the reference does
-    select run_id, pair_id,
-           (max(case when k = 1 then d end) + max(case when k = 2 then d end)
-            + max(case when k = 3 then d end) + max(case when k = 4 then d end)) / 4.0::double
-             as err
-    from distances
-    group by run_id, pair_id
-),
-sweep as (
-    select unnest($eps) as eps
-)
-select p.run_id, p.pair_id as group_id, s.eps,
-       case when p.h11 is null or p.width is null or p.height is null then null
-            when p.e11 is null then 0.0::double
-            when c.err <= s.eps then 1.0::double
-            else 0.0::double end as value
-from candidates p
-cross join sweep s
-left join corner_error c on c.run_id = p.run_id and c.pair_id = p.pair_id
+-- @include lib/corner_accuracy.sql x=width y=height pa=1 pb=0 qa=0 qb=1

@@ -2,12 +2,15 @@
 -- edit. Regenerate: python tools/write_spark_golden.py --write-golden
 -- homography_accuracy: SuperPoint's homography estimation accuracy. Per image pair, the four
 -- corners (0, 0), (w-1, 0), (0, h-1), (w-1, h-1) are warped by the estimated homography
--- (e11..e33, image 0 -> 1) and by the true one (h11..h33); the corner error is the mean of
+-- (e11..e33, image 0 -> 1, estimated as such: cv2.findHomography(kp0, kp1, RANSAC), as
+-- SuperPoint) and by the true one (h11..h33); the corner error is the mean of
 -- the four distances, (d1 + d2 + d3 + d4) / 4. The pair is correct (1) when it is <= eps,
 -- else 0; a failed estimation counts as incorrect (0); a pair without a true homography or
 -- size is NULL. The mean over pairs is the accuracy.
 -- Parameters: $runs integer[], $eps double[] (default 1, 3, 5 px).
 -- Output: run_id, group_id (pair), eps, value.
+-- A pair whose estimate was stored before schema 10 (the inverse of the 1 -> 0 estimate) has
+-- no value: re-ingest the run.
 WITH candidates AS (
   SELECT
     *
@@ -98,6 +101,8 @@ SELECT
     THEN NULL
     WHEN p.e11 IS NULL
     THEN CAST(0.0 AS DOUBLE)
+    WHEN p.e_direction IS DISTINCT FROM 'direct'
+    THEN NULL
     WHEN c.err <= s.eps
     THEN CAST(1.0 AS DOUBLE)
     ELSE CAST(0.0 AS DOUBLE)

@@ -130,12 +130,20 @@ def _corner_error(
     width: FloatArray,
     height: FloatArray,
     use: IntArray,
+    corners: str = "image",
 ) -> FloatArray:
-    """``(d1 + d2 + d3 + d4) / 4`` for the pairs ``use`` (all matrices present)."""
+    """``(d1 + d2 + d3 + d4) / 4`` for the pairs ``use`` (all matrices present); ``corners``
+    ``image``: (0, 0), (w-1, 0), (0, h-1), (w-1, h-1); ``superpoint``: SuperPoint's (0, 0),
+    (0, w-1), (h-1, 0), (h-1, w-1) as (x, y), its code indexing shape = (h, w)."""
     xr, yb = width[use] - 1, height[use] - 1
     zero = np.zeros(use.size)
     total = zero
-    for cx, cy in ((zero, zero), (xr, zero), (zero, yb), (xr, yb)):  # corner order matters
+    order = (
+        ((zero, zero), (xr, zero), (zero, yb), (xr, yb))
+        if corners == "image"
+        else ((zero, zero), (zero, xr), (yb, zero), (yb, xr))
+    )
+    for cx, cy in order:  # corner order matters
         ex, ey, we = apply_homography(h_est[use], cx, cy)
         gx, gy, wt = apply_homography(h_true[use], cx, cy)
         refuse_infinity(we, "H_est of pair {i}: a corner", use)
@@ -197,6 +205,8 @@ def homography_accuracy(
     width: ArrayLike,
     height: ArrayLike,
     eps: ArrayLike = (1.0, 3.0, 5.0),
+    *,
+    corners: str = "image",
 ) -> FloatArray:
     """Per pair and threshold, 1.0 if the homography is correct (``corner_error <= eps``), else 0.
 
@@ -207,6 +217,8 @@ def homography_accuracy(
     Args:
         h_true, h_est, width, height: as in :func:`corner_error`.
         eps: a threshold or a 1-D array of thresholds in pixels (finite, >= 0).
+        corners: ``image`` (the image's four corners) or ``superpoint`` (the corners of
+            SuperPoint's compute_homography, x over 0..h-1 and y over 0..w-1).
 
     Returns:
         (P, E) array of 0.0 / 1.0 / NaN.
@@ -215,7 +227,7 @@ def homography_accuracy(
     t = as_thresholds(eps, "eps")
     out = np.zeros((ht.shape[0], t.size))
     use = np.flatnonzero(~miss_t & ~miss_e)
-    err = _corner_error(ht, he, w, h, use)
+    err = _corner_error(ht, he, w, h, use, corners)
     out[use] = (err[:, None] <= t[None, :]).astype(np.float64)
     out[miss_t] = np.nan
     return out

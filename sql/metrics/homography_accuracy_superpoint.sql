@@ -1,0 +1,13 @@
+-- homography_accuracy_superpoint: homography_accuracy as SuperPoint's compute_homography
+-- computes it (rpautrat/SuperPoint superpoint/evaluations/descriptor_evaluation.py @ 16be6749):
+--     corners = np.array([[0, 0, 1], [0, shape[1] - 1, 1], [shape[0] - 1, 0, 1],
+--                         [shape[0] - 1, shape[1] - 1, 1]])
+-- with shape = (height, width) and the corners used as (x, y): x over 0..height-1 and y over
+-- 0..width-1 (the image's corners only for square images), in that order; mean_dist =
+-- np.mean(np.linalg.norm(real_warped_corners - warped_corners, axis=1)); correct when
+-- mean_dist <= eps. The estimate is the stored image 0 -> 1 one,
+-- cv2.findHomography(kp0, kp1, cv2.RANSAC) with its defaults (3 px, 2000 iterations, 0.995).
+-- Parameters: $runs integer[], $eps double[] (default 1, 3, 5 px).
+-- Output: run_id, group_id (pair), eps, value.
+with
+-- @include lib/corner_accuracy.sql x=height y=width pa=0 pb=1 qa=1 qb=0
