@@ -46,6 +46,7 @@ RESULT_COLUMNS = [
     "n_lists",
     "n_skipped",
     "params",
+    "protocol",
     "definition_sha",
     "engine",
     "stale",
@@ -320,7 +321,7 @@ def _read(
     keep = pl.col("slice") == ""
     for key in by:
         keep = keep | pl.col("slice").str.starts_with(f"{key}=")
-    out = stored.filter(keep).select(RESULT_COLUMNS)
+    out = _with_protocol(stored.filter(keep)).select(RESULT_COLUMNS)
     noun = LIST_NOUN[task]
     if noun in by or "list" in by:  # one row per list: the plain metric name (ap, not map)
         lists = store.query(
@@ -328,7 +329,8 @@ def _read(
             {"runs": ids, "task": task, "metrics": [metric.name], "noun": noun},
         ).filter(pl.col("params") == params)
         lists = lists.with_columns(stale=pl.col("definition_sha") != metric.sha)
-        out = pl.concat([out, lists.select(RESULT_COLUMNS)], how="vertical_relaxed")
+        lists = _with_protocol(lists).select(RESULT_COLUMNS)
+        out = pl.concat([out, lists], how="vertical_relaxed")
     return out
 
 
@@ -349,4 +351,12 @@ def stored_metrics(
         stale=pl.col("definition_sha") != pl.col("metric").replace_strict(shas, default=""),
         metric=pl.col("label"),
     )
-    return frame.select(RESULT_COLUMNS).sort(["run_id", "task", "metric", "params", "slice"])
+    frame = _with_protocol(frame).select(RESULT_COLUMNS)
+    return frame.sort(["run_id", "task", "metric", "params", "slice"])
+
+
+def _with_protocol(frame: pl.DataFrame) -> pl.DataFrame:
+    """The ``protocol`` column: the official protocol a value was computed under (recorded in
+    its params), or ``default``."""
+    named = pl.col("params").str.json_path_match("$.protocol").fill_null("default")
+    return frame.with_columns(protocol=named)

@@ -100,6 +100,7 @@ def demo_cmd(
         f"  dashboards: {index if index.exists() else out}",
         "Try next:",
         f"  evalstore eval {last_digits} --by class",
+        f"  evalstore eval {last_digits} --protocol voc07-numpy   (see evalstore protocols)",
         "  evalstore eval hpatches/sift --by noise",
         f"  evalstore compare {first_digits} {last_digits}",
         "  evalstore compare hpatches/sift hpatches/orb hpatches/sift_weak",

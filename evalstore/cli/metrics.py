@@ -33,7 +33,16 @@ from evalstore.store import Store
 def _results_table(frame: pl.DataFrame, fmt: Fmt) -> None:
     if fmt is Fmt.table:
         shown = frame.select(
-            "run", "task", "metric", "slice", "value", "n_lists", "n_skipped", "params", "stale"
+            "run",
+            "task",
+            "metric",
+            "protocol",
+            "slice",
+            "value",
+            "n_lists",
+            "n_skipped",
+            "params",
+            "stale",
         )
         emit(shown, fmt)
     elif fmt is Fmt.json:
