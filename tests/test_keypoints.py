@@ -14,6 +14,7 @@ import pytest
 from conftest import snapshot
 
 from evalstore import InvalidInput, Store
+from evalstore.core.matching import homography_accuracy
 from evalstore.evaluate import evaluate
 
 H_COLS = [f"h{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3)]
@@ -302,3 +303,22 @@ def test_homography_dir_and_slices(cli: Any, db: Path, tmp_path: Path) -> None:
     got = {r["slice"]: r["value"] for r in rows}
     # i_boat's match is exact (d = 0), v_home's is 4 px off
     assert got == {"": 0.5, "kind=illumination": 1.0, "kind=viewpoint": 0.0}
+
+
+def test_a_corner_mapped_to_infinity_is_an_incorrect_estimate_in_sql_and_core(
+    tmp_path: Path,
+) -> None:
+    """w = 0 at a corner: SuperPoint's division gives an infinite error, so the pair is
+    incorrect; the SQL (NULL distance) and the NumPy twin agree on it."""
+    e = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 1.0]])  # w = 1 - x, 0 at x = 1
+    assert homography_accuracy(np.eye(3)[None], e[None], 2, 2).tolist() == [[0.0, 0.0, 0.0]]
+    matches = {"pair_id": ["p"] * 4, "x0": [0.0, 1, 0, 1], "y0": [0.0, 0, 1, 1],
+               "x1": [0.0, 1, 0, 1], "y1": [0.0, 0, 1, 1]}  # fmt: skip
+    pairs = {"pair_id": ["p"], "width": [2], "height": [2],
+             **{f"h{i}{j}": [float(i == j)] for i in (1, 2, 3) for j in (1, 2, 3)}}  # fmt: skip
+    with Store(tmp_path / "s.duckdb") as store:
+        store.ingest_keypoints(matches, run="k/w0", pairs=pairs, git_commit=None)
+        cells = ", ".join(f"e{i}{j} = {e[i - 1, j - 1]}" for i in (1, 2, 3) for j in (1, 2, 3))
+        store.con.execute(f"update pairs set {cells}, e_direction = 'direct'")  # test-only SQL
+        frame = evaluate(store, ["k/w0"], metrics=["homography_accuracy"], recompute=True)
+    assert frame["value"].to_list() == [0.0, 0.0, 0.0]

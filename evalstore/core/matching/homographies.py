@@ -146,9 +146,11 @@ def _corner_error(
     for cx, cy in order:  # corner order matters
         ex, ey, we = apply_homography(h_est[use], cx, cy)
         gx, gy, wt = apply_homography(h_true[use], cx, cy)
-        refuse_infinity(we, "H_est of pair {i}: a corner", use)
-        refuse_infinity(wt, "H_true of pair {i}: a corner", use)
-        total = total + distance(ex, ey, gx, gy)
+        # a corner mapped to infinity (w = 0): an infinite error, i.e. incorrect, as
+        # SuperPoint's division by w gives (and the SQL's NULL distance)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = distance(ex, ey, gx, gy)
+        total = total + np.where((we == 0) | (wt == 0), np.inf, d)
     return total / 4
 
 
@@ -186,11 +188,11 @@ def corner_error(
         width, height: image size in pixels, one number or one per pair.
 
     Returns:
-        (P,) errors in pixels; NaN where either homography is missing.
+        (P,) errors in pixels; NaN where either homography is missing; inf where one maps a
+        corner to infinity (``w = 0``).
 
     Raises:
-        InvalidInput: wrong shapes, a partly NaN matrix, a size that is not a whole number >= 1,
-            a corner mapped to infinity.
+        InvalidInput: wrong shapes, a partly NaN matrix, a size that is not a whole number >= 1.
     """
     ht, miss_t, he, miss_e, w, h = _corner_inputs(h_true, h_est, width, height)
     out = np.full(ht.shape[0], np.nan)
