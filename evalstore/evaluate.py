@@ -128,6 +128,8 @@ def _compute(
                         "eval/stage_sweep_value", sweep=queries.quote_ident(column, {column})
                     )
                     con.execute(cut, {"at": value})
+                if protocol is not None and protocol.no_positives == "zero":
+                    queries.run(con, "eval/zero_without_positives")
                 if protocol is not None and protocol.unretrieved == "left out":
                     queries.run(con, "eval/leave_out_unretrieved", {"task": task})
                 for name in ("eval/clear_values", "eval/clear_list_values"):

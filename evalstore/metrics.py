@@ -169,6 +169,9 @@ METRICS: dict[str, Metric] = {
         Metric("auc_pr_trapz", per_list_reference("auc_pr_trapz"), _ALL, True, "mean_auc_pr_trapz"),
         Metric("roc_auc", per_list_reference("roc_auc"), _ALL, True, "mean_roc_auc"),
         Metric(
+            "roc_auc_trapz", per_list_reference("roc_auc_trapz"), _ALL, True, "mean_roc_auc_trapz"
+        ),
+        Metric(
             "pr_curve",
             pr_curve_reference,
             _ALL,

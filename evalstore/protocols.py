@@ -55,6 +55,9 @@ class Protocol:
         differs: what it does differently from evalstore's defaults.
         unretrieved: ``counted`` (a list where nothing was retrieved scores 0 in the mean) or
             ``left out`` (trec_eval without ``-c``: such queries are not averaged).
+        no_positives: ``left out`` (a list without positives has no value, as VLFeat's NaN
+            and pycocotools' skipped category) or ``zero`` (trec_eval: a judged query without
+            relevant documents scores 0 and is averaged).
         k: the cut-off of ``precision_at_k`` / ``recall_at_k`` when none is given.
     """
 
@@ -66,6 +69,7 @@ class Protocol:
     differs: str
     unretrieved: str = "counted"
     k: int | None = None
+    no_positives: str = "left out"
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     @property
@@ -127,13 +131,14 @@ PROTOCOLS: dict[str, Protocol] = {
             "HPatches Python benchmark: np.trapz of the PR curve (vl_pr info.auc), ROC AUC",
             _HPATCHES_PYTHON,
             {
-                "verification": ("auc_pr_trapz", "roc_auc"),
+                "verification": ("auc_pr_trapz", "roc_auc_trapz"),
                 "matching": ("auc_pr_trapz",),
                 "retrieval": ("auc_pr_trapz",),
             },
             "input",
             "its 'ap' is the trapezoidal area under the PR curve from a leading (0, 1) "
-            "(auc_pr_trapz), not AP; ties in input order (np.argsort kind='mergesort')",
+            "(auc_pr_trapz), not AP, and its ROC curve ends at the last retrieved item "
+            "(roc_auc_trapz); ties in input order (np.argsort kind='mergesort')",
         ),
         Protocol(
             "voc07",
@@ -177,9 +182,11 @@ PROTOCOLS: dict[str, Protocol] = {
             _TREC_METRICS,
             "docid",
             "equal scores ranked by document id, the greater (strcmp) first; a list with "
-            "nothing retrieved is left out of the mean (trec_eval without -c)",
+            "nothing retrieved is left out of the mean (trec_eval without -c); a list without "
+            "positives scores 0",
             unretrieved="left out",
             k=10,
+            no_positives="zero",
         ),
         Protocol(
             "trec-c",
@@ -189,6 +196,7 @@ PROTOCOLS: dict[str, Protocol] = {
             "docid",
             "as trec, but a list with nothing retrieved counts 0 in the mean",
             k=10,
+            no_positives="zero",
         ),
         Protocol(
             "superpoint",

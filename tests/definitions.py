@@ -461,17 +461,39 @@ def roc_auc(inputs: RankedLists, params: Params) -> Result:
     [0.25]
     """
 
+    return _roc(inputs, params, closed=True)
+
+
+def _roc(inputs: RankedLists, params: Params, closed: bool) -> Result:
     def value(lst: RankedList) -> float:
         if lst.n == 0:
             return NAN
-        fpr = [0.0] + [fp / lst.n for _, fp in lst.points()] + [1.0]
-        tpr = [0.0] + [tp / lst.p for tp, _ in lst.points()] + [1.0]
+        end = [1.0] if closed else []
+        fpr = [0.0] + [fp / lst.n for _, fp in lst.points()] + end
+        tpr = [0.0] + [tp / lst.p for tp, _ in lst.points()] + end
         area = 0.0
         for i in range(1, len(fpr)):
             area += (fpr[i] - fpr[i - 1]) * (tpr[i] + tpr[i - 1]) / 2
         return area
 
     return _per_list(inputs, params, value)
+
+
+def roc_auc_trapz(inputs: RankedLists, params: Params) -> Result:
+    """The HPatches Python benchmark's ROC area (python/utils/metrics.py @ cf5f43e2)::
+
+        tp = np.hstack((0, np.cumsum(labels == 1)))   # over the retrieved items only
+        fp = np.hstack((0, np.cumsum(labels == 0)))
+        tpr = tp / float(np.maximum(p, small)); fpr = fp / float(np.maximum(n, small))
+        return fpr, tpr, np.trapz(tpr, fpr)
+
+    i.e. :func:`roc_auc` without the closing point (1, 1): the curve ends at the last
+    retrieved item.
+
+    >>> roc_auc_trapz(one_list([2, 1, -math.inf], [1, -1, -1]), Params()).value.tolist()
+    [0.5]
+    """
+    return _roc(inputs, params, closed=False)
 
 
 def pr_curve(inputs: RankedLists, params: Params) -> Result:
@@ -714,6 +736,7 @@ SLOW: dict[str, Slow] = {
     "fpr95": fpr95,
     "auc_pr_trapz": auc_pr_trapz,
     "roc_auc": roc_auc,
+    "roc_auc_trapz": roc_auc_trapz,
     "pr_curve": pr_curve,
     "precision_at_sigma": precision_at_sigma,
     "mma": mma,

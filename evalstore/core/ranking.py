@@ -46,6 +46,7 @@ from evalstore.core.segments import (
     mean_over_lists,
     nan_without_positives,
     previous,
+    roc_area,
     segment_sum,
     tp_at_k,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "ranking_points",
     "recall_at_k",
     "roc_auc",
+    "roc_auc_trapz",
 ]
 
 _FPR_RECALL = np.array([0.95])
@@ -123,22 +125,6 @@ def _auc_pr_trapz(pts: Points, k: int | None) -> FloatArray:
     return nan_without_positives(segment_sum(terms, pts), pts)
 
 
-def _roc_auc(pts: Points, k: int | None) -> FloatArray:
-    # twice the area times P * N, in integers: each point adds d_FP * (TP_before + TP); the
-    # rest (not retrieved, and positives counted only by the override) joins (FP, TP) to (N, P)
-    d_fp = pts.fp - previous(pts.fp, pts)
-    twice = segment_sum(d_fp * (pts.tp + previous(pts.tp, pts)), pts)
-    tp_end, fp_end = np.zeros(pts.count.size, np.int64), np.zeros(pts.count.size, np.int64)
-    ends = pts.count > 0
-    tp_end[ends] = pts.tp[(pts.start + pts.count - 1)[ends]]
-    fp_end[ends] = pts.fp[(pts.start + pts.count - 1)[ends]]
-    twice += (pts.n_negatives - fp_end) * (tp_end + pts.n_positives)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        values = twice / (2.0 * pts.n_positives * pts.n_negatives)
-    values[pts.n_negatives == 0] = np.nan
-    return nan_without_positives(values, pts)
-
-
 def _precision_at_k(pts: Points, k: int | None) -> FloatArray:
     return nan_without_positives(tp_at_k(pts, _check_k(k)) / _check_k(k), pts)
 
@@ -169,7 +155,8 @@ METRICS: dict[str, Callable[[Points, int | None], FloatArray]] = {
     "recall_at_k": _recall_at_k,
     "fpr95": _fpr95,
     "auc_pr_trapz": _auc_pr_trapz,
-    "roc_auc": _roc_auc,
+    "roc_auc": lambda pts, k: roc_area(pts, closed=True),
+    "roc_auc_trapz": lambda pts, k: roc_area(pts, closed=False),
 }
 _WITH_K = ("precision_at_k", "recall_at_k")
 
@@ -383,6 +370,19 @@ def roc_auc(
     0.875
     """
     return _single("roc_auc", scores, labels, n_positives, ties)
+
+
+def roc_auc_trapz(
+    scores: ArrayLike, labels: ArrayLike, *, n_positives: int | None = None, ties: str = "input"
+) -> float:
+    """:func:`roc_auc` without the closing segment: the trapezoids over ``(FP_i / N, TP_i /
+    P)`` from (0, 0) stop at the last retrieved item, as the HPatches Python benchmark's
+    ``roc()`` (``np.trapz(tpr, fpr)``). Equal to :func:`roc_auc` when everything is retrieved.
+
+    >>> roc_auc_trapz([2.0, 1.0, -np.inf], [1, -1, -1]), roc_auc([2.0, 1.0, -np.inf], [1, -1, -1])
+    (0.5, 1.0)
+    """
+    return _single("roc_auc_trapz", scores, labels, n_positives, ties)
 
 
 def pr_curve(

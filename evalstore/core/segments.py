@@ -23,6 +23,7 @@ __all__ = [
     "mean_over_lists",
     "nan_without_positives",
     "previous",
+    "roc_area",
     "segment_sum",
     "tp_at_k",
 ]
@@ -155,3 +156,22 @@ def mean_over_lists(values: npt.ArrayLike) -> tuple[float, int, int]:
     ok = ~np.isnan(v)
     used = int(ok.sum())
     return (float(np.mean(v[ok])) if used else float("nan")), used, int(v.size - used)
+
+
+def roc_area(pts: Points, closed: bool) -> FloatArray:
+    """Area under the ROC curve through ``(FP_i / N, TP_i / P)`` from (0, 0), ``closed`` by
+    (1, 1) or ending at the last point; NaN without negatives or positives. Twice the area
+    times P * N, in integers: each point adds d_FP * (TP_before + TP); the rest (not
+    retrieved, and positives counted only by the override) joins (FP, TP) to (N, P)."""
+    d_fp = pts.fp - previous(pts.fp, pts)
+    twice = segment_sum(d_fp * (pts.tp + previous(pts.tp, pts)), pts)
+    if closed:
+        tp_end, fp_end = np.zeros(pts.count.size, np.int64), np.zeros(pts.count.size, np.int64)
+        ends = pts.count > 0
+        tp_end[ends] = pts.tp[(pts.start + pts.count - 1)[ends]]
+        fp_end[ends] = pts.fp[(pts.start + pts.count - 1)[ends]]
+        twice += (pts.n_negatives - fp_end) * (tp_end + pts.n_positives)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = twice / (2.0 * pts.n_positives * pts.n_negatives)
+    values[pts.n_negatives == 0] = np.nan
+    return nan_without_positives(values, pts)

@@ -153,3 +153,8 @@ where not exists (
       and g.group_id is not distinct from p.group_id
       and s.score is not null
 );
+
+-- name: zero_without_positives
+-- trec_eval scores a judged query without relevant documents 0 (map, P_k, recall_k) and
+-- averages it: the lists without a value (no positives) get 0.
+update _per_list set value = 0.0 where value is null;

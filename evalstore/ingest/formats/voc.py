@@ -44,16 +44,24 @@ MISSING_SCORE = float(np.finfo(np.float64).min)
 _RESULTS = re.compile(r"^comp\d+_cls_(?P<set>[A-Za-z0-9]+)_(?P<cls>.+)\.txt$")
 
 
-def _pairs(path: Path, second: str) -> pl.DataFrame:
-    """Two whitespace-separated fields per line -> (image_id, second) as strings."""
+def _pairs(path: Path, second: str, empty_ok: bool = False) -> pl.DataFrame:
+    """Two whitespace-separated fields per line -> (image_id, second) as strings; a file
+    without lines is refused unless ``empty_ok`` (a results file: the devkit then ranks
+    every image at -Inf)."""
     if not path.is_file():
         raise InvalidInput(f"{path}: no such file")
-    lines = pl.read_csv(
-        path, has_header=False, new_columns=["line"], separator="\x1f", quote_char=None
-    ).with_row_index("row", offset=1)
+    try:
+        lines = pl.read_csv(
+            path, has_header=False, new_columns=["line"], separator="\x1f", quote_char=None
+        )
+    except pl.exceptions.NoDataError:
+        lines = pl.DataFrame(schema={"line": pl.String})
+    lines = lines.with_row_index("row", offset=1)
     lines = lines.filter(pl.col("line").str.strip_chars() != "")
     if lines.height == 0:
-        raise InvalidInput(f"{path}: no rows")
+        if not empty_ok:
+            raise InvalidInput(f"{path}: no rows")
+        return pl.DataFrame(schema={"row": pl.UInt32, "image_id": pl.String, second: pl.String})
     fields = lines.with_columns(
         pl.col("line").str.extract_groups(r"^\s*(\S+)\s+(\S+)\s*$").alias("f")
     ).unnest("f")
@@ -105,7 +113,7 @@ def read_classification(
             )
         cls, image_set = m.group("cls"), m.group("set")
         gt_path = Path(gt_dir) / f"{cls}_{image_set}.txt"
-        res = _pairs(path, "confidence")
+        res = _pairs(path, "confidence", empty_ok=True)
         gt = _pairs(gt_path, "label")
         dup = res["image_id"].is_duplicated()
         if dup.any():
@@ -114,6 +122,13 @@ def read_classification(
                 f"{path} line {res['row'][i]}: image {res['image_id'][i]!r} appears twice"
             )
         score = _number(res, "confidence", path, pl.Float64)
+        bad = score.is_nan() | (score == float("inf"))
+        if bad.any():
+            i = int(bad.arg_true()[0])
+            raise InvalidInput(
+                f"{path} line {res['row'][i]}: confidence {res['confidence'][i]!r} is not a "
+                "number that ranks (NaN and +Inf are refused)"
+            )
         label = _number(gt, "label", gt_path, pl.Int8)
         if not label.is_in([1, -1, 0]).all():
             i = int((~label.is_in([1, -1, 0])).arg_true()[0])

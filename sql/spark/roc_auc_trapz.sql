@@ -1,0 +1,138 @@
+-- GENERATED from sql/metrics/roc_auc_trapz.sql by sqlglot (duckdb -> spark); do not
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
+-- roc_auc_trapz: roc_auc without the closing segment, as the HPatches Python benchmark's
+-- roc() computes its verification "auc" (hpatches/hpatches-benchmark python/utils/metrics.py
+-- @ cf5f43e2: tpfp() stops at the last retrieved item, `perm = perm[0:stop + 1]`, then
+-- np.trapz(tpr, fpr)). The curve runs through (FP_i / N, TP_i / P) from (0, 0) over the
+-- points i = 1 .. M of lib/ranking_points.sql and ends there:
+--   AUC = sum_i (FP_i - FP_{i-1}) * (TP_i + TP_{i-1}) / (2 P N)
+-- (equal to roc_auc when everything is retrieved). N = the -1 labels, retrieved or not.
+-- P = 0 or N = 0 -> NULL; nothing retrieved -> 0.
+-- Parameters: $runs integer[], $task varchar, $ties varchar.
+-- Output: run_id, group_id, value (one row per list).
+WITH items AS (
+  SELECT
+    s.run_id,
+    s.list_id,
+    s.item_id,
+    s.score,
+    s.label,
+    s.seq
+  FROM scores AS s
+  WHERE
+    ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task
+), label_counts AS (
+  SELECT
+    run_id,
+    list_id,
+    SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS n_pos_labels,
+    SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS n_neg,
+    SUM(CASE WHEN label <> 0 AND NOT score IS NULL THEN 1 ELSE 0 END) AS n_ret,
+    SUM(CASE WHEN label = 1 AND NOT score IS NULL THEN 1 ELSE 0 END) AS p_ret
+  FROM items
+  GROUP BY
+    run_id,
+    list_id
+), lists AS (
+  SELECT
+    c.run_id,
+    c.list_id,
+    g.group_id,
+    COALESCE(g.n_positives, c.n_pos_labels) AS n_pos,
+    c.n_neg,
+    c.n_ret,
+    c.p_ret
+  FROM label_counts AS c
+  JOIN groups AS g
+    ON g.list_id = c.list_id
+), ranked AS (
+  SELECT
+    run_id,
+    list_id,
+    score,
+    label,
+    CASE
+      WHEN :ties = 'optimistic'
+      THEN -label
+      WHEN :ties = 'pessimistic'
+      THEN label
+      ELSE 0
+    END AS k1,
+    CASE WHEN :ties = 'docid' THEN item_id END AS k3,
+    CASE WHEN :ties = 'grouped' THEN 0 ELSE seq END AS k2
+  FROM items
+  WHERE
+    label <> 0 AND NOT score IS NULL
+), steps AS (
+  SELECT
+    run_id,
+    list_id,
+    score,
+    k1,
+    k3,
+    k2,
+    SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS d_tp,
+    SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS d_fp
+  FROM ranked
+  GROUP BY
+    run_id,
+    list_id,
+    score,
+    k1,
+    k3,
+    k2
+), points AS (
+  SELECT
+    run_id,
+    list_id,
+    d_tp,
+    d_fp,
+    SUM(d_tp) OVER w AS tp,
+    SUM(d_fp) OVER w AS fp,
+    ROW_NUMBER() OVER w AS rn
+  FROM steps
+  WINDOW w AS (
+    PARTITION BY list_id
+    ORDER BY score DESC, k1 NULLS LAST, k3 DESC, k2 NULLS LAST
+    rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+  )
+), curve AS (
+  SELECT
+    p.run_id,
+    p.list_id,
+    l.group_id,
+    p.rn,
+    p.d_tp,
+    p.d_fp,
+    p.tp,
+    p.fp,
+    l.n_pos,
+    l.n_neg,
+    CAST(p.tp AS DOUBLE) / NULLIF(CAST(p.tp + p.fp AS DOUBLE), 0) AS prec,
+    CAST(p.tp AS DOUBLE) / NULLIF(CAST(l.n_pos AS DOUBLE), 0) AS rec
+  FROM points AS p
+  JOIN lists AS l
+    ON l.list_id = p.list_id
+), per_list AS (
+  SELECT
+    run_id,
+    list_id,
+    SUM(d_fp * (
+      2 * tp - d_tp
+    )) AS s
+  FROM curve
+  GROUP BY
+    run_id,
+    list_id
+)
+SELECT
+  l.run_id,
+  l.group_id,
+  CASE
+    WHEN l.n_pos = 0 OR l.n_neg = 0
+    THEN NULL
+    ELSE CAST(COALESCE(p.s, 0) AS DOUBLE) / NULLIF(CAST(2 * l.n_pos * l.n_neg AS DOUBLE), 0)
+  END AS value
+FROM lists AS l
+LEFT JOIN per_list AS p
+  ON p.run_id = l.run_id AND p.list_id = l.list_id
