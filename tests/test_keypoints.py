@@ -303,6 +303,10 @@ def test_homography_dir_and_slices(cli: Any, db: Path, tmp_path: Path) -> None:
     got = {r["slice"]: r["value"] for r in rows}
     # i_boat's match is exact (d = 0), v_home's is 4 px off
     assert got == {"": 0.5, "kind=illumination": 1.0, "kind=viewpoint": 0.0}
+    mma = cli("eval", "h", "-m", "mma", "--threshold", "4,15", "--format", "json").stdout
+    by_t = {json.loads(r["params"])["threshold"] if isinstance(r["params"], str)
+            else r["params"]["threshold"]: r["value"] for r in json.loads(mma)}  # fmt: skip
+    assert by_t == {4.0: 1.0, 15.0: 1.0}  # d = 4 <= 4 (D2-Net's thresholds reach 15 px)
 
 
 def test_a_corner_mapped_to_infinity_is_an_incorrect_estimate_in_sql_and_core(

@@ -114,6 +114,10 @@ def eval_cmd(
         str | None,
         typer.Option("--eps", help="homography_accuracy corner thresholds [default: 1,3,5]."),
     ] = None,
+    threshold: Annotated[
+        str | None,
+        typer.Option("--threshold", help="mma thresholds in px [default: 1,2,...,10]."),
+    ] = None,
     recompute: Annotated[
         bool, typer.Option("--recompute", help="Recompute even up-to-date cached values.")
     ] = False,
@@ -164,7 +168,7 @@ def eval_cmd(
             by=by or (),
             recompute=recompute,
             all_runs=all_runs,
-            sweeps=_sweeps(sigma=sigma, eps=eps),
+            sweeps=_sweeps(sigma=sigma, eps=eps, threshold=threshold),
             engine=remote,
             progress=cb,
             protocol=protocol,
