@@ -418,7 +418,7 @@ def test_engine_hook_checks_the_export(source: Any, spark: Any, tmp_path: Path) 
     with Store(tmp_path / "other.duckdb") as other:
         other.ingest(_verification(5), task="verification", run="x/y", git_commit=None)
         foreign = SparkEngine(export, store=other, spark=spark)
-        with pytest.raises(EvalstoreError, match="not an export of this store"):
+        with pytest.raises(EvalstoreError, match="an export of another store"):
             foreign(METRICS["ap"], "verification", [1], {**params, "task": "verification"})
 
 

@@ -142,13 +142,11 @@ def _register(spark: SparkSession, source: str, manifest: Mapping[str, Any]) -> 
             frame = spark.read.schema(ddl).parquet(path)
         else:
             frame = spark.createDataFrame([], schema=ddl)
-        if table == "groups":
+        if table in ("groups", "scores"):  # list ids keyed by run, in both
             frame = frame.withColumn("list_id", _run_list_key())
         frame.createOrReplaceTempView(table)
     # the lean view of the ranked items that metric SQL reads, as in the store
-    spark.table("scores").select(*SCORE_ITEMS).withColumn(
-        "list_id", _run_list_key()
-    ).createOrReplaceTempView("score_items")
+    spark.table("scores").select(*SCORE_ITEMS).createOrReplaceTempView("score_items")
 
 
 def _run_list_key() -> Any:
