@@ -13,7 +13,6 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from definitions import matlab_colon
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import auc, average_precision_score, precision_recall_curve, roc_auc_score
@@ -41,6 +40,8 @@ from evalstore.core.ranking import (
     TIES as ALL_TIES,
 )
 from evalstore.errors import InvalidInput
+from tests.conformance.reference_hpatches import tpfp as hpatches_tpfp
+from tests.conformance.reference_voc import voc07_devkit, voc_ap
 
 INF = math.inf
 #: The policies the one-list functions take (docid needs the item ids: test_parity covers it).
@@ -75,46 +76,6 @@ def rec_prec(ranked: np.ndarray, npos: int) -> tuple[np.ndarray, np.ndarray]:
     rec = tp / float(npos)
     prec = tp / np.maximum(tp + fp, np.finfo(np.float64).eps)
     return rec, prec
-
-
-def voc_ap(rec, prec, use_07_metric=False):
-    """py-faster-rcnn lib/datasets/voc_eval.py ``voc_ap``, transcribed as is."""
-    if use_07_metric:
-        # 11 point metric
-        ap = 0.0
-        for t in np.arange(0.0, 1.1, 0.1):
-            if np.sum(rec >= t) == 0:  # noqa: SIM108 (kept as the devkit writes it)
-                p = 0
-            else:
-                p = np.max(prec[rec >= t])
-            ap = ap + p / 11.0
-    else:
-        # correct AP calculation
-        # first append sentinel values at the end
-        mrec = np.concatenate(([0.0], rec, [1.0]))
-        mpre = np.concatenate(([0.0], prec, [0.0]))
-        # compute the precision envelope
-        for i in range(mpre.size - 1, 0, -1):
-            mpre[i - 1] = np.maximum(mpre[i - 1], mpre[i])
-        # to calculate area under PR curve, look for points
-        # where X axis (recall) changes value
-        i = np.where(mrec[1:] != mrec[:-1])[0]
-        # and sum (\Delta recall) * prec
-        ap = np.sum((mrec[i + 1] - mrec[i]) * mpre[i + 1])
-    return ap
-
-
-def voc07_devkit(rec, prec):
-    """VOC2007 devkit VOCevalcls.m (npinto/VOCdevkit VOCcode/VOCevalcls.m @ b0890ec6):
-    ``for t=0:0.1:1, p=max(prec(rec>=t)); if isempty(p), p=0; end; ap=ap+p/11; end``, over
-    MATLAB's 0:0.1:1 (MATLAB's max leaves NaN out, as ``np.nanmax``)."""
-    ap = 0.0
-    for t in matlab_colon(0.0, 0.1, 1.0):
-        reached = prec[rec >= t]
-        reached = reached[~np.isnan(reached)]
-        p = 0 if reached.size == 0 else np.max(reached)
-        ap = ap + p / 11
-    return ap
 
 
 def coco_ap(ranked: np.ndarray, npig: int) -> float:
@@ -167,25 +128,6 @@ def vl_pr_auc(labels, scores, num_positives=None) -> float:
     recall = tp / max(p, small)
     precision = np.maximum(tp, small) / np.maximum(tp + fp, small)
     return float(0.5 * np.sum((precision[:-1] + precision[1:]) * np.diff(recall)))
-
-
-def hpatches_tpfp(scores, labels, numpos=None):
-    """hpatches-benchmark python/utils/metrics.py ``tpfp`` (commit e0c993c), labels 1/0."""
-    p = int(np.sum(labels))
-    n = len(labels) - p
-    if numpos is not None:
-        extra_pos = numpos - p
-        p = numpos
-        scores = np.hstack((scores, np.repeat(-np.inf, extra_pos)))
-        labels = np.hstack((labels, np.repeat(1, extra_pos)))
-    perm = np.argsort(-scores, kind="mergesort", axis=0)
-    scores = scores[perm]
-    stop = np.max(np.where(scores > -np.inf))
-    perm = perm[0 : stop + 1]
-    labels = labels[perm]
-    tp = np.hstack((0, np.cumsum(labels == 1)))
-    fp = np.hstack((0, np.cumsum(labels == 0)))
-    return tp, fp, p, n, perm
 
 
 def hpatches_pr_ap(scores, labels, numpos=None) -> float:
