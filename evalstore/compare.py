@@ -20,7 +20,7 @@ import polars as pl
 
 from evalstore import protocols, queries
 from evalstore.errors import InvalidInput
-from evalstore.evaluate import evaluate
+from evalstore.evaluate import evaluate, resolve_ties, with_protocol
 from evalstore.metrics import METRICS, get
 
 if TYPE_CHECKING:
@@ -207,8 +207,7 @@ def compare(
     if len(ids) < 2:
         raise InvalidInput("compare needs two different runs")
     evaluate(store, ids, metrics=metrics, ties=ties, k=k, progress=progress, protocol=protocol)
-    if protocol is not None and ties is None:
-        ties = protocols.get(protocol).ties
+    ties = resolve_ties(ties, None if protocol is None else protocols.get(protocol))
     overall = store.query("compare/overall", {"runs": ids})
     names = {i: _name(store, i) for i in ids}
     base = ids[0]
@@ -222,7 +221,7 @@ def compare(
             metric = METRICS[r["metric"]]
             if wanted is not None and metric.name not in wanted and r["label"] not in wanted:
                 continue
-            if not _is_default(r, ties or "grouped", protocol, metrics is None):
+            if not _is_default(r, ties, protocol, metrics is None):
                 continue
             lists = paired_lists(store, base, other, r["task"], r["metric"], r["params"])
             stats = paired_stats(
@@ -348,11 +347,7 @@ def history(
     with contextlib.suppress(InvalidInput):  # no run has the metric's task: reported below
         evaluate(store, ids, metrics=[registered.name], protocol=protocol)
     frame = store.query("compare/history", {"metric": metric, "experiment": experiment})
-    frame = frame.filter(
-        pl.col("params").map_elements(
-            lambda text: json.loads(text).get("protocol") == protocol, return_dtype=pl.Boolean
-        )
-    )
+    frame = with_protocol(frame).filter(pl.col("protocol") == (protocol or "default"))
     if frame.height == 0:
         raise InvalidInput(
             f"no run{' of ' + experiment if experiment else ''} has values of {metric}"

@@ -32,7 +32,15 @@ if TYPE_CHECKING:
     from evalstore.runs import RunRef
     from evalstore.store import Store
 
-__all__ = ["DEFAULT_K", "RESULT_COLUMNS", "Engine", "evaluate", "stored_metrics"]
+__all__ = [
+    "DEFAULT_K",
+    "RESULT_COLUMNS",
+    "Engine",
+    "evaluate",
+    "resolve_ties",
+    "stored_metrics",
+    "with_protocol",
+]
 
 DEFAULT_K = 10
 RESULT_COLUMNS = [
@@ -215,15 +223,9 @@ def evaluate(
         ``slice`` is ``""`` for the mean over all lists of the run.
     """
     chosen = None if protocol is None else protocols.get(protocol)
+    ties = resolve_ties(ties, chosen)
     if chosen is not None:
-        if ties is not None and ties != chosen.ties:
-            raise InvalidInput(
-                f"--ties {ties} contradicts --protocol {chosen.name}, which ranks ties "
-                f"{chosen.ties!r}; leave --ties out"
-            )
-        ties = chosen.ties
         k = chosen.k if k is None else k
-    ties = "grouped" if ties is None else ties
     if ties not in TIES:
         raise InvalidInput(f"unknown --ties {ties!r}; use one of {', '.join(TIES)}")
     if k is not None and k < 1:
@@ -291,6 +293,22 @@ def evaluate(
     return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
 
 
+def resolve_ties(ties: str | None, protocol: protocols.Protocol | None) -> str:
+    """The tie policy of a call: the one given, else the protocol's, else ``grouped``.
+
+    Raises:
+        InvalidInput: a given policy that contradicts the protocol's.
+    """
+    if protocol is None:
+        return "grouped" if ties is None else ties
+    if ties is not None and ties != protocol.ties:
+        raise InvalidInput(
+            f"--ties {ties} contradicts --protocol {protocol.name}, which ranks ties "
+            f"{protocol.ties!r}; leave --ties out"
+        )
+    return protocol.ties
+
+
 def _candidates(
     task: str, metrics: Sequence[str] | None, protocol: protocols.Protocol | None
 ) -> list[Metric]:
@@ -323,7 +341,7 @@ def _read(
     keep = pl.col("slice") == ""
     for key in by:
         keep = keep | pl.col("slice").str.starts_with(f"{key}=")
-    out = _with_protocol(stored.filter(keep)).select(RESULT_COLUMNS)
+    out = with_protocol(stored.filter(keep)).select(RESULT_COLUMNS)
     noun = LIST_NOUN[task]
     if noun in by or "list" in by:  # one row per list: the plain metric name (ap, not map)
         lists = store.query(
@@ -331,7 +349,7 @@ def _read(
             {"runs": ids, "task": task, "metrics": [metric.name], "noun": noun},
         ).filter(pl.col("params") == params)
         lists = lists.with_columns(stale=pl.col("definition_sha") != metric.sha)
-        lists = _with_protocol(lists).select(RESULT_COLUMNS)
+        lists = with_protocol(lists).select(RESULT_COLUMNS)
         out = pl.concat([out, lists], how="vertical_relaxed")
     return out
 
@@ -353,11 +371,11 @@ def stored_metrics(
         stale=pl.col("definition_sha") != pl.col("metric").replace_strict(shas, default=""),
         metric=pl.col("label"),
     )
-    frame = _with_protocol(frame).select(RESULT_COLUMNS)
+    frame = with_protocol(frame).select(RESULT_COLUMNS)
     return frame.sort(["run_id", "task", "metric", "params", "slice"])
 
 
-def _with_protocol(frame: pl.DataFrame) -> pl.DataFrame:
+def with_protocol(frame: pl.DataFrame) -> pl.DataFrame:
     """The ``protocol`` column: the official protocol a value was computed under (recorded in
     its params), or ``default``."""
     named = pl.col("params").str.json_path_match("$.protocol").fill_null("default")
