@@ -6,7 +6,7 @@
 ...     print(evaluate(store, ["exp/baseline"]))
 """
 
-from evalstore.compare import check, compare, history
+from evalstore.compare import compare, history
 from evalstore.errors import (
     EvalstoreError,
     InvalidInput,
@@ -16,7 +16,10 @@ from evalstore.errors import (
     StoreLocked,
 )
 from evalstore.evaluate import evaluate, stored_metrics
+from evalstore.gate import check
+from evalstore.groups import groups
 from evalstore.ingest import IngestResult
+from evalstore.leaderboard import leaderboard
 from evalstore.metrics import METRICS
 from evalstore.store import Store
 from evalstore.version import __version__
@@ -35,6 +38,8 @@ __all__ = [
     "check",
     "compare",
     "evaluate",
+    "groups",
     "history",
+    "leaderboard",
     "stored_metrics",
 ]

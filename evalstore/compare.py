@@ -1,10 +1,11 @@
-"""Run against run: differences with paired bootstrap intervals and randomisation tests.
+"""Runs and configurations against a baseline: differences with intervals, p-values
+corrected for multiple comparisons, and the regression gate.
 
-Two runs are compared list by list (query, class, image pair): the per-list values come from
-``list_values`` (SQL pairs them), and the resampling is done here with a seeded generator:
-the percentile bootstrap of the mean paired difference (lists resampled with replacement)
-and a paired sign-flip randomisation test (exact for up to 16 lists). A list whose values differ
-by at most :data:`TIE_TOLERANCE` is a tie.
+A comparison pairs two *units*, each a run or a configuration (the runs of one setting that
+differ only in their seed, :mod:`evalstore.groups`), list by list (query, class, image pair);
+:mod:`evalstore.pairing` computes each metric's interval and p-value, choosing what to
+resample (lists, seeds and lists, or items within lists when there are few lists).
+Every p-value of one call is then Holm-adjusted (``p_adj``) over all its metrics and units.
 """
 
 from __future__ import annotations
@@ -12,16 +13,18 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
-from evalstore import protocols, queries
+from evalstore import pairing, protocols, queries
 from evalstore.errors import InvalidInput
 from evalstore.evaluate import evaluate, resolve_ties, with_protocol
-from evalstore.metrics import METRICS, get
+from evalstore.groups import Unit, run_unit, select
+from evalstore.metrics import DEFAULTS, METRICS, get
+from evalstore.pairing import RESAMPLING, name, paired_lists
+from evalstore.stats import TIE_TOLERANCE, Stats, holm, paired_stats
 
 if TYPE_CHECKING:
     from evalstore.database import Progress
@@ -30,13 +33,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COMPARE_COLUMNS",
+    "RESAMPLING",
     "TIE_TOLERANCE",
     "Stats",
-    "check",
     "compare",
+    "compare_units",
     "history",
     "paired_lists",
     "paired_stats",
+    "units",
 ]
 
 COMPARE_COLUMNS = [
@@ -51,127 +56,112 @@ COMPARE_COLUMNS = [
     "ci_low",
     "ci_high",
     "p_value",
+    "p_adj",
+    "effect_size",
     "wins",
     "ties",
     "losses",
     "n_lists",
+    "n_runs",
+    "baseline_runs",
+    "resampled",
     "higher_is_better",
 ]
-EXACT_UP_TO = 16
-#: A per-list difference ``|b - a| <= 1e-12`` is a tie, neither a win nor a loss: metric values
-#: are bit-identical for identical rows (docs/metrics.md, "Determinism"), but values that agree
-#: only to rounding (one run computed on Spark, the other on DuckDB) are no win either.
-TIE_TOLERANCE = 1e-12
 
 
-@dataclass(frozen=True)
-class Stats:
-    """Paired statistics of per-list differences ``b - a``: ``positive``, ``zero`` and
-    ``negative`` count the differences above :data:`TIE_TOLERANCE`, within it of 0 (ties) and
-    below ``-TIE_TOLERANCE``."""
-
-    n: int
-    mean: float
-    ci_low: float
-    ci_high: float
-    p_value: float
-    positive: int
-    zero: int
-    negative: int
-
-
-def paired_stats(
-    diffs: np.ndarray,
+def units(
+    store: Store,
+    runs: Sequence[RunRef] = (),
+    groups: Sequence[str] = (),
     *,
-    n_boot: int = 1000,
-    seed: int = 0,
-    n_perm: int = 10_000,
-    level: float = 0.95,
-) -> Stats:
-    """Bootstrap interval and sign-flip p-value of the mean of paired differences.
-
-    Args:
-        diffs: per-list differences (NaN = a list without a value in one run: left out).
-        n_boot: bootstrap resamples of the lists (percentile interval).
-        seed: seed of the generator (results are reproducible).
-        n_perm: random sign flips when there are more than 16 lists (else all 2^n).
-        level: the interval's coverage.
-
-    Returns:
-        A :class:`Stats`; with no list every field is NaN/0. The p-value counts sign
-        assignments whose mean is at least as far from 0 as the observed one, the observed
-        included: identical runs give p = 1.
-    """
-    d = np.asarray(diffs, dtype=np.float64)
-    d = d[~np.isnan(d)]
-    n = d.size
-    if n == 0:
-        nan = float("nan")
-        return Stats(0, nan, nan, nan, nan, 0, 0, 0)
-    mean = float(d.mean())
-    rng = np.random.default_rng(seed)
-    means = np.empty(n_boot)
-    step = max(1, 2_000_000 // n)  # bounded memory: resample in chunks
-    for start in range(0, n_boot, step):
-        stop = min(n_boot, start + step)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = d[idx].mean(axis=1)
-    alpha = (1 - level) / 2
-    low, high = np.quantile(means, [alpha, 1 - alpha])
-    observed = abs(mean)
-    tol = 1e-12 * max(1.0, float(np.abs(d).max()))
-    if n <= EXACT_UP_TO:
-        signs = 1 - 2 * ((np.arange(2**n)[:, None] >> np.arange(n)) & 1)
-        flipped = np.abs((signs * d).mean(axis=1))
-        p = float(np.mean(flipped >= observed - tol))
-    else:
-        hits = 0
-        done = 0
-        while done < n_perm:
-            m = min(n_perm - done, step)
-            signs = rng.choice(np.array([-1.0, 1.0]), size=(m, n))
-            hits += int(np.sum(np.abs((signs * d).mean(axis=1)) >= observed - tol))
-            done += m
-        p = (hits + 1) / (n_perm + 1)
-    return Stats(
-        n,
-        mean,
-        float(low),
-        float(high),
-        p,
-        int((d > TIE_TOLERANCE).sum()),
-        int((np.abs(d) <= TIE_TOLERANCE).sum()),
-        int((d < -TIE_TOLERANCE).sum()),
-    )
-
-
-def paired_lists(
-    store: Store, run_a: int, run_b: int, task: str, metric: str, params: str
-) -> pl.DataFrame:
-    """Per-list values of two runs side by side: group_id, a, b, diff (= b - a).
+    experiment: str | None = None,
+    seed_param: str = "seed",
+) -> list[Unit]:
+    """The units a comparison names: each run, then each group selector (``lr=0.01``), in
+    that order (the first is the baseline).
 
     Raises:
-        InvalidInput: the runs were scored on different lists (says how many differ).
+        InvalidInput: a unit named twice, or two units sharing a run.
     """
-    keys = {"a": run_a, "b": run_b, "task": task, "metric": metric, "params": params}
-    only_a, only_b = queries.fetch_rows(store.con, "compare/unmatched_lists", keys)[0]
-    if only_a or only_b:
-        raise InvalidInput(
-            f"runs {_name(store, run_a)} and {_name(store, run_b)} were scored on different "
-            f"{task} lists for {metric}: {only_a} list(s) only in the first, {only_b} only in "
-            "the second"
-        )
-    return store.query("compare/paired_lists", keys)
+    found = [run_unit(store, r, seed_param=seed_param) for r in runs]
+    found += [select(store, g, experiment=experiment, seed_param=seed_param) for g in groups]
+    _distinct(store, found)
+    return found
 
 
-def _name(store: Store, run_id: int) -> str:
-    info = store.run(run_id)
-    return f"{info['experiment']}/{info['name']}"
+def _distinct(store: Store, found: Sequence[Unit]) -> None:
+    """Refuse units that share a run (a run cannot be compared with itself)."""
+    seen: dict[int, str] = {}
+    for unit in found:
+        for run_id in unit.run_ids:
+            if run_id in seen:
+                other = seen[run_id]
+                raise InvalidInput(
+                    f"{unit.label} and {other} share the run {name(store, run_id)}"
+                    if other != unit.label
+                    else f"{unit.label} is named twice"
+                )
+            seen[run_id] = unit.label
 
 
 def compare(
     store: Store,
-    runs: Sequence[RunRef],
+    runs: Sequence[RunRef] = (),
+    *,
+    groups: Sequence[str] = (),
+    experiment: str | None = None,
+    seed_param: str = "seed",
+    metrics: Sequence[str] | None = None,
+    ties: str | None = None,
+    k: int | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    progress: Progress | None = None,
+    protocol: str | None = None,
+    resample: str = "auto",
+) -> pl.DataFrame:
+    """Compare runs or configurations with the first as baseline, metric by metric.
+
+    ``runs`` are run references and ``groups`` configuration selectors (``lr=0.01``: the runs
+    whose params hold these values, differing only in ``seed_param``); the units are the runs
+    then the groups, the first the baseline. A unit's value is the mean of its runs' values.
+
+    Values are paired by (task, metric, parameters): values of another tie policy or
+    ``protocol`` (recorded in the parameters) are never compared with these. Without
+    ``metrics`` the task's standard metrics (or the protocol's) are compared, computed first
+    where missing (see :func:`evalstore.evaluate.evaluate`), never just what was cached.
+
+    For each other unit and metric: both values, their difference, a 95% interval of it, a
+    p-value (module docstring), its Holm adjustment over every row of the call (``p_adj``),
+    the effect size (Cohen's d_z of the per-list differences) and win/tie/loss counts over
+    lists (a win = better than the baseline on that list, in the metric's direction, by more
+    than :data:`TIE_TOLERANCE`).
+
+    Returns:
+        One row per (unit, task, metric, params) with :data:`COMPARE_COLUMNS`.
+
+    Raises:
+        InvalidInput: fewer than two units, units scored on different lists, or no shared
+            metric.
+    """
+    found = units(store, runs, groups, experiment=experiment, seed_param=seed_param)
+    return compare_units(
+        store,
+        found,
+        metrics=metrics,
+        ties=ties,
+        k=k,
+        n_boot=n_boot,
+        seed=seed,
+        progress=progress,
+        protocol=protocol,
+        resample=resample,
+    )
+
+
+def compare_units(
+    store: Store,
+    found: Sequence[Unit],
     *,
     metrics: Sequence[str] | None = None,
     ties: str | None = None,
@@ -180,148 +170,140 @@ def compare(
     seed: int = 0,
     progress: Progress | None = None,
     protocol: str | None = None,
+    resample: str = "auto",
 ) -> pl.DataFrame:
-    """Compare runs with the first as baseline, metric by metric.
-
-    Values are paired by (task, metric, parameters): values of another tie policy or
-    ``protocol`` (recorded in the parameters) are never compared with these. Without
-    ``protocol`` only values computed without one are compared.
-
-    Metrics are computed first where missing (see :func:`evalstore.evaluate.evaluate`). For
-    each other run and each metric (task, parameters) both runs have: both means, their
-    difference, a 95% paired bootstrap interval of it, a paired randomisation p-value and the
-    win/tie/loss counts over lists (a win = the run is better on that list than the baseline,
-    in the metric's direction, by more than :data:`TIE_TOLERANCE`; within it, a tie).
-
-    Returns:
-        One row per (run, task, metric, params) with :data:`COMPARE_COLUMNS`.
-
-    Raises:
-        InvalidInput: fewer than two runs, or runs scored on different lists.
-    """
-    if len(runs) < 2:
-        raise InvalidInput("compare needs at least two runs (the first is the baseline)")
+    """:func:`compare` of units already found (:func:`units`), the first the baseline."""
+    if resample not in RESAMPLING:
+        raise InvalidInput(f"--resample must be one of {', '.join(RESAMPLING)}, got {resample!r}")
     if n_boot < 100:
         raise InvalidInput(f"--n-boot must be >= 100, got {n_boot}")
-    ids = list(dict.fromkeys(store.resolve(r) for r in runs))
-    if len(ids) < 2:
-        raise InvalidInput("compare needs two different runs")
+    _distinct(store, found)
+    if len(found) < 2:
+        raise InvalidInput(
+            "compare needs at least two runs or groups (the first is the baseline)"
+            if found
+            else "compare needs runs or -g groups to compare"
+        )
+    ids = [i for u in found for i in u.run_ids]
     evaluate(store, ids, metrics=metrics, ties=ties, k=k, progress=progress, protocol=protocol)
-    ties = resolve_ties(ties, None if protocol is None else protocols.get(protocol))
+    proto = None if protocol is None else protocols.get(protocol)
+    ties = resolve_ties(ties, proto)
     overall = store.query("compare/overall", {"runs": ids})
-    names = {i: _name(store, i) for i in ids}
-    base = ids[0]
     wanted = {METRICS[m].name if m in METRICS else m for m in metrics} if metrics else None
     rows = []
-    base_rows = overall.filter(pl.col("run_id") == base)
-    for other in ids[1:]:
-        mine = overall.filter(pl.col("run_id") == other)
-        joined = base_rows.join(mine, on=["task", "metric", "params"], suffix="_b")
-        for r in joined.iter_rows(named=True):
-            metric = METRICS[r["metric"]]
-            if wanted is not None and metric.name not in wanted and r["label"] not in wanted:
+    base = found[0]
+    rng = np.random.default_rng(seed)
+    for other in found[1:]:
+        for key in _shared(overall, base, other):
+            task, label, params = key
+            metric = METRICS[_base_name(overall, key)]
+            if wanted is not None:
+                if metric.name not in wanted and label not in wanted:
+                    continue
+            elif metric.name not in _standard(task, proto):
                 continue
-            if not _is_default(r, ties, protocol, metrics is None):
+            if not _is_default(params, ties, protocol, metrics is None):
                 continue
-            lists = paired_lists(store, base, other, r["task"], r["metric"], r["params"])
-            stats = paired_stats(
-                lists["diff"].to_numpy().astype(np.float64), n_boot=n_boot, seed=seed
+            stats = pairing.stats(
+                store, base, other, task, metric, params, n_boot, rng, resample, seed
             )
+            value_a = _unit_value(overall, base, key)
+            value_b = _unit_value(overall, other, key)
             better, worse = (
-                (stats.positive, stats.negative)
+                (stats["positive"], stats["negative"])
                 if metric.higher_is_better
-                else (stats.negative, stats.positive)
+                else (stats["negative"], stats["positive"])
             )
             rows.append(
                 {
-                    "run": names[other],
-                    "baseline": names[base],
-                    "task": r["task"],
-                    "metric": r["label"],
-                    "params": r["params"],
-                    "baseline_value": r["value"],
-                    "value": r["value_b"],
-                    "diff": None
-                    if r["value"] is None or r["value_b"] is None
-                    else r["value_b"] - r["value"],
-                    "ci_low": stats.ci_low,
-                    "ci_high": stats.ci_high,
-                    "p_value": stats.p_value,
+                    "run": other.label,
+                    "baseline": base.label,
+                    "task": task,
+                    "metric": label,
+                    "params": params,
+                    "baseline_value": value_a,
+                    "value": value_b,
+                    "diff": None if value_a is None or value_b is None else value_b - value_a,
+                    "ci_low": stats["ci_low"],
+                    "ci_high": stats["ci_high"],
+                    "p_value": stats["p_value"],
+                    "p_adj": None,
+                    "effect_size": stats["effect_size"],
                     "wins": better,
-                    "ties": stats.zero,
+                    "ties": stats["zero"],
                     "losses": worse,
-                    "n_lists": stats.n,
+                    "n_lists": stats["n"],
+                    "n_runs": len(other.run_ids),
+                    "baseline_runs": len(base.run_ids),
+                    "resampled": stats["resampled"],
                     "higher_is_better": metric.higher_is_better,
                 }
             )
     if not rows:
         raise InvalidInput("these runs share no metric to compare (different tasks?)")
+    adjusted = holm([np.nan if r["p_value"] is None else r["p_value"] for r in rows])
+    for r, p in zip(rows, adjusted, strict=True):
+        r["p_adj"] = None if np.isnan(p) else float(p)
     return pl.DataFrame(
         rows,
-        schema_overrides={"diff": pl.Float64, "value": pl.Float64, "baseline_value": pl.Float64},
+        schema_overrides={
+            "diff": pl.Float64,
+            "value": pl.Float64,
+            "baseline_value": pl.Float64,
+            "p_value": pl.Float64,
+            "p_adj": pl.Float64,
+            "effect_size": pl.Float64,
+            "ci_low": pl.Float64,
+            "ci_high": pl.Float64,
+        },
+    ).select(COMPARE_COLUMNS)
+
+
+def _standard(task: str, proto: protocols.Protocol | None) -> tuple[str, ...]:
+    """The metrics compared without ``--metric``: the protocol's for the task, else the
+    task's standard ones."""
+    if proto is not None:
+        return tuple(proto.metrics.get(task, ()))
+    return DEFAULTS.get(task, ())
+
+
+def _shared(overall: pl.DataFrame, a: Unit, b: Unit) -> list[tuple[str, str, str]]:
+    """The (task, metric label, params) every run of both units has a stored value of."""
+    every = [*a.run_ids, *b.run_ids]
+    part = overall.filter(pl.col("run_id").is_in(every))
+    counts = part.group_by(["task", "label", "params"]).agg(n=pl.col("run_id").n_unique())
+    counts = counts.filter(pl.col("n") == len(every)).sort(["task", "label", "params"])
+    return [(r[0], r[1], r[2]) for r in counts.select("task", "label", "params").iter_rows()]
+
+
+def _base_name(overall: pl.DataFrame, key: tuple[str, str, str]) -> str:
+    task, label, params = key
+    row = overall.filter(
+        (pl.col("task") == task) & (pl.col("label") == label) & (pl.col("params") == params)
     )
+    return str(row["metric"][0])
 
 
-def _is_default(row: dict[str, Any], ties: str, protocol: str | None, only_ties: bool) -> bool:
-    """Values of the requested protocol (or of none) only; without --metric, also only those
+def _unit_value(overall: pl.DataFrame, unit: Unit, key: tuple[str, str, str]) -> float | None:
+    """The unit's value: the mean of its runs' stored values (those that have one)."""
+    task, label, params = key
+    values = overall.filter(
+        pl.col("run_id").is_in(list(unit.run_ids))
+        & (pl.col("task") == task)
+        & (pl.col("label") == label)
+        & (pl.col("params") == params)
+    )["value"].drop_nulls()
+    return float(values.mean()) if values.len() else None  # type: ignore[arg-type]
+
+
+def _is_default(params_text: str, ties: str, protocol: str | None, only_ties: bool) -> bool:
+    """Values of the requested protocol (or of none); without --metric, also only those
     of the requested tie policy (other stored parameter sets, e.g. earlier --ties runs, are
     left out)."""
-    params = json.loads(row["params"])
+    params = json.loads(params_text)
     if params.get("protocol") != protocol:
         return False
     return not only_ties or params.get("ties", ties) == ties
-
-
-def check(
-    store: Store,
-    run: RunRef,
-    baseline: RunRef,
-    *,
-    metrics: Sequence[str] | None = None,
-    min_effect: float = 0.0,
-    n_boot: int = 1000,
-    seed: int = 0,
-    protocol: str | None = None,
-) -> tuple[bool, list[str], pl.DataFrame]:
-    """Regression gate: is ``run`` worse than ``baseline``?
-
-    A metric regresses when it is worse (in its direction) by more than ``min_effect`` and
-    the 95% bootstrap interval of the difference excludes zero.
-
-    Returns:
-        (regressed, one line per metric saying why, the comparison frame).
-    """
-    if min_effect < 0:
-        raise InvalidInput(f"--min-effect must be >= 0, got {min_effect}")
-    frame = compare(
-        store, [baseline, run], metrics=metrics, n_boot=n_boot, seed=seed, protocol=protocol
-    )
-    lines = []
-    regressed = False
-    for r in frame.iter_rows(named=True):
-        sign = 1.0 if r["higher_is_better"] else -1.0
-        worse_by = -sign * (r["diff"] if r["diff"] is not None else float("nan"))
-        excludes_zero = (r["ci_high"] < 0) if sign > 0 else (r["ci_low"] > 0)
-        bad = bool(worse_by > min_effect and excludes_zero)
-        regressed |= bad
-        what = f"{r['task']} {r['metric']}" + (
-            "" if r["params"] in ("{}", '{"ties":"grouped"}') else f" {r['params']}"
-        )
-        ci = f"95% CI [{r['ci_low']:+.4g}, {r['ci_high']:+.4g}]"
-        values = f"{r['baseline_value']:.4g} -> {r['value']:.4g} ({r['diff']:+.4g}, {ci})"
-        if bad:
-            why = (
-                f"REGRESSION {what}: {values}; worse by more than {min_effect:g} "
-                "and the interval excludes 0"
-            )
-        elif worse_by > min_effect:
-            why = f"ok {what}: {values}; worse, but the interval includes 0"
-        elif worse_by > 0:
-            why = f"ok {what}: {values}; worse by at most {min_effect:g}"
-        else:
-            why = f"ok {what}: {values}; not worse"
-        lines.append(why)
-    return regressed, lines, frame
 
 
 def history(

@@ -26,7 +26,6 @@ Progress = Callable[[str, int, "int | None"], None]
 """Progress callback: (stage, done, total or None)."""
 
 
-
 def default_path() -> Path:
     """``$EVALSTORE_DB`` when set, else ``./evalstore.duckdb``."""
     return Path(os.environ.get("EVALSTORE_DB") or DEFAULT_DB)

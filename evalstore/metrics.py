@@ -51,6 +51,7 @@ from evalstore.references import (
 __all__ = [
     "ALL_TASKS",
     "DEFAULTS",
+    "HEADLINE",
     "LIST_NOUN",
     "METRICS",
     "Inputs",
@@ -237,6 +238,17 @@ DEFAULTS: dict[str, tuple[str, ...]] = {
     "classification": ("ap_voc07", "ap_voc10"),
     "keypoints": ("precision_at_sigma", "mma", "reprojection_error", "homography_accuracy"),
     "outcomes": ("iou", "iou_micro"),
+}
+
+#: The headline values of each task (metric, sweep value or None), the columns of
+#: ``evalstore leaderboard`` and of the overview dashboard's leaderboard.
+HEADLINE: dict[str, tuple[tuple[str, float | None], ...]] = {
+    "verification": (("ap", None),),
+    "matching": (("ap", None),),
+    "retrieval": (("ap", None),),
+    "classification": (("ap_voc07", None), ("ap_voc10", None)),
+    "keypoints": (("precision_at_sigma", 3.0), ("mma", 3.0), ("homography_accuracy", 3.0)),
+    "outcomes": (("iou", None),),
 }
 
 #: Every task, in the order results are reported.

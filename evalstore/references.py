@@ -299,9 +299,7 @@ def reprojection_error_reference(inputs: Inputs, params: Params) -> Result:
     return Result(ids, values)
 
 
-def homography_accuracy_reference(
-    inputs: Inputs, params: Params, corners: str = "image"
-) -> Result:
+def homography_accuracy_reference(inputs: Inputs, params: Params, corners: str = "image") -> Result:
     """1.0 / 0.0 per pair and eps: :func:`evalstore.core.matching.homography_accuracy` with
     the stored estimate ``e`` against the truth ``h``; NaN without a true homography or an
     image size, 0.0 where estimation failed.

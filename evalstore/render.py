@@ -1,4 +1,5 @@
-"""Turning result frames into text: a rich table for terminals, JSON, CSV or Markdown.
+"""Turning result frames into text: a rich table for terminals, JSON, CSV, Markdown or a
+LaTeX (booktabs) table.
 
 Nothing here prints; :mod:`evalstore.cli` decides where the text goes.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import math
+from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any
 
@@ -16,9 +18,10 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["FORMATS", "cell", "jsonable", "rich_table", "to_text"]
+__all__ = ["FORMATS", "best_rows", "cell", "jsonable", "latex_table", "rich_table", "to_text"]
 
-FORMATS = ("table", "json", "csv", "md")
+FORMATS = ("table", "json", "csv", "md", "latex")
+SD_SUFFIX = " sd"
 
 
 def jsonable(value: Any) -> Any:
@@ -80,11 +83,123 @@ def to_text(frame: pl.DataFrame, fmt: str) -> str:
     raise ValueError(f"unknown format {fmt!r}")
 
 
-def rich_table(frame: pl.DataFrame, title: str | None = None) -> Table:
-    """A rich table of ``frame``; user strings are shown as text, never as markup."""
+def best_rows(frame: pl.DataFrame, higher: Mapping[str, bool]) -> dict[str, set[int]]:
+    """Per column of ``higher`` (column -> higher is better), the rows holding its best
+    value (ties all count)."""
+    out: dict[str, set[int]] = {}
+    for col, up in higher.items():
+        if col not in frame.columns:
+            continue
+        values = frame[col].cast(pl.Float64, strict=False)
+        top = values.max() if up else values.min()
+        out[col] = (
+            set()
+            if top is None
+            else {i for i, v in enumerate(values.to_list()) if v is not None and v == top}
+        )
+    return out
+
+
+def _merged(frame: pl.DataFrame) -> list[str]:
+    """The columns shown: each ``<col> sd`` folds into ``<col>`` as mean ± sd."""
+    return [
+        c
+        for c in frame.columns
+        if not (c.endswith(SD_SUFFIX) and c[: -len(SD_SUFFIX)] in frame.columns)
+    ]
+
+
+def _mean_sd(frame: pl.DataFrame, col: str, i: int, plus: str) -> str:
+    value = frame[col][i]
+    sd_col = col + SD_SUFFIX
+    text = cell(value) if not isinstance(value, float) else f"{value:.4f}"
+    if sd_col in frame.columns and frame[sd_col][i] is not None and value is not None:
+        text += f"{plus}{frame[sd_col][i]:.4f}"
+    return text
+
+
+def rich_table(
+    frame: pl.DataFrame,
+    title: str | None = None,
+    higher: Mapping[str, bool] | None = None,
+) -> Table:
+    """A rich table of ``frame``; user strings are shown as text, never as markup. With
+    ``higher`` (column -> higher is better), a column's ``<col> sd`` companion is shown as
+    mean ± sd and its best value in bold."""
     table = Table(title=title, box=box.SIMPLE_HEAD, header_style="bold")
-    for name, dtype in frame.schema.items():
-        table.add_column(name, justify="right" if dtype.is_numeric() else "left", overflow="fold")
-    for row in frame.iter_rows():
-        table.add_row(*(Text(cell(v)) for v in row))
+    if higher is None:
+        for name, dtype in frame.schema.items():
+            table.add_column(
+                name, justify="right" if dtype.is_numeric() else "left", overflow="fold"
+            )
+        for row in frame.iter_rows():
+            table.add_row(*(Text(cell(v)) for v in row))
+        return table
+    shown = _merged(frame)
+    best = best_rows(frame, higher)
+    for name in shown:
+        numeric = frame.schema[name].is_numeric()
+        table.add_column(name, justify="right" if numeric else "left", overflow="fold")
+    for i in range(frame.height):
+        cells = []
+        for name in shown:
+            text = _mean_sd(frame, name, i, " ± ") if name in higher else cell(frame[name][i])
+            cells.append(Text(text, style="bold" if i in best.get(name, set()) else ""))
+        table.add_row(*cells)
     return table
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "±": r"$\pm$",
+}
+
+
+def latex_escape(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped (and newlines as spaces)."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text.replace("\n", " "))
+
+
+def latex_table(
+    frame: pl.DataFrame,
+    caption: str | None = None,
+    higher: Mapping[str, bool] | None = None,
+) -> str:
+    r"""A booktabs ``table`` of ``frame`` for a paper: numbers right-aligned, each ``<col>
+    sd`` companion folded into ``<col>`` as ``mean $\pm$ sd``, the best value of each column
+    of ``higher`` (column -> higher is better) in bold, ``caption`` escaped."""
+    higher = higher or {}
+    shown = _merged(frame)
+    best = best_rows(frame, higher)
+    align = "".join("r" if frame.schema[c].is_numeric() else "l" for c in shown)
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\begin{{tabular}}{{{align}}}",
+        r"\toprule",
+        " & ".join(latex_escape(c) for c in shown) + r" \\",
+        r"\midrule",
+    ]
+    for i in range(frame.height):
+        cells = []
+        for c in shown:
+            if c in higher:
+                text = latex_escape(_mean_sd(frame, c, i, " ± "))
+            else:
+                text = latex_escape(cell(frame[c][i]))
+            cells.append(rf"\textbf{{{text}}}" if i in best.get(c, set()) else text)
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if caption:
+        lines.append(rf"\caption{{{latex_escape(caption)}}}")
+    lines.append(r"\end{table}")
+    return "\n".join(lines)

@@ -21,6 +21,7 @@ __all__ = [
     "Migration",
     "apply_migrations",
     "fresh_schema",
+    "groups_query",
     "latest_schema_version",
     "migrations",
     "refresh_views",
@@ -110,6 +111,22 @@ def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
     # string each key is compared with; nothing from a command line is spliced in, and no
     # JSON path is built from a name.
     con.execute(queries.template("store/v_runs", columns="".join(columns), values="".join(values)))
+    tables = {table for (table,) in queries.fetch_rows(con, "store/user_tables")}
+    if "student_t" in tables:  # schema 11 on: the configurations
+        con.execute(queries.template("store/v_groups", query=groups_query("seed", None)))
+
+
+def groups_query(seed_param: str, keys: Sequence[str] | None) -> str:
+    """The text of sql/compare/groups.sql with the seed parameter ``seed_param`` (or, with
+    ``keys``, grouping on those parameters only), both written as quoted literals."""
+    parts = {
+        "seed": queries.literal(seed_param),
+        "keys": "NULL"
+        if keys is None
+        else "[" + ", ".join(queries.literal(k) for k in keys) + "]::varchar[]",
+    }
+    configs = queries.template("compare/configs", **parts)
+    return queries.template("compare/groups", configs=configs)
 
 
 #: The tables of ranked items (sql/schema/007_lean_rows.sql): item ids as int32 integers or

@@ -11,7 +11,7 @@ import contextlib
 import functools
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -45,6 +45,7 @@ class Fmt(str, Enum):
     json = "json"
     csv = "csv"
     md = "md"
+    latex = "latex"
 
 
 DbOpt = Annotated[
@@ -100,12 +101,35 @@ def command(*args: Any, **kwargs: Any) -> Callable[[F], F]:
     return decorate
 
 
-def emit(frame: pl.DataFrame, fmt: Fmt, title: str | None = None) -> None:
-    """Print a result frame in the chosen format."""
+def emit(
+    frame: pl.DataFrame,
+    fmt: Fmt,
+    title: str | None = None,
+    *,
+    higher: Mapping[str, bool] | None = None,
+    caption: str | None = None,
+) -> None:
+    """Print a result frame in the chosen format. ``higher`` (column -> higher is better)
+    marks metric columns: on a terminal and in LaTeX their ``<col> sd`` companions fold into
+    mean ± sd and the best value is bold. LaTeX's caption says the protocol of the values
+    (the frame's ``protocol`` column) after ``caption`` or ``title``."""
     if fmt is Fmt.table:
-        out.print(render.rich_table(frame, title))
+        out.print(render.rich_table(frame, title, higher))
+    elif fmt is Fmt.latex:
+        typer.echo(render.latex_table(frame, _caption(frame, caption or title), higher))
     else:
         typer.echo(render.to_text(frame, fmt.value))
+
+
+def _caption(frame: pl.DataFrame, caption: str | None) -> str:
+    """The caption of a LaTeX table: the text given, then the protocol of the values."""
+    parts = [caption] if caption else []
+    if "protocol" in frame.columns and frame.height:
+        names = sorted({str(p) for p in frame["protocol"].to_list()})
+        parts.append(
+            "Protocol: " + ", ".join("evalstore default" if p == "default" else p for p in names)
+        )
+    return ". ".join(parts) + ("." if parts else "")
 
 
 @contextlib.contextmanager

@@ -1,4 +1,5 @@
-"""evalstore compare, check, history: runs against runs, and over time."""
+"""evalstore compare, check, groups, leaderboard, history: runs and configurations against
+each other, and over time."""
 
 from __future__ import annotations
 
@@ -13,22 +14,60 @@ from evalstore.cli.common import (
     FormatOpt,
     LockOpt,
     ProtocolOpt,
-    RunArg,
     TiesOpt,
     command,
     emit,
     progress_bar,
 )
-from evalstore.compare import COMPARE_COLUMNS, check, compare, history
+from evalstore.compare import COMPARE_COLUMNS, compare, history
+from evalstore.gate import check
+from evalstore.groups import GROUP_COLUMNS, groups
+from evalstore.leaderboard import leaderboard, pivot
 from evalstore.protocols import PROTOCOLS
+from evalstore.stats import MIN_LISTS
 from evalstore.store import Store
+
+GroupOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--group",
+        "-g",
+        help="A configuration: the runs whose params hold KEY=VALUE[,KEY=VALUE...], differing "
+        "only in --seed-param (repeatable; after the runs).",
+    ),
+]
+SeedParamOpt = Annotated[
+    str,
+    typer.Option("--seed-param", help="The parameter that tells a configuration's runs apart."),
+]
+ExperimentOpt = Annotated[
+    str | None, typer.Option("--experiment", "-e", help="Only this experiment.")
+]
+ResampleOpt = Annotated[
+    str,
+    typer.Option(
+        "--resample",
+        help=f"auto (items within lists below {MIN_LISTS} lists, for ranking metrics) | lists "
+        "| items.",
+    ),
+]
+GroupByOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--group-by", help="Group on these params only (repeatable) instead of all but the seed."
+    ),
+]
 
 
 @command("compare")
 def compare_cmd(
     runs: Annotated[
-        list[str], typer.Argument(help="Runs; the first is the baseline.", show_default=False)
-    ],
+        list[str] | None,
+        typer.Argument(
+            help="Runs; the first is the baseline (else the first -g group).", show_default=False
+        ),
+    ] = None,
+    group: GroupOpt = None,
     metric: Annotated[
         list[str] | None,
         typer.Option(
@@ -38,20 +77,27 @@ def compare_cmd(
     ties: TiesOpt = None,
     protocol: ProtocolOpt = None,
     k: Annotated[int | None, typer.Option("--k", help="Cut-off of precision/recall at k.")] = None,
+    experiment: ExperimentOpt = None,
+    seed_param: SeedParamOpt = "seed",
+    resample: ResampleOpt = "auto",
     n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples.")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
     db: DbOpt = None,
     lock_timeout: LockOpt = 10.0,
     fmt: FormatOpt = Fmt.table,
 ) -> None:
-    """Compare runs list by list: differences, 95% paired bootstrap CI, randomisation p-value."""
+    """Compare runs or configurations (-g) list by list: differences, 95% CI, p-values and
+    their Holm adjustment over the whole call (p_adj), effect size."""
     with (
         Store(db, lock_timeout=lock_timeout) as store,
-        progress_bar(fmt is not Fmt.json, "compare") as cb,
+        progress_bar(fmt is Fmt.table, "compare") as cb,
     ):
         frame = compare(
             store,
-            runs,
+            runs or [],
+            groups=group or [],
+            experiment=experiment,
+            seed_param=seed_param,
             metrics=metric,
             ties=ties,
             k=k,
@@ -59,45 +105,150 @@ def compare_cmd(
             seed=seed,
             progress=cb,
             protocol=protocol,
+            resample=resample,
         )
-    if fmt is Fmt.table:
+    if fmt in (Fmt.table, Fmt.latex, Fmt.md):
         frame = frame.select(c for c in COMPARE_COLUMNS if c != "higher_is_better")
-    emit(frame, fmt)
+    emit(frame, fmt, caption="Differences to the baseline, 95% intervals, Holm-adjusted p")
 
 
 @command("check")
 def check_cmd(
-    run: RunArg,
-    baseline: Annotated[str, typer.Option("--baseline", "-b", help="The run to compare against.")],
+    run: Annotated[
+        str | None,
+        typer.Argument(help="Run: NAME, EXPERIMENT/NAME or id (or -g).", show_default=False),
+    ] = None,
+    baseline: Annotated[
+        str | None, typer.Option("--baseline", "-b", help="The run to compare against.")
+    ] = None,
+    group: Annotated[
+        str | None,
+        typer.Option("--group", "-g", help="Check a configuration (KEY=VALUE,...) instead."),
+    ] = None,
+    baseline_group: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline-group", "-G", help="Compare against a configuration (KEY=VALUE,...)."
+        ),
+    ] = None,
     metric: Annotated[
-        list[str] | None, typer.Option("--metric", "-m", help="Metric (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--metric", "-m", help="Metric (repeatable) [default: the task's standard metrics]."
+        ),
     ] = None,
     min_effect: Annotated[
         float, typer.Option("--min-effect", help="Tolerated worsening before it counts.")
     ] = 0.0,
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="Level of the Holm-adjusted test.")
+    ] = 0.05,
+    experiment: ExperimentOpt = None,
+    seed_param: SeedParamOpt = "seed",
+    resample: ResampleOpt = "auto",
     n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples.")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
     protocol: ProtocolOpt = None,
     db: DbOpt = None,
     lock_timeout: LockOpt = 10.0,
 ) -> None:
-    """Regression gate for CI: exit 3 when a metric is worse beyond --min-effect with a 95% CI
-    that excludes zero, else 0. One line per metric says why."""
+    """Regression gate for CI: exit 3 when a metric is worse by more than --min-effect with a
+    Holm-adjusted p-value below --alpha (the test of `compare`), else 0. One line per metric
+    says why; the last says how many comparisons were corrected for."""
     with Store(db, lock_timeout=lock_timeout) as store:
         regressed, lines, _ = check(
             store,
             run,
             baseline,
+            group=group,
+            baseline_group=baseline_group,
+            experiment=experiment,
+            seed_param=seed_param,
             metrics=metric,
             min_effect=min_effect,
+            alpha=alpha,
             n_boot=n_boot,
             seed=seed,
             protocol=protocol,
+            resample=resample,
         )
     for line in lines:
         typer.echo(line)
     if regressed:
         raise typer.Exit(code=3)
+
+
+@command("groups")
+def groups_cmd(
+    experiment: ExperimentOpt = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric", "-m", help="Metric (repeatable) [default: the task's standard metrics]."
+        ),
+    ] = None,
+    seed_param: SeedParamOpt = "seed",
+    group_by: GroupByOpt = None,
+    protocol: ProtocolOpt = None,
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 10.0,
+    fmt: FormatOpt = Fmt.table,
+) -> None:
+    """Configurations (runs equal but for their seed): per metric n_runs, mean, sd, the 95%
+    t interval across seeds, min, max and the runs."""
+    with Store(db, lock_timeout=lock_timeout) as store:
+        frame = groups(
+            store,
+            experiment=experiment,
+            metrics=metric,
+            seed_param=seed_param,
+            group_by=group_by,
+            protocol=protocol,
+        )
+    if fmt in (Fmt.table, Fmt.md):
+        frame = frame.select(c for c in GROUP_COLUMNS if c not in ("config", "protocol"))
+        frame = frame.with_columns(pl.col("runs").list.join(", "))
+    elif fmt is Fmt.latex:
+        board = pivot(frame)
+        emit(board.wide(), fmt, higher=board.higher, caption="Mean ± sd across seeds")
+        return
+    else:
+        frame = frame.select([*GROUP_COLUMNS, "seeds"])
+    emit(frame, fmt)
+
+
+@command("leaderboard")
+def leaderboard_cmd(
+    experiment: ExperimentOpt = None,
+    runs: Annotated[
+        bool, typer.Option("--runs", help="One row per run instead of per configuration.")
+    ] = False,
+    seed_param: SeedParamOpt = "seed",
+    group_by: GroupByOpt = None,
+    protocol: ProtocolOpt = None,
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 10.0,
+    fmt: FormatOpt = Fmt.table,
+) -> None:
+    """Configurations (or --runs) x headline metrics of each task, mean ± sd across seeds,
+    the best of each column in bold, ranked by the first."""
+    with Store(db, lock_timeout=lock_timeout) as store:
+        board = leaderboard(
+            store,
+            experiment=experiment,
+            seed_param=seed_param,
+            group_by=group_by,
+            runs=runs,
+            protocol=protocol,
+        )
+    frame = board.wide()
+    if experiment is not None or frame["experiment"].n_unique() == 1:
+        frame = frame.drop("experiment")
+    frame = frame.select(c for c in frame.columns if frame[c].null_count() < frame.height)
+    caption = "Headline metrics, mean ± sd across seeds; best per column in bold. Protocol: " + (
+        protocol or "evalstore default"
+    )
+    emit(frame, fmt, higher=board.higher, caption=caption)
 
 
 @command("history")

@@ -46,3 +46,41 @@ order by m.experiment, m.task, m.params, m.created_at, m.run_id;
 
 -- name: experiment_runs
 select run_id from runs where ($experiment is null or experiment = $experiment) order by run_id;
+
+-- name: run_params
+-- The params (JSON text) of the runs of $experiment (NULL = all).
+select run_id, cast(params as varchar) as params
+from runs
+where ($experiment is null or experiment = $experiment)
+order by run_id;
+
+-- name: overall_all
+-- Every stored overall value (slice ''), with its run's display name.
+select m.run_id, r.experiment || '/' || r.name as run, cast(m.task as varchar) as task,
+       m.label as metric, m.params, m.value
+from metric_values m
+join runs r on r.run_id = m.run_id
+where m.slice = '';
+
+-- name: unit_lists
+-- The per-list values of $metric ($params) of task $task for the runs $runs.
+-- Output: run_id, group_id, value.
+select run_id, group_id, value
+from list_values
+where list_contains($runs, run_id) and task = $task and metric = $metric and params = $params
+order by run_id, group_id;
+
+-- name: unit_items
+-- The ranked items of task $task of the runs $runs, for resampling items within lists.
+-- Output: run_id, group_id, item_id, seq, score, label.
+select run_id, group_id, item_id, seq, score, label
+from scores
+where list_contains($runs, run_id) and task = $task
+order by run_id, group_id, seq;
+
+-- name: unit_positives
+-- The lists of task $task whose number of positives was given (groups.n_positives).
+-- Output: run_id, group_id, n_positives.
+select run_id, group_id, n_positives
+from groups
+where list_contains($runs, run_id) and task = $task and n_positives is not null;

@@ -33,3 +33,9 @@ left join (
 -- double | boolean | varchar, {column} the quoted column name param_<name>. A JSON null
 -- reads as NULL, a string as its text, a list or object as its JSON text.
 cast(first(j.value ->> '$') filter (where j.key = {key}) as {type}) as {column}
+
+-- name: v_groups
+-- v_groups: the configurations of sql/compare/groups.sql (seed parameter `seed`), {query}
+-- being that query's text.
+create or replace view v_groups as
+{query}
