@@ -100,8 +100,8 @@ def _parts(seed_param: str, group_by: Sequence[str] | None) -> dict[str, str]:
 def _check_keys(seed_param: str, group_by: Sequence[str] | None) -> None:
     if not seed_param:
         raise InvalidInput("--seed-param must name a parameter")
-    if group_by is not None and not group_by:
-        raise InvalidInput("--group-by needs at least one parameter name")
+    if group_by is not None and (not group_by or not all(k.strip() for k in group_by)):
+        raise InvalidInput("--group-by needs parameter names (e.g. --group-by lr)")
 
 
 def label(experiment: str, names: Sequence[str], config: str) -> str:

@@ -9,7 +9,8 @@ the store. docs/statistics.md gives the formulas and the simulations that check 
   (:func:`paired_stats`). Configurations: a hierarchical bootstrap, seeds resampled within
   each configuration and then lists (one draw shared by every run, so the pairing by list is
   kept), with the seeds' deviations widened by a small-sample factor (:func:`seed_factor`);
-  the p-value is the sign-flip test of the per-list differences of the seed means.
+  the p-value is the larger of the sign-flip test of the per-list differences of the seed
+  means and the bootstrap's own p-value (:func:`inversion_p`).
 - **items** (fewer than :data:`MIN_LISTS` lists, ranking metrics): the items of each list are
   resampled within their label and the metric recomputed on every resample
   (:mod:`evalstore.resampling`); configurations then get the p-value of the bootstrap
