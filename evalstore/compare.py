@@ -192,7 +192,6 @@ def compare_units(
     wanted = {METRICS[m].name if m in METRICS else m for m in metrics} if metrics else None
     rows = []
     base = found[0]
-    rng = np.random.default_rng(seed)
     for other in found[1:]:
         for key in _shared(overall, base, other):
             task, label, params = key
@@ -205,7 +204,7 @@ def compare_units(
             if not _is_default(params, ties, protocol, metrics is None):
                 continue
             stats = pairing.stats(
-                store, base, other, task, metric, params, n_boot, rng, resample, seed
+                store, base, other, task, metric, params, n_boot, resample, seed
             )
             value_a = _unit_value(overall, base, key)
             value_b = _unit_value(overall, other, key)

@@ -82,7 +82,9 @@ class Unit:
 def configs(
     store: Store, *, seed_param: str = "seed", group_by: Sequence[str] | None = None
 ) -> pl.DataFrame:
-    """Each run's configuration: run_id, experiment, run, name, created_at, config, seed."""
+    """Each run's configuration: run_id, experiment, run, name, created_at, config, seed and
+    config_key (what groups runs: a run without the seed parameter is its own configuration,
+    unless ``group_by`` names the parameters to group on)."""
     _check_keys(seed_param, group_by)
     parts = _parts(seed_param, group_by)
     return store.con.sql(queries.template("compare/configs", **parts)).pl()
@@ -279,9 +281,15 @@ def select(
             f"-g {selector}: runs of several experiments match ({', '.join(exps)}); "
             "choose one with --experiment"
         )
-    found = sorted({r["config"] for r in chosen})
+    found = sorted({r["config_key"] for r in chosen})
     if len(found) > 1:
         keys = _differing([params[r["run_id"]] for r in chosen], seed_param)
+        if not keys:
+            raise InvalidInput(
+                f"-g {selector}: the {len(chosen)} runs that match have no parameter "
+                f"{seed_param!r}, so they are not seeds of one configuration; name the "
+                "parameter that tells them apart with --seed-param"
+            )
         raise InvalidInput(
             f"-g {selector}: the runs that match are {len(found)} configurations, not one "
             f"(they differ in {', '.join(keys)} besides {seed_param}); add those to the "
@@ -289,9 +297,9 @@ def select(
         )
     chosen.sort(key=lambda r: (_seed_key(r["seed"]), r["run"]))
     return Unit(
-        label=label(exps[0], [r["name"] for r in chosen], found[0]),
+        label=label(exps[0], [r["name"] for r in chosen], chosen[0]["config"]),
         experiment=exps[0],
-        config=found[0],
+        config=chosen[0]["config"],
         run_ids=tuple(int(r["run_id"]) for r in chosen),
         seeds=tuple(r["seed"] for r in chosen),
         group=True,

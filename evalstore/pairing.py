@@ -114,11 +114,13 @@ def stats(
     metric: Metric,
     params: str,
     n_boot: int,
-    rng: np.random.Generator,
     resample: str,
     seed: int,
 ) -> dict[str, Any]:
-    """Interval, p-value, effect size and win/tie/loss counts of unit ``b`` against ``a``."""
+    """Interval, p-value, effect size and win/tie/loss counts of unit ``b`` against ``a``.
+    The resampling draws from a generator seeded by ``seed`` for this metric alone, so a
+    metric's numbers do not depend on the other metrics or units of the call."""
+    rng = np.random.default_rng(seed)
     lists, values = _list_matrix(store, a, b, task, metric, params)
     n_a = len(a.run_ids)
     kept = ~np.isnan(values).any(axis=0)

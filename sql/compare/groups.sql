@@ -6,8 +6,11 @@
 
 -- name: configs
 -- Each run's configuration: the text `key=value, ...` of its grouping parameters (sorted by
--- key; '' when it has none) and its seed (NULL when it has none).
--- Output: run_id, experiment, run, name, created_at, config, seed.
+-- key; '' when it has none) and its seed (NULL when it has none). config_key is what groups
+-- runs: the config, except that a run without the seed parameter is a configuration of its
+-- own (runs that record no seed are different models whose params say too little, not seeds
+-- of one) unless {keys} names the parameters to group on.
+-- Output: run_id, experiment, run, name, created_at, config, seed, config_key.
 with kv as (
     select r.run_id, j.key, coalesce(j.value ->> '$', 'null') as value
     from runs r, json_each(r.params) j
@@ -19,7 +22,10 @@ select r.run_id, r.experiment, r.experiment || '/' || r.name as run, r.name, r.c
                  and case when {keys} is null then kv.key <> {seed}
                           else list_contains({keys}, kv.key) end),
            '') as config,
-       max(kv.value) filter (where kv.key = {seed}) as seed
+       max(kv.value) filter (where kv.key = {seed}) as seed,
+       case when {keys} is null and max(kv.value) filter (where kv.key = {seed}) is null
+            then 'run ' || r.run_id
+            else 'config ' || config end as config_key
 from runs r
 left join kv on kv.run_id = r.run_id
 group by r.run_id, r.experiment, r.name, r.created_at
@@ -52,7 +58,7 @@ stats as (
     from metric_values m
     join configs c on c.run_id = m.run_id
     where m.slice = ''
-    group by c.experiment, c.config, m.task, m.label, m.metric, m.params
+    group by c.experiment, c.config_key, c.config, m.task, m.label, m.metric, m.params
 ),
 quantile as (
     -- t(0.975, df): the table up to 100 degrees of freedom, Cornish-Fisher beyond
