@@ -16,7 +16,10 @@ import pytest
 
 from evalstore import InvalidInput, RunNotFound, Store
 from evalstore import dashboards as dash
+from evalstore.compare import compare
+from evalstore.dashboards.board import board, board_html
 from evalstore.evaluate import evaluate
+from evalstore.leaderboard import leaderboard
 
 XSS_RUN = "<img src=x onerror=alert(1)>"
 XSS_TAG = "<script>alert(2)</script>"
@@ -39,8 +42,10 @@ def _ranked(
 
 def build_sample(store: Store, seed: int = 0) -> None:
     """Runs of every task, with slices: HPatches-like descriptor runs (verification,
-    matching, retrieval with noise and kind slices), VOC-like classification, keypoint runs
-    and a `demo` experiment whose last run has HTML in its name, tag, params and notes."""
+    matching, retrieval with noise and kind slices), VOC-like classification, keypoint runs,
+    a `demo` experiment whose last run has HTML in its name, tag, params and notes, a
+    `seeds` experiment of two configurations of three seeds each (one named in HTML) and two
+    seeds of an outcomes run."""
     rng = np.random.default_rng(seed)
     noise = ["easy", "hard", "tough"]
     pairs = [f"{k}_{s}_{n}" for k in ("i", "v") for s in range(2) for n in noise]
@@ -133,6 +138,23 @@ def build_sample(store: Store, seed: int = 0) -> None:
         notes=XSS_PARAM,
         git_commit=None,
     )
+    for c_index, (config, width, q) in enumerate([("narrow", 32, 0.7), (XSS_RUN, 64, 1.3)]):
+        for s in range(3):
+            store.ingest(
+                _ranked(rng, queries, 15, q + 0.2 * s),
+                task="retrieval",
+                run=f"seeds/{config}-seed{s}",
+                created_at=T0 + timedelta(weeks=6 + c_index, days=s),
+                params={"width": width, "seed": s},
+                git_commit=None,
+            )
+    for s in range(2):
+        store.ingest_outcomes(
+            {"group_id": classes, "tp": rng.integers(5, 20, 4), "fp": rng.integers(0, 5, 4),
+             "fn": rng.integers(0, 5, 4)},
+            run=f"seg/unet-seed{s}", params={"seed": s}, created_at=T0 + timedelta(days=s),
+            git_commit=None,
+        )  # fmt: skip
     evaluate(store, None, all_runs=True)
 
 
@@ -174,6 +196,10 @@ PANEL = '[[panels]]\ntitle = "Bad"\n'
         ),
         (PANEL + 'kind = "table"\nquery = "runs"\nparams = {runs = [1]}', "`params` must be"),
         (PANEL + 'kind = "table"\nquery = "runs"\nlimit = 0', "`limit` must be"),
+        (
+            PANEL + 'kind = "heatmap"\nquery = "runs"\nx = "a"\ny = "b"\nz = "c"\nerror = "d"',
+            "`error` applies to line, scatter, bar panels only",
+        ),
         ('[[panels]]\nkind = "table"\nquery = "runs"', "needs a non-empty `title`"),
     ],
 )
@@ -315,7 +341,11 @@ def test_every_default_panel_draws_on_the_sample(pages: dict[str, str]) -> None:
         for plot, fig in figure_data(pages[name]).items():
             assert fig["data"], (name, plot)
     tables = re.findall(r"<tbody>\n(.*?)\n</tbody>", pages["overview"], re.S)
-    assert len(tables) == 2 and all("<tr>" in t for t in tables)
+    # the leaderboard's table per experiment, then the runs
+    assert len(tables) == 7 and all("<tr>" in t for t in tables)
+    assert re.findall(r'<h3 class="board">([^<]*)</h3>', pages["overview"]) == [
+        "demo", "hpatches", "seeds", "seg", "superpoint", "voc",
+    ]  # fmt: skip
     for stem in ("comparison", "curves", "heatmap", "hpatches", "overview"):
         assert f'href="{stem}.html"' in pages["index"]
 
@@ -354,20 +384,37 @@ def test_filters_apply_to_every_panel(sample: Store, tmp_path: Path) -> None:
 
 
 def test_comparison_matches_compare(sample: Store) -> None:
-    from evalstore.compare import compare
-
+    """Every pair on the page shows the numbers of `evalstore compare BASELINE RUN --metric
+    ap`, which resamples items within lists for these runs (9 lists, fewer than 10)."""
     spec = dash.load_spec(dash.dashboards_dir() / "comparison.toml")
     panel = spec.panels[0]
-    frame = dash.panel_data(sample, panel, {"experiments": ["demo"], "runs": None})
-    assert set(frame["baseline"]) == {"demo/v4"} and frame["diff"].is_sorted()
+    frame = dash.panel_data(sample, panel, {"experiments": ["demo", "seeds"], "runs": None})
+    assert frame.filter(pl.col("run").str.starts_with("demo/"))["diff"].is_sorted()
     fig = dash.panel_figure(panel, frame)
     assert fig is not None
-    title = fig.layout.annotations[0].text
-    expected = compare(sample, ["demo/v4", f"demo/{XSS_RUN}"], metrics=["ap"])
-    row = expected.filter(pl.col("task") == "retrieval").row(0, named=True)
-    assert f"mean {row['diff']:+.4f} [{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]" in title
-    assert f"p={row['p_value']:.3g}" in title
-    assert f"better/worse {row['wins']}/{row['losses']}" in title
+    titles = [a.text for a in fig.layout.annotations if " vs " in a.text]
+    pairs = [
+        ("demo/v4", f"demo/{XSS_RUN}"),
+        (f"seeds/{XSS_RUN}-seed1", f"seeds/{XSS_RUN}-seed2"),
+    ]
+    assert len(titles) == len(pairs)
+    for title, (baseline, run) in zip(titles, pairs, strict=True):
+        expected = compare(sample, [baseline, run], metrics=["ap"])
+        row = expected.filter(pl.col("task") == "retrieval").row(0, named=True)
+        assert row["resampled"] == "items"
+        assert title.startswith(f"{esc(run)} vs {esc(baseline)}<br>")
+        assert f"mean {row['diff']:+.4f} [{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]" in title
+        assert f"p={row['p_value']:.3g}" in title
+        assert f"better/worse {row['wins']}/{row['losses']}" in title
+    lows = sorted(min(t.y) for t in fig.data if t.name == "95% interval of the mean")
+    wanted = sorted(
+        compare(sample, [b, r], metrics=["ap"])["ci_low"][0] for b, r in pairs
+    )  # the band is the interval of compare
+    assert np.allclose(lows, wanted, rtol=0, atol=1e-15)
+
+
+def esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def test_pr_curve_area_is_map_coco(sample: Store) -> None:
@@ -435,3 +482,143 @@ def test_evaluate_selected_fills_missing_values(tmp_path: Path) -> None:
         stored = store.con.sql("select distinct run from v_metrics").fetchall()
         assert stored == [("a/one",)]
         assert dash.selected_run_ids(store, runs=["b/two", "a/one"]) == [1, 2]
+
+
+def overview_panel(title: str) -> dash.Panel:
+    spec = dash.load_spec(dash.dashboards_dir() / "overview.toml")
+    return next(p for p in spec.panels if p.title == title)
+
+
+def test_leaderboard_is_the_pivot_of_evalstore_leaderboard(sample: Store) -> None:
+    """One row per configuration (seeds/narrow: 3 runs), the headline columns, mean and sd
+    equal to `evalstore leaderboard`; runs without a seed parameter stay rows of their own."""
+    panel = overview_panel("Leaderboard")
+    frame = dash.panel_data(sample, panel, {"experiments": None, "runs": None})
+    b = board(panel, frame)
+    assert b.rows["seeds"] == [f"seeds/{XSS_RUN}", "seeds/narrow"]  # best first
+    assert b.n_runs[("seeds", "seeds/narrow")] == 3
+    assert b.rows["hpatches"] == ["hpatches/hardnet", "hpatches/tfeat", "hpatches/sift"]
+    assert b.columns["hpatches"] == ["verification map", "matching map", "retrieval map"]
+    assert b.columns["superpoint"] == [
+        "keypoints precision_at_sigma@3", "keypoints mma@3", "keypoints homography_accuracy@3",
+    ]  # fmt: skip
+    assert b.columns["voc"] == ["classification map_voc07", "classification map_voc10"]
+    assert b.columns["seg"] == ["outcomes iou_macro"] and b.rows["seg"] == ["seg/unet"]
+    # (voc and superpoint runs record no params: evalstore leaderboard makes each one
+    # configuration of two runs, the page two runs)
+    for experiment in ("seeds", "demo", "seg"):
+        expected = leaderboard(sample, experiment=experiment)
+        assert expected.columns == b.columns[experiment]
+        for row in expected.long.iter_rows(named=True):
+            mean, sd = b.cells[(experiment, row["group"], row["column"])]
+            assert mean == pytest.approx(row["mean"], abs=1e-12)
+            assert (sd is None) == (row["sd"] is None)
+            assert sd is None or sd == pytest.approx(row["sd"], abs=1e-12)
+        assert {c: s for c, s in expected.best().items()} == {
+            c: {k for k in b.best[c] if k[0] == experiment} for c in expected.columns
+        }
+    # filters: the statistics are over the selected runs
+    two = [sample.resolve(f"seeds/narrow-seed{s}") for s in (0, 1)]
+    part = board(panel, dash.panel_data(sample, panel, {"experiments": None, "runs": two}))
+    assert part.n_runs == {("seeds", "seeds/narrow"): 2}
+
+
+def test_leaderboard_table_marks_the_best_and_escapes() -> None:
+    panel = dash.Panel(index=1, title="t", kind="leaderboard", sql="select 1", limit=2)
+    frame = pl.DataFrame(
+        {
+            "experiment": ["e"] * 6,
+            "config": ["a", "a", "b", "b", "c", "c"],
+            "runs": [["e/<b>x</b>-s0", "e/<b>x</b>-s1"]] * 2 + [["e/y"]] * 2 + [["e/z"]] * 2,
+            "n_runs": [2, 2, 1, 1, 1, 1],
+            "task": ["verification"] * 6,
+            "metric": ["map", "fpr95"] * 3,
+            "base_metric": ["ap", "fpr95"] * 3,
+            "params": ['{"ties":"grouped"}'] * 6,
+            "mean": [0.8, 0.2, 0.9, 0.3, 0.5, 0.1],
+            "sd": [0.05, 0.01, None, None, None, None],
+        }
+    )
+    text = board_html(panel, frame)
+    assert "<b>" not in text and "e/&lt;b&gt;x&lt;/b&gt;" in text
+    assert 'title="e/&lt;b&gt;x&lt;/b&gt;-s0, e/&lt;b&gt;x&lt;/b&gt;-s1"' in text
+    rows = re.findall(r"<tr>(.*?)</tr>", text)[1:]
+    assert [re.findall(r"<td[^>]*>([^<]*)</td>", r) for r in rows] == [
+        ["e/y", "1", "0.9000", "0.3000"],
+        ["e/&lt;b&gt;x&lt;/b&gt;", "2", "0.8000 ± 0.0500", "0.2000 ± 0.0100"],
+    ]  # ranked by map, higher first; 2 of 3 rows (limit)
+    assert 'class="num best">0.9000<' in text  # map: higher is better
+    assert "0.1000" not in text and "Showing the first 2 of 3 rows" in text
+    assert "fpr95 &darr;" in text and "map &uarr;" in text
+    fig = dash.panel_figure(panel, frame)
+    assert fig is not None
+    fpr = next(t for t in fig.data if t.name == "verification fpr95")
+    assert list(fpr.x) == ["e/y", "e/&lt;b&gt;x&lt;/b&gt;"]
+    assert list(fpr.error_y.array) == [None, 0.01]
+    assert fpr.marker.color[1] == "#1f77b4"  # e/z (0.1, the best fpr95) is past the limit
+
+
+def test_history_draws_a_band_for_configurations(sample: Store) -> None:
+    panel = overview_panel("Metric history")
+    frame = dash.panel_data(sample, panel, {"experiments": ["seeds", "demo"], "runs": None})
+    frame = frame.filter(pl.col("series") == "retrieval · map")
+    points = frame.filter(pl.col("experiment") == "seeds")
+    assert points["n_runs"].to_list() == [3, 3]
+    values = sample.con.sql(
+        "select value from v_metrics where experiment = 'seeds' and base_metric = 'ap' "
+        "and slice = '' and params ->> 'ties' = 'grouped' and run like 'seeds/narrow%'"
+    ).pl()["value"]
+    assert points["value"][0] == pytest.approx(values.mean(), abs=1e-12)
+    assert points["sd"][0] == pytest.approx(values.std(), abs=1e-12)
+    last = sample.con.sql("select max(created_at) from runs where name like 'narrow%'")
+    assert points["created_at"][0] == last.fetchall()[0][0]
+    fig = dash.panel_figure(panel, frame)
+    assert fig is not None
+    bands = [t for t in fig.data if t.name.endswith(": ± sd")]
+    assert [t.name for t in bands] == ["seeds: ± sd"]  # demo has one run per configuration
+    mean, sd = points["value"].to_list(), points["sd"].to_list()
+    upper = [m + s for m, s in zip(mean, sd, strict=True)]
+    lower = [m - s for m, s in zip(mean, sd, strict=True)]
+    assert np.allclose(bands[0].y, upper + lower[::-1])
+    assert bands[0].fill == "toself" and bands[0].hoverinfo == "skip"
+    # marks and bars get error bars; a non-numeric spread is refused, naming the panel
+    bars = dash.Panel(index=1, title="t", kind="bar", sql="select 1", x="experiment",
+                      y="value", error="sd", where="spec: panel 1")  # fmt: skip
+    drawn = dash.panel_figure(bars, points)
+    assert drawn is not None and list(drawn.data[0].error_y.array) == sd
+    with pytest.raises(InvalidInput, match="spec: panel 1: `error` column 'sd' must be numeric"):
+        dash.panel_figure(bars, points.with_columns(sd=pl.lit("x")))
+
+
+def test_read_only_store_and_pairs_compare_refuses(tmp_path: Path) -> None:
+    """`evalstore dashboard --no-eval` opens the store read-only: every page still draws; a
+    pair compare refuses (different lists) is drawn without an interval, saying why."""
+    rng = np.random.default_rng(3)
+    path = tmp_path / "ro.duckdb"
+    queries = [f"q{j}" for j in range(6)]
+    with Store(path) as store:
+        for seed in range(2):
+            store.ingest(
+                _ranked(rng, queries, 10, 1.0 + seed), task="retrieval",
+                run=f"cfg/a-seed{seed}", params={"seed": seed}, git_commit=None,
+                created_at=T0 + timedelta(days=seed),
+            )  # fmt: skip
+        for day, lists in enumerate([queries, queries[:5]]):
+            store.ingest(
+                _ranked(rng, lists, 10, 1.0), task="retrieval", run=f"odd/r{day}",
+                git_commit=None, created_at=T0 + timedelta(days=day),
+            )  # fmt: skip
+        dash.evaluate_selected(store)
+    with Store(path, read_only=True) as store:
+        pages = {p.stem: p.read_text() for p in dash.write_dashboards(store, tmp_path / "out")}
+    assert "No data for this panel" not in pages["overview"] + pages["comparison"]
+    titles = [
+        a["text"]
+        for fig in figure_data(pages["comparison"]).values()
+        for a in fig["layout"]["annotations"]
+        if " vs " in a["text"]
+    ]
+    assert len(titles) == 2
+    assert "mean " in titles[0] and "(items)" in titles[0]
+    assert "no interval (runs odd/r0 and odd/r1 were scored on different" in titles[1]
+    assert "cfg/a" in pages["overview"] and "± " in pages["overview"]

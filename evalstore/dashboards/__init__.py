@@ -2,9 +2,9 @@
 
 A spec (``dashboards/*.toml``) has a ``title``, a ``description`` and ``[[panels]]``; each
 panel names a query (a named query from ``sql/dashboards/``, or inline ``sql``), a ``kind``
-of chart and the columns to draw (``x``, ``y``, ``z``, ``color``, ``facet``). Every query gets
-the parameters ``$experiments`` (varchar[]) and ``$runs`` (integer[]), NULL meaning all, so
-that one filter applies to every panel. See ``docs/dashboards.md``.
+of chart and the columns to draw (``x``, ``y``, ``z``, ``color``, ``facet``, ``error``).
+Every query gets the parameters ``$experiments`` (varchar[]) and ``$runs`` (integer[]), NULL
+meaning all, so that one filter applies to every panel. See ``docs/dashboards.md``.
 
 The layers: :func:`load_spec` reads and validates a spec (no database); :func:`panel_data`
 runs a panel's query; :func:`panel_figure` and :func:`render_page` are pure (frames in,
@@ -17,6 +17,7 @@ The package, by noun: :mod:`~evalstore.dashboards.specs` (loading and validating
 :mod:`~evalstore.dashboards.data` (running the panels' queries),
 :mod:`~evalstore.dashboards.figures` (pure Plotly figure builders, with
 :mod:`~evalstore.dashboards.comparison` for the run comparisons,
+:mod:`~evalstore.dashboards.board` for the leaderboards of configurations,
 :mod:`~evalstore.dashboards.grid` for the grid of charts and
 :mod:`~evalstore.dashboards.text` for cells and labels as text) and
 :mod:`~evalstore.dashboards.pages` (the HTML and the files); this module re-exports their

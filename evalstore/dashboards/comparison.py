@@ -1,18 +1,20 @@
 """Dashboard comparison panels (pure): per-list differences of a run against a baseline.
 
 :func:`comparison_figure` draws, per (run, baseline, task, metric, params), the sorted per-list
-differences with their mean and its 95% bootstrap interval, computed by
-:func:`evalstore.compare.paired_stats` exactly as ``evalstore compare`` does.
+differences with the mean difference, its 95% interval, the p-value and the better/worse
+counts that :func:`evalstore.compare.compare` gives for the pair (the columns
+:func:`evalstore.dashboards.data.compare_stats` adds): the numbers of ``evalstore compare``,
+which resamples lists, or items within lists when a run has fewer than 10 lists.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalstore.compare import paired_stats
 from evalstore.dashboards.grid import axis_titles, cell, grid_layout, make_grid, rows_where
 from evalstore.dashboards.specs import Panel
 from evalstore.dashboards.text import esc, plot_values
@@ -25,9 +27,11 @@ __all__ = ["comparison_figure"]
 
 
 def comparison_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
-    """Per-list differences (run - baseline) sorted, with the mean and its 95% bootstrap
-    interval (:func:`evalstore.compare.paired_stats`, seed 0: the numbers of
-    ``evalstore compare``); bars green where the run is better in the metric's direction."""
+    """Per-list differences (run - baseline) sorted, with the mean difference and its 95%
+    interval as ``evalstore compare`` computes them (``mean_diff``, ``ci_low``, ``ci_high``,
+    ``p_value``, ``wins``, ``losses``, ``resampled`` of each row's pair; without them, or
+    with a ``note``, no interval); bars green where the run is better in the metric's
+    direction."""
     import plotly.graph_objects as go
 
     keys = ["run", "baseline", "task", "metric", "params"]
@@ -38,22 +42,25 @@ def comparison_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
         part = frame
         for key, value in zip(keys, (run, baseline, task, metric, params), strict=True):
             part = rows_where(part, key, value)
-        # resampled in group_id order, as `evalstore compare` does: the same interval
-        in_order = part.sort("group_id", nulls_last=True)["diff"].cast(pl.Float64).to_numpy()
-        s = paired_stats(in_order, n_boot=1000, seed=0)
         part = part.sort("diff", "group_id", nulls_last=True)
         higher = METRICS[metric].higher_is_better if metric in METRICS else True
-        wins, losses = (s.positive, s.negative) if higher else (s.negative, s.positive)
-        shown = _short_params(params)
-        titles.append(
-            f"{esc(run)} vs {esc(baseline)}<br>{esc(task)} · {esc(metric)}{esc(shown)}: "
-            f"mean {s.mean:+.4f} [{s.ci_low:+.4f}, {s.ci_high:+.4f}], p={s.p_value:.3g}, "
-            f"better/worse {wins}/{losses}"
-        )
+        s = _stats(part)
+        shown = esc(_short_params(params))
+        head = f"{esc(run)} vs {esc(baseline)}<br>{esc(task)} · {esc(metric)}{shown}"
+        if s is None:
+            note = part["note"][0] if "note" in part.columns else None
+            titles.append(f"{head}: no interval ({esc(note or 'not compared')})")
+        else:
+            titles.append(
+                f"{head}: mean {s['mean_diff']:+.4f} [{s['ci_low']:+.4f}, {s['ci_high']:+.4f}] "
+                f"({esc(s['resampled'])}), p={_p(s['p_value'])}, "
+                f"better/worse {s['wins']}/{s['losses']}"
+            )
         stats.append((part, s, higher))
     lay = grid_layout(panel, len(groups), titled=True)
     fig = make_grid(lay, titles)
     cols = lay.cols
+    first = next((i for i, (_, s, _) in enumerate(stats) if s is not None), None)
     for index, (part, s, higher) in enumerate(stats):
         row, col = cell(index, cols)
         n = part.height
@@ -85,8 +92,8 @@ def comparison_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
             row=row,
             col=col,
         )
-        if s.n:
-            lo, hi = s.ci_low, s.ci_high
+        if s is not None:
+            lo, hi, mean = s["ci_low"], s["ci_high"], s["mean_diff"]
             fig.add_trace(
                 go.Scatter(
                     x=[0.5, n + 0.5, n + 0.5, 0.5, 0.5],
@@ -97,7 +104,7 @@ def comparison_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
                     fillcolor="rgba(31, 119, 180, 0.2)",
                     name="95% interval of the mean",
                     legendgroup="ci",
-                    showlegend=index == 0,
+                    showlegend=index == first,
                     hovertemplate=f"95% interval [{lo:+.4f}, {hi:+.4f}]<extra></extra>",
                 ),
                 row=row,
@@ -106,13 +113,13 @@ def comparison_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
             fig.add_trace(
                 go.Scatter(
                     x=[0.5, n + 0.5],
-                    y=[s.mean, s.mean],
+                    y=[mean, mean],
                     mode="lines",
                     line={"color": "#1f77b4", "dash": "dash"},
                     name="mean difference",
                     legendgroup="mean",
-                    showlegend=index == 0,
-                    hovertemplate=f"mean difference {s.mean:+.4f}<extra></extra>",
+                    showlegend=index == first,
+                    hovertemplate=f"mean difference {mean:+.4f}<extra></extra>",
                 ),
                 row=row,
                 col=col,
@@ -121,6 +128,23 @@ def comparison_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
     fig.update_annotations(font={"size": 12})
     axis_titles(fig, len(groups), cols, "lists, sorted by difference", "run - baseline")
     return fig
+
+
+def _stats(part: pl.DataFrame) -> dict[str, Any] | None:
+    """The pair's statistics from compare (the same on each of its rows), None without an
+    interval."""
+    names = ("mean_diff", "ci_low", "ci_high", "p_value", "wins", "losses", "resampled")
+    if part.height == 0 or any(n not in part.columns for n in names):
+        return None
+    row = part.select(names).row(0, named=True)
+    bounds = (row["mean_diff"], row["ci_low"], row["ci_high"])
+    if any(v is None or not math.isfinite(v) for v in bounds):
+        return None
+    return row
+
+
+def _p(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3g}"
 
 
 def _short_params(params: Any) -> str:

@@ -3,7 +3,8 @@
 Every query gets the parameters ``$experiments`` (varchar[]) and ``$runs`` (integer[]), NULL
 meaning all, so that one filter applies to every panel; :func:`panel_data` adds the panel's
 ``params``, checks that the result has the columns its chart needs and returns a polars frame
-(for ``pr_curve`` panels, the points from ``dashboards/pr_points``).
+(for ``pr_curve`` panels, the points from ``dashboards/pr_points``; for ``comparison`` panels,
+with the statistics of :func:`evalstore.compare.compare` for each pair of runs).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import duckdb
 import polars as pl
 
 from evalstore import queries
+from evalstore.compare import compare
+from evalstore.dashboards.board import BOARD_COLUMNS
 from evalstore.dashboards.specs import AXES, Panel
 from evalstore.errors import InvalidInput
 from evalstore.evaluate import evaluate
@@ -25,14 +28,27 @@ if TYPE_CHECKING:
     from evalstore.runs import RunRef
     from evalstore.store import Store
 
-__all__ = ["evaluate_selected", "panel_data", "query_filters", "selected_run_ids"]
+__all__ = [
+    "STAT_COLUMNS",
+    "compare_stats",
+    "evaluate_selected",
+    "panel_data",
+    "query_filters",
+    "selected_run_ids",
+]
 
 # Kinds whose query must return fixed columns (the chart's columns are implied).
 _FIXED_COLUMNS = {
     "pr_curve": ("run_id", "run", "task"),
-    "comparison": ("run", "baseline", "task", "metric", "params", "group_id", "value",
-                   "baseline_value", "diff"),
+    "comparison": ("run_id", "run", "baseline_id", "baseline", "task", "metric", "params",
+                   "group_id", "value", "baseline_value", "diff"),
+    "leaderboard": BOARD_COLUMNS,
 }  # fmt: skip
+#: What a comparison panel's frame gains from :func:`evalstore.compare.compare`, per pair of
+#: runs, task, metric and params (``note``: why compare refused the pair, else NULL).
+STAT_COLUMNS = {"mean_diff": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64,
+                "p_value": pl.Float64, "wins": pl.Int64, "losses": pl.Int64,
+                "resampled": pl.String, "note": pl.String}  # fmt: skip
 
 
 def selected_run_ids(
@@ -122,7 +138,46 @@ def panel_data(store: Store, panel: Panel, filters: Mapping[str, Any]) -> pl.Dat
             )
     if panel.kind == "pr_curve":
         frame = _pr_points(store, frame, str(dict(panel.params).get("ties", "grouped")))
+    if panel.kind == "comparison":
+        frame = compare_stats(store, frame)
     return frame
+
+
+def compare_stats(store: Store, frame: pl.DataFrame) -> pl.DataFrame:
+    """A comparison panel's rows with, per (run, baseline, task, metric, params), the numbers
+    of ``evalstore compare BASELINE RUN --metric METRIC``: the difference of the runs' values
+    (``mean_diff``), its 95% interval, p-value, better/worse counts and what was resampled
+    (lists, or items within lists below 10 lists). Where compare refuses the pair (the runs
+    were scored on different lists), ``note`` says why and the statistics are NULL.
+
+    Raises:
+        InvalidInput: values are missing or stale and the store is read-only.
+    """
+    keys = ["run_id", "baseline_id", "task", "metric", "params"]
+    frame = frame.cast({"run_id": pl.Int64, "baseline_id": pl.Int64})
+    schema = {**dict.fromkeys(keys[2:], pl.String), **STAT_COLUMNS}
+    found = [pl.DataFrame(schema={"run_id": pl.Int64, "baseline_id": pl.Int64, **schema})]
+    for (run_id, baseline_id, metric), part in frame.group_by(
+        ["run_id", "baseline_id", "metric"], maintain_order=True
+    ):
+        try:
+            result = compare(store, [baseline_id, run_id], metrics=[metric]).select(
+                "task", "params", pl.col("diff").alias("mean_diff"), "ci_low", "ci_high",
+                "p_value", "wins", "losses", "resampled", note=pl.lit(None, pl.String),
+            )  # fmt: skip
+        except InvalidInput as exc:  # e.g. the runs were scored on different lists
+            result = part.select("task", "params").unique(maintain_order=True)
+            result = result.with_columns(note=pl.lit(str(exc)))
+        except duckdb.Error as exc:  # a read-only store cannot compute missing values
+            raise InvalidInput(
+                f"comparing run ids {baseline_id} and {run_id} on {metric} needs values this "
+                f"store lacks and cannot compute: {_first_line(exc)} (run evalstore eval, or "
+                "evalstore dashboard without --no-eval, first)"
+            ) from None
+        pair = {"run_id": run_id, "baseline_id": baseline_id, "metric": metric}
+        found.append(result.with_columns(**{k: pl.lit(v) for k, v in pair.items()}))
+    stats = pl.concat(found, how="diagonal_relaxed").cast({k: v for k, v in schema.items()})
+    return frame.join(stats, on=keys, how="left", maintain_order="left")
 
 
 def _pr_points(store: Store, runs: pl.DataFrame, ties: str) -> pl.DataFrame:

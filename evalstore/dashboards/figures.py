@@ -1,10 +1,12 @@
 """Dashboard figures (pure): a panel and its frame -> a Plotly figure; no database, no files.
 
 :func:`panel_figure` draws a panel by its kind: lines, markers, bars and PR curves (one trace
-per ``color`` value in each ``facet``, optionally with the best so far), heatmaps (one per
-facet, each with its own color range) and run comparisons
-(:mod:`~evalstore.dashboards.comparison`). Every user string is escaped for Plotly, which
-renders some HTML in its labels. Plotly is imported when a figure is made, not with the module.
+per ``color`` value in each ``facet``, optionally with the best so far, and with ``error`` a
+band ``y ± error`` around lines or error bars on markers and bars), heatmaps (one per facet,
+each with its own color range), run comparisons (:mod:`~evalstore.dashboards.comparison`)
+and leaderboards (:mod:`~evalstore.dashboards.board`). Every user string is escaped for
+Plotly, which renders some HTML in its labels. Plotly is imported when a figure is made, not
+with the module.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from evalstore.dashboards.board import board_figure
 from evalstore.dashboards.comparison import comparison_figure
 from evalstore.dashboards.grid import (
     axis_titles,
@@ -80,8 +83,45 @@ def _hover(panel: Panel, group: pl.DataFrame, extra: str = "") -> dict[str, Any]
     return {"customdata": custom, "hovertemplate": "<br>".join(lines) + f"<extra>{extra}</extra>"}
 
 
+def _spread(panel: Panel, group: pl.DataFrame) -> list[float] | None:
+    """The ``error`` column of a trace (NULL as 0), or None when it has no spread."""
+    if panel.error is None:
+        return None
+    if not group[panel.error].dtype.is_numeric():
+        raise InvalidInput(f"{panel.where}: `error` column {panel.error!r} must be numeric")
+    values = [0.0 if v is None else float(v) for v in plot_values(group[panel.error])]
+    return values if any(v > 0 for v in values) else None
+
+
+def _band(
+    x: list[Any], y: list[Any], spread: list[float], hue: str, name: str, what: str
+) -> go.Scatter:
+    """The shaded band y - spread .. y + spread under a line, one closed shape (points without
+    a y are left out; the band narrows to the line where the spread is 0)."""
+    import plotly.graph_objects as go
+
+    kept = [(a, b, e) for a, b, e in zip(x, y, spread, strict=True) if b is not None]
+    xs = [a for a, _, _ in kept]
+    upper = [b + e for _, b, e in kept]
+    lower = [b - e for _, b, e in kept]
+    red, green, blue = (int(hue.lstrip("#")[i : i + 2], 16) for i in (0, 2, 4))
+    return go.Scatter(
+        x=xs + xs[::-1],
+        y=upper + lower[::-1],
+        fill="toself",
+        fillcolor=f"rgba({red}, {green}, {blue}, 0.18)",
+        line={"width": 0},
+        mode="lines",
+        name=f"{name}: ± {what}",
+        legendgroup=name,
+        showlegend=False,
+        hoverinfo="skip",
+    )
+
+
 def _xy_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
-    """line, scatter, bar and pr_curve: one trace per color value in each facet."""
+    """line, scatter, bar and pr_curve: one trace per color value in each facet; with
+    ``error``, a band around each line (y ± error) or error bars on marks and bars."""
     import plotly.graph_objects as go
 
     palette = _palette()
@@ -115,11 +155,17 @@ def _xy_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
                 **_hover(panel, group, name),
             }
             shown.add(color)
+            spread = _spread(panel, group)
+            if spread is not None and panel.kind != "line":
+                common["error_y"] = {"type": "data", "array": spread, "visible": True}
             if panel.kind == "bar":
                 trace: Any = go.Bar(marker={"color": hue}, **common)
             elif panel.kind == "scatter":
                 trace = go.Scatter(mode="markers", marker={"color": hue, "size": 8}, **common)
             else:
+                if spread is not None:
+                    band = _band(common["x"], common["y"], spread, hue, name, esc(panel.error))
+                    fig.add_trace(band, row=row, col=col)
                 trace = go.Scatter(
                     mode="lines" if panel.kind == "pr_curve" else "lines+markers",
                     line={"color": hue, "shape": "hv" if panel.kind == "pr_curve" else "linear"},
@@ -213,13 +259,16 @@ def _heatmap_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
 
 
 def panel_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure | None:
-    """The figure of a chart panel (None for tables and when ``frame`` is empty)."""
+    """The figure of a chart panel (None for tables and when ``frame`` is empty; for
+    leaderboards, the charts under the tables)."""
     if frame.height == 0 or panel.kind == "table":
         return None
     if panel.kind == "heatmap":
         return _heatmap_figure(panel, frame)
     if panel.kind == "comparison":
         return comparison_figure(panel, frame)
+    if panel.kind == "leaderboard":
+        return board_figure(panel, frame)
     if panel.kind == "pr_curve":
         panel = replace(panel, x="recall", y="precision", color="run", facet="task",
                         hover=("n_lists",))  # fmt: skip

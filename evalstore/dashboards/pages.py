@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from evalstore.dashboards.board import board_html
 from evalstore.dashboards.data import panel_data, query_filters
 from evalstore.dashboards.figures import panel_figure
 from evalstore.dashboards.specs import Dashboard, Panel, default_specs, load_spec
@@ -47,6 +48,10 @@ table.data{border-collapse:collapse;font-size:13px;width:100%}
 table.data th{position:sticky;top:0;background:#f0f2f5;text-align:left}
 table.data th,table.data td{border-bottom:1px solid #e5e5e5;padding:4px 8px;white-space:nowrap}
 table.data td.num{text-align:right;font-variant-numeric:tabular-nums}
+table.data.board{width:auto;min-width:40%}
+table.data.board th{white-space:normal;vertical-align:bottom;min-width:70px}
+table.data td.best{font-weight:700;background:#eaf6ea}
+h3.board{margin:12px 0 6px;font-size:15px}
 .note{color:#777;font-size:12px;margin:6px 0 0}
 ul.dashboards{list-style:none;padding:0}ul.dashboards li{background:#fff;border:1px solid #ddd;
 border-radius:6px;padding:12px 16px;margin:0 0 12px}
@@ -114,6 +119,8 @@ def _panel_html(panel: Panel, frame: pl.DataFrame) -> str:
     elif panel.kind == "table":
         parts.append(_table_html(panel, frame))
     else:
+        if panel.kind == "leaderboard":  # the tables, then their charts
+            parts.append(board_html(panel, frame))
         fig = panel_figure(panel, frame)
         plot_id = f"{panel.div_id}-plot"
         parts.append(f'<div class="plot" id="{plot_id}"></div>')

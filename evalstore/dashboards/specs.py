@@ -2,7 +2,7 @@
 
 A spec (``dashboards/*.toml``) has a ``title``, a ``description`` and ``[[panels]]``; each
 panel names a query (a named query from ``sql/dashboards/``, or inline ``sql``), a ``kind``
-of chart and the columns to draw (``x``, ``y``, ``z``, ``color``, ``facet``). See
+of chart and the columns to draw (``x``, ``y``, ``z``, ``color``, ``facet``, ``error``). See
 ``docs/dashboards.md``. :func:`load_spec` reads and validates one, naming the file and the
 panel in every error. The default specs are the checkout's top-level ``dashboards/`` folder,
 shipped in the wheel as ``evalstore/dashboards/specs/`` (:func:`dashboards_dir`).
@@ -23,11 +23,22 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10 (requires-python >= 3.10)
     import tomli as tomllib
 
-__all__ = ["AXES", "KINDS", "Dashboard", "Panel", "dashboards_dir", "default_specs", "load_spec"]
+__all__ = [
+    "AXES",
+    "ERROR_KINDS",
+    "KINDS",
+    "Dashboard",
+    "Panel",
+    "dashboards_dir",
+    "default_specs",
+    "load_spec",
+]
 
-KINDS = ("line", "scatter", "bar", "heatmap", "table", "pr_curve", "comparison")
+KINDS = ("line", "scatter", "bar", "heatmap", "table", "pr_curve", "comparison", "leaderboard")
 #: The panel fields that name a column of the query result.
-AXES = ("x", "y", "z", "color", "facet")
+AXES = ("x", "y", "z", "color", "facet", "error")
+#: The kinds that draw ``error`` (a spread around ``y``): lines as a band, marks as bars.
+ERROR_KINDS = ("line", "scatter", "bar")
 _REQUIRED_AXES = {
     "line": ("x", "y"),
     "scatter": ("x", "y"),
@@ -36,6 +47,7 @@ _REQUIRED_AXES = {
     "table": (),
     "pr_curve": (),
     "comparison": (),
+    "leaderboard": (),
 }
 _PANEL_KEYS = {
     "title", "description", "kind", "query", "sql", *AXES, "best_so_far", "columns", "hover",
@@ -59,6 +71,7 @@ class Panel:
     z: str | None = None
     color: str | None = None
     facet: str | None = None
+    error: str | None = None
     description: str = ""
     best_so_far: bool = False
     columns: tuple[str, ...] = ()
@@ -148,6 +161,10 @@ def _panel(path: Path, index: int, raw: Any) -> Panel:
         raise InvalidInput(f"{where}: `best_so_far` must be true or false")
     if raw.get("best_so_far") and kind != "line":
         raise InvalidInput(f"{where}: `best_so_far` applies to line panels only, not {kind}")
+    if "error" in raw and kind not in ERROR_KINDS:
+        raise InvalidInput(
+            f"{where}: `error` applies to {', '.join(ERROR_KINDS)} panels only, not {kind}"
+        )
     lists = {}
     for key in ("columns", "hover"):
         value = raw.get(key, [])

@@ -5,7 +5,9 @@
 -- run against the one before it. With $runs: every given run against the first one given
 -- (the baseline). Lists are paired on (task, metric, params, group_id); lists without a
 -- value in either run (no positives) are left out. Only the headline per-list metric of each
--- task is kept: ap, ap_voc07, precision_at_sigma at 3 px, iou.
+-- task is kept: ap, ap_voc07, precision_at_sigma at 3 px, iou; values of an official
+-- protocol are left out, as `evalstore compare` without --protocol leaves them out (the page
+-- takes its intervals from compare).
 -- Parameters: $experiments varchar[], $runs integer[] (NULL = all).
 -- Output: run_id, run, baseline_id, baseline, task, metric, params, group_id, value,
 --   baseline_value, diff (= value - baseline_value), one row per paired list.
@@ -32,6 +34,7 @@ headline as (
     select run_id, task, metric, params, group_id, value
     from v_lists
     where value is not null
+      and params ->> 'protocol' is null
       and (metric in ('ap', 'ap_voc07', 'iou')
            or (metric = 'precision_at_sigma' and cast(params ->> 'sigma' as double) = 3))
 )

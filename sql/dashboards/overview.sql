@@ -1,9 +1,66 @@
 -- Queries of dashboards/overview.toml: the leaderboard, the runs and the metric history.
 -- Every query takes $experiments varchar[] and $runs integer[] (NULL = all).
+-- A configuration is what v_groups finds: the runs of one experiment whose params are equal
+-- but for `seed`; a run without a `seed` parameter is a configuration of its own (runs that
+-- record no parameters are not seeds of one setting). Its statistics are taken over the
+-- runs that pass the filters.
 
 -- name: leaderboard
+-- The headline metrics of every configuration (evalstore.metrics.HEADLINE, the columns of
+-- `evalstore leaderboard`): map of verification, matching and retrieval; map_voc07 and
+-- map_voc10 of classification; precision_at_sigma at 3 px, mma at 3 px and
+-- homography_accuracy at eps 3 of keypoints; iou of outcomes. Overall values (slice ''),
+-- the default tie policy (grouped), no protocol. mean and sd (n - 1 in the denominator; NULL
+-- for one run) are across the configuration's runs, taken in run order (the same database
+-- gives the same bits). The leaderboard panel pivots the rows: one row per configuration,
+-- one column per (task, metric, params), in this order.
+-- Output: experiment, config, runs (varchar[], experiment/name), n_runs, task, metric,
+--   base_metric, params, mean, sd.
+with members as (
+    -- each run's configuration; a run without a seed parameter is one of its own
+    select distinct experiment, run_id,
+           case when seed is null then '#' || run_id else config end as config
+    from (select experiment, config, unnest(run_ids) as run_id, unnest(seeds) as seed
+          from v_groups)
+),
+headline as (
+    select m.experiment, m.config, v.run_id, v.run, cast(v.task as varchar) as task, v.metric,
+           v.base_metric, v.params, v.value,
+           case v.base_metric
+               when 'ap' then 1 when 'ap_voc07' then 1 when 'ap_voc10' then 2
+               when 'precision_at_sigma' then 1 when 'mma' then 2
+               when 'homography_accuracy' then 3 else 1 end as metric_order
+    from v_metrics v
+    join members m on m.run_id = v.run_id
+    where v.slice = ''
+      and coalesce(v.params ->> 'ties', 'grouped') = 'grouped'
+      and v.params ->> 'protocol' is null
+      and ((v.task in ('verification', 'matching', 'retrieval') and v.base_metric = 'ap')
+           or (v.task = 'classification' and v.base_metric in ('ap_voc07', 'ap_voc10'))
+           or (v.task = 'keypoints' and (
+                  (v.base_metric = 'precision_at_sigma'
+                   and cast(v.params ->> 'sigma' as double) = 3)
+                  or (v.base_metric = 'mma' and cast(v.params ->> 'threshold' as double) = 3)
+                  or (v.base_metric = 'homography_accuracy'
+                      and cast(v.params ->> 'eps' as double) = 3)))
+           or (v.task = 'outcomes' and v.base_metric = 'iou'))
+      and ($experiments is null or list_contains($experiments, v.experiment))
+      and ($runs is null or list_contains($runs, v.run_id))
+)
+select experiment, config, list(run order by run) as runs, count(*) as n_runs, task, metric,
+       base_metric, params,
+       avg(value order by run_id) as mean,
+       stddev_samp(value order by run_id) as sd
+from headline
+group by experiment, config, task, metric, base_metric, params, metric_order
+order by case task when 'verification' then 1 when 'matching' then 2 when 'retrieval' then 3
+                   when 'classification' then 4 when 'keypoints' then 5 else 6 end,
+         metric_order, experiment, config;
+
+-- name: latest_values
 -- The latest overall value (slice '' = all lists) of every metric of every run, newest run
--- first. params shows the metric's parameters without the default tie policy.
+-- first (for tables of your own). params shows the metric's parameters without the default
+-- tie policy.
 -- Output: run, created_at, task, metric, params, value, n_lists, n_skipped.
 select run,
        strftime(created_at, '%Y-%m-%d %H:%M') as created_at,
@@ -40,24 +97,48 @@ where ($experiments is null or list_contains($experiments, experiment))
 order by v_runs.created_at desc, run_id desc;
 
 -- name: metric_history
--- Each metric's overall value over time, one series per experiment. `series` names the
--- task, metric and parameters (one chart each); MMA curves are left to curves.toml.
--- Output: series, experiment, run, created_at, value, base_metric.
-with values_ as (
-    select task, metric, base_metric, params, experiment, run, run_id, created_at, value,
+-- Each metric's overall value over time, one series per experiment and one point per
+-- configuration: at the time of its latest run (when its last seed landed), the mean across
+-- its runs, and sd their standard deviation (NULL for one run; the chart draws mean +/- sd
+-- as a band). `series` names the task, metric and parameters (one chart each); MMA curves
+-- are left to curves.toml.
+-- Output: series, experiment, run (the configuration's runs, comma-separated), n_runs,
+--   created_at, value, sd, base_metric.
+with members as (
+    -- each run's configuration; a run without a seed parameter is one of its own
+    select distinct experiment, run_id,
+           case when seed is null then '#' || run_id else config end as config
+    from (select experiment, config, unnest(run_ids) as run_id, unnest(seeds) as seed
+          from v_groups)
+),
+values_ as (
+    select v.task, v.metric, v.base_metric, v.params, v.experiment, m.config, v.run, v.run_id,
+           v.created_at, v.value,
            array_to_string(
                list_filter(
-                   list_transform(json_keys(params), lambda k: k || '=' || (params ->> k)),
+                   list_transform(json_keys(v.params), lambda k: k || '=' || (v.params ->> k)),
                    lambda s: s <> 'ties=grouped'),
                ', ') as shown_params
-    from v_metrics
-    where slice = '' and base_metric <> 'mma'
-      and ($experiments is null or list_contains($experiments, experiment))
-      and ($runs is null or list_contains($runs, run_id))
+    from v_metrics v
+    join members m on m.run_id = v.run_id
+    where v.slice = '' and v.base_metric <> 'mma'
+      and ($experiments is null or list_contains($experiments, v.experiment))
+      and ($runs is null or list_contains($runs, v.run_id))
+),
+points as (
+    select task, metric, base_metric, params, shown_params, experiment, config,
+           string_agg(run, ', ' order by run) as run,
+           count(*) as n_runs,
+           max(created_at) as created_at,
+           max(run_id) as last_run_id,
+           avg(value order by run_id) as value,
+           stddev_samp(value order by run_id) as sd
+    from values_
+    group by task, metric, base_metric, params, shown_params, experiment, config
 )
 select task || ' · ' || metric
            || case when shown_params = '' then '' else ' (' || shown_params || ')' end
            as series,
-       experiment, run, created_at, value, base_metric
-from values_
-order by task, metric, length(params), params, created_at, run_id;
+       experiment, run, n_runs, created_at, value, sd, base_metric
+from points
+order by task, metric, length(params), params, created_at, last_run_id;
