@@ -109,6 +109,8 @@ def compare_cmd(
         )
     if fmt in (Fmt.table, Fmt.latex, Fmt.md):
         frame = frame.select(c for c in COMPARE_COLUMNS if c != "higher_is_better")
+        if frame["n_runs"].max() == 1 and frame["baseline_runs"].max() == 1:
+            frame = frame.drop("n_runs", "baseline_runs")  # runs, not configurations
     emit(frame, fmt, caption="Differences to the baseline, 95% intervals, Holm-adjusted p")
 
 
