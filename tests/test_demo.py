@@ -10,19 +10,21 @@ import polars as pl
 import pytest
 
 from evalstore import Store, demo
+from evalstore.demo.digits import SEEDS
+from evalstore.groups import groups
 from evalstore.metrics import DEFAULTS
 
 QUICK = os.environ.get("CI") == "true" or os.environ.get("EVALSTORE_DEMO_FULL") != "1"
 
 pytestmark = pytest.mark.slow  # builds the demo: trains classifiers, computes descriptors
 
-# quick keeps 3 of the 7 classifiers; both modes record every descriptor
+# quick keeps 3 of the 7 classifiers, each with every seed; both modes record every descriptor
 CLASSIFIERS = (
     ["naive-bayes", "knn-5", "mlp-128"]
     if QUICK
     else ["naive-bayes", "logreg-c0.001", "logreg-c0.1", "knn-5", "logreg-c1", "mlp-32", "mlp-128"]
 )
-RUNS = [f"digits/{c}" for c in CLASSIFIERS] + [
+RUNS = [f"digits/{c}-seed{s}" for c in CLASSIFIERS for s in SEEDS] + [
     f"hpatches/{d}" for d in ("sift", "orb", "akaze", "brisk", "sift_weak")
 ]
 TASKS = {
@@ -99,7 +101,7 @@ def test_the_demo_shows_values_under_the_official_protocols(
     frame = overall(built[0])
     named = frame["params"].str.json_path_match("$.protocol").drop_nulls().unique().to_list()
     assert sorted(named) == sorted(p for ps in demo.PROTOCOLS_SHOWN.values() for p in ps)
-    devkit = value(frame, "digits/mlp-128", "classification", "ap_voc07",
+    devkit = value(frame, "digits/mlp-128-seed0", "classification", "ap_voc07",
                    '{"protocol":"voc07","ties":"input"}')  # fmt: skip
     assert 0.0 < devkit <= 1.0
 
@@ -113,9 +115,32 @@ def test_the_better_method_wins(built: tuple[Path, demo.DemoResult]) -> None:
     sift = value(frame, "hpatches/sift", "keypoints", "precision_at_sigma", '{"sigma":3.0}')
     weak = value(frame, "hpatches/sift_weak", "keypoints", "precision_at_sigma", '{"sigma":3.0}')
     assert sift > weak
-    best = value(frame, "digits/mlp-128", "classification", "ap_voc07")
-    baseline = value(frame, "digits/naive-bayes", "classification", "ap_voc07")
-    assert best > baseline
+    for seed in SEEDS:
+        best = value(frame, f"digits/mlp-128-seed{seed}", "classification", "ap_voc07")
+        baseline = value(frame, f"digits/naive-bayes-seed{seed}", "classification", "ap_voc07")
+        assert best > baseline, seed
+
+
+def test_every_digits_configuration_has_its_seeds(built: tuple[Path, demo.DemoResult]) -> None:
+    """Each classifier is one configuration of len(SEEDS) runs whose seed changes the result
+    (also for the deterministic models: it draws the training subset), on the same test
+    images, so that the runs pair item by item."""
+    assert len(SEEDS) >= 3
+    with Store(built[0], read_only=True) as store:
+        frame = groups(store, experiment="digits", metrics=["map_voc07"], compute=False)
+        seeds = store.con.sql(
+            "select distinct json_type(params, '$.seed') from v_runs where experiment = 'digits'"
+        ).fetchall()
+        items, per_run = store.con.sql(
+            "select count(distinct (s.group_id, s.item_id)), count(*) // count(distinct run_id) "
+            "from scores s join runs using (run_id) where experiment = 'digits'"
+        ).fetchall()[0]
+    assert sorted(frame["group"]) == sorted(f"digits/{c}" for c in CLASSIFIERS)
+    assert (frame["n_runs"] == len(SEEDS)).all()
+    assert (frame["sd"] > 0).all(), frame.select("group", "sd")
+    assert (frame["ci_low"] < frame["ci_high"]).all()
+    assert seeds == [("UBIGINT",)]  # an int
+    assert items == per_run == 10 * 899  # one list per class over the same held-out images
 
 
 def test_slices_and_per_class_values(built: tuple[Path, demo.DemoResult]) -> None:

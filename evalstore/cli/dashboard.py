@@ -91,7 +91,6 @@ def demo_cmd(
         Fmt.table,
     )
     index = out / "index.html"
-    first_digits = next(r for r in result.runs if r.startswith("digits/"))
     last_digits = [r for r in result.runs if r.startswith("digits/")][-1]
     out.mkdir(parents=True, exist_ok=True)
     lines = [
@@ -102,8 +101,10 @@ def demo_cmd(
         f"  evalstore eval {last_digits} --by class",
         f"  evalstore eval {last_digits} --protocol voc07-numpy   (see evalstore protocols)",
         "  evalstore eval hpatches/sift --by noise",
-        f"  evalstore compare {first_digits} {last_digits}",
+        "  evalstore groups -e digits -m map_voc07        (each configuration's seeds)",
+        "  evalstore compare -g hidden=32 -g hidden=128 -e digits",
         "  evalstore compare hpatches/sift hpatches/orb hpatches/sift_weak",
+        "  evalstore leaderboard",
         "  evalstore history --metric map_voc07 --experiment digits",
         "  evalstore sql \"select run, metric, value from v_metrics where slice = ''\"",
     ]
