@@ -18,7 +18,16 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["FORMATS", "best_rows", "cell", "jsonable", "latex_table", "rich_table", "to_text"]
+__all__ = [
+    "FORMATS",
+    "best_rows",
+    "cell",
+    "jsonable",
+    "latex_table",
+    "markdown_table",
+    "rich_table",
+    "to_text",
+]
 
 FORMATS = ("table", "json", "csv", "md", "latex")
 SD_SUFFIX = " sd"
@@ -85,18 +94,24 @@ def to_text(frame: pl.DataFrame, fmt: str) -> str:
 
 def best_rows(frame: pl.DataFrame, higher: Mapping[str, bool]) -> dict[str, set[int]]:
     """Per column of ``higher`` (column -> higher is better), the rows holding its best
-    value (ties all count)."""
+    value (ties all count), within each experiment when the frame has that column."""
     out: dict[str, set[int]] = {}
+    within = (
+        frame["experiment"].to_list() if "experiment" in frame.columns else [None] * frame.height
+    )
     for col, up in higher.items():
         if col not in frame.columns:
             continue
-        values = frame[col].cast(pl.Float64, strict=False)
-        top = values.max() if up else values.min()
-        out[col] = (
-            set()
-            if top is None
-            else {i for i, v in enumerate(values.to_list()) if v is not None and v == top}
-        )
+        values = frame[col].cast(pl.Float64, strict=False).to_list()
+        tops: dict[Any, float] = {}
+        for key, v in zip(within, values, strict=True):
+            if v is not None and not math.isnan(v):
+                tops[key] = v if key not in tops else (max if up else min)(tops[key], v)
+        out[col] = {
+            i
+            for i, (key, v) in enumerate(zip(within, values, strict=True))
+            if v is not None and v == tops.get(key)
+        }
     return out
 
 
@@ -147,6 +162,22 @@ def rich_table(
             cells.append(Text(text, style="bold" if i in best.get(name, set()) else ""))
         table.add_row(*cells)
     return table
+
+
+def markdown_table(frame: pl.DataFrame, higher: Mapping[str, bool]) -> str:
+    """A Markdown table with each ``<col> sd`` folded into ``<col>`` as mean ± sd and the
+    best value of each column of ``higher`` (column -> higher is better) in bold."""
+    shown = _merged(frame)
+    best = best_rows(frame, higher)
+    lines = ["| " + " | ".join(shown) + " |", "|" + "|".join("---" for _ in shown) + "|"]
+    for i in range(frame.height):
+        cells = []
+        for c in shown:
+            text = _mean_sd(frame, c, i, " ± ") if c in higher else cell(frame[c][i])
+            text = text.replace("|", "\\|")
+            cells.append(f"**{text}**" if i in best.get(c, set()) and text else text)
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 _LATEX_SPECIAL = {

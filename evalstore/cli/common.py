@@ -110,13 +110,16 @@ def emit(
     caption: str | None = None,
 ) -> None:
     """Print a result frame in the chosen format. ``higher`` (column -> higher is better)
-    marks metric columns: on a terminal and in LaTeX their ``<col> sd`` companions fold into
-    mean ± sd and the best value is bold. LaTeX's caption says the protocol of the values
-    (the frame's ``protocol`` column) after ``caption`` or ``title``."""
+    marks metric columns: on a terminal, in Markdown and in LaTeX their ``<col> sd``
+    companions fold into mean ± sd and the best value is bold. LaTeX's caption says the
+    protocol of the values (the frame's ``protocol`` column) after ``caption`` or
+    ``title``."""
     if fmt is Fmt.table:
         out.print(render.rich_table(frame, title, higher))
     elif fmt is Fmt.latex:
         typer.echo(render.latex_table(frame, _caption(frame, caption or title), higher))
+    elif fmt is Fmt.md and higher:
+        typer.echo(render.markdown_table(frame, higher))
     else:
         typer.echo(render.to_text(frame, fmt.value))
 
