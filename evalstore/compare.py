@@ -203,9 +203,7 @@ def compare_units(
                 continue
             if not _is_default(params, ties, protocol, metrics is None):
                 continue
-            stats = pairing.stats(
-                store, base, other, task, metric, params, n_boot, resample, seed
-            )
+            stats = pairing.stats(store, base, other, task, metric, params, n_boot, resample, seed)
             value_a = _unit_value(overall, base, key)
             value_b = _unit_value(overall, other, key)
             better, worse = (
