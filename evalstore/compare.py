@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from evalstore import pairing, protocols, queries
+from evalstore import pairing, protocols
 from evalstore.errors import InvalidInput
 from evalstore.evaluate import evaluate, resolve_ties, with_protocol
-from evalstore.groups import Unit, run_unit, select
+from evalstore.groups import Unit, experiment_run_ids, run_unit, select
 from evalstore.metrics import DEFAULTS, METRICS, get
 from evalstore.pairing import RESAMPLING, name, paired_lists
 from evalstore.stats import TIE_TOLERANCE, Stats, holm, paired_stats
@@ -313,16 +313,7 @@ def history(
         run, run_id, experiment, created_at, task, metric, params, value, n_lists, best_so_far.
     """
     registered = get(metric)
-    ids = [
-        int(r[0])
-        for r in queries.fetch_rows(
-            store.con, "compare/experiment_runs", {"experiment": experiment}
-        )
-    ]
-    if not ids:
-        raise InvalidInput(
-            f"no runs in experiment {experiment!r}" if experiment else "no runs in the store"
-        )
+    ids = experiment_run_ids(store, experiment)
     with contextlib.suppress(InvalidInput):  # no run has the metric's task: reported below
         evaluate(store, ids, metrics=[registered.name], protocol=protocol)
     frame = store.query("compare/history", {"metric": metric, "experiment": experiment})

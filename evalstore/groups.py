@@ -33,6 +33,7 @@ __all__ = [
     "GROUP_COLUMNS",
     "Unit",
     "configs",
+    "experiment_run_ids",
     "groups",
     "parse_selector",
     "run_unit",
@@ -143,6 +144,25 @@ def _wanted(
     return frame.filter(any_keep & same_ties)
 
 
+def experiment_run_ids(store: Store, experiment: str | None) -> list[int]:
+    """The ids of the runs of ``experiment`` (None: every run).
+
+    Raises:
+        InvalidInput: there are none.
+    """
+    ids = [
+        int(r[0])
+        for r in queries.fetch_rows(
+            store.con, "compare/experiment_runs", {"experiment": experiment}
+        )
+    ]
+    if not ids:
+        raise InvalidInput(
+            f"no runs in experiment {experiment!r}" if experiment else "no runs in the store"
+        )
+    return ids
+
+
 def groups(
     store: Store,
     *,
@@ -169,16 +189,7 @@ def groups(
         InvalidInput: no runs (in the experiment), or no values of the metrics.
     """
     _check_keys(seed_param, group_by)
-    ids = [
-        int(r[0])
-        for r in queries.fetch_rows(
-            store.con, "compare/experiment_runs", {"experiment": experiment}
-        )
-    ]
-    if not ids:
-        raise InvalidInput(
-            f"no runs in experiment {experiment!r}" if experiment else "no runs in the store"
-        )
+    ids = experiment_run_ids(store, experiment)
     if compute:
         with contextlib.suppress(InvalidInput):  # some runs lack the task: reported below
             evaluate(store, ids, metrics=metrics, protocol=protocol)

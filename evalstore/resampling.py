@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+import polars as pl
 
 from evalstore.metrics import Metric, Params, RankedLists
 from evalstore.stats import CHUNK
@@ -159,8 +160,6 @@ def item_replicates(
 def _within_list_ranks(codes: np.ndarray, scores: np.ndarray) -> np.ndarray:
     """Each item's mid-rank within its list divided by the list's length (ties share a rank;
     ``-inf``, not retrieved, stays ``-inf``)."""
-    import polars as pl
-
     frame = pl.DataFrame({"list": codes, "score": scores})
     ranks = frame.select((pl.col("score").rank("average") / pl.len()).over("list").alias("r"))[
         "r"
