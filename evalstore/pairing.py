@@ -156,11 +156,15 @@ def stats(
         proto = p_json.get("protocol")
         zero = proto is not None and protocols.get(proto).no_positives == "zero"
         call = Params(ties=p_json.get("ties", "grouped"), k=p_json.get("k"))
-        reps = item_replicates(metric, items, call, rng, n_boot, zero)
-        if grouped:
+        if all(np.array_equal(row, items.scores[0]) for row in items.scores[1:]):
+            # every run ranked every item alike: each resample's difference is exactly 0
+            diffs, p = np.zeros(n_boot), 1.0
+        elif grouped:
+            reps = item_replicates(metric, items, call, rng, n_boot, zero)
             diffs = seed_replicates(reps[:n_a], reps[n_a:], rng)
             p = inversion_p(diffs)
         else:
+            reps = item_replicates(metric, items, call, rng, n_boot, zero)
             diffs = reps[1] - reps[0]
             p = rank_swap_p(metric, items, call, rng, n_boot, zero)
         low, high = percentile_interval(diffs)

@@ -136,14 +136,20 @@ def item_replicates(
     zero_without_positives: bool = False,
 ) -> np.ndarray:
     """(runs, n_boot) the mean over lists of ``metric`` for each run on ``n_boot`` stratified
-    resamples of the items (the same resample for every run: the comparison stays paired)."""
-    out = np.empty((items.scores.shape[0], n_boot))
+    resamples of the items (the same resample for every run: the comparison stays paired).
+    Runs with identical scores are computed once."""
+    runs = items.scores.shape[0]
+    out = np.empty((runs, n_boot))
+    first = {}  # run -> the first run with the same scores
+    for r in range(runs):
+        first[r] = next(q for q in range(r + 1) if np.array_equal(items.scores[q], items.scores[r]))
+    distinct = sorted(set(first.values()))
     n = items.codes.size
     for start, m in _blocks(items, n_boot):
         w = _weights(items, rng, m).ravel()
         index = np.repeat(np.tile(np.arange(n), m), w)
         group = np.repeat((np.arange(m)[:, None] * items.n_lists + items.codes[None, :]).ravel(), w)
-        for r in range(items.scores.shape[0]):
+        for r in distinct:
             out[r, start : start + m] = _list_means(
                 metric,
                 items,
@@ -154,6 +160,8 @@ def item_replicates(
                 params,
                 zero_without_positives,
             )
+    for r in range(runs):
+        out[r] = out[first[r]]
     return out
 
 
