@@ -67,10 +67,6 @@ class Leaderboard:
         return out
 
 
-def _column(task: str, metric: str, at: float | None) -> str:
-    return f"{task} {metric}" + ("" if at is None else f"@{at:g}")
-
-
 def leaderboard(
     store: Store,
     *,
