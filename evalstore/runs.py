@@ -207,6 +207,8 @@ def delete_run_rows(con: Any, run_id: int) -> None:
     for table in sorted(ROW_TABLES):  # found through the run's groups rows, deleted below
         text = rows_sql("store/delete_list_rows", table)
         con.execute(text, queries.bind(text, {"run_id": run_id}))
+    for name in ("store/delete_index_stats", "store/delete_index_ranks"):  # the list index
+        queries.run(con, name, {"run_id": run_id})
     for name in queries.names_with_prefix("store/delete_run_"):
         queries.run(con, name, {"run_id": run_id})
 

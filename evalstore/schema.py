@@ -71,7 +71,7 @@ def apply_migrations(
     """Run migration files in order, recording each in schema_version."""
     for version, name, path in pending:
         try:
-            con.execute(path.read_text())
+            con.execute(queries.load(f"schema/{path.stem}").text)  # includes expanded
         except duckdb.Error as exc:
             first = str(exc).strip().splitlines()[0]
             raise SchemaError(

@@ -15,6 +15,7 @@ import polars as pl
 from evalstore import queries, runs
 from evalstore.errors import EvalstoreError, InvalidInput
 from evalstore.ingest.groups import NO_GROUPS
+from evalstore.ingest.index import index_lists
 from evalstore.ingest.sources import Source
 from evalstore.ingest.validate import INT32, Spec, check_labels
 from evalstore.schema import rows_sql
@@ -120,6 +121,7 @@ def write_run(
                 con.unregister("_groups_raw")
         if written.maybe_duplicates:
             _check_duplicates(con, spec.table, first_list_id, written)
+        index_lists(con, spec.table, first_list_id, first_list_id + written.ids)
         inputs = [label for label, _, _ in written.spans]
         ignored = written.rows - written.positives - written.negatives
         check_labels(spec, inputs, written.positives, written.negatives, ignored)

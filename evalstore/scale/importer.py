@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from evalstore import queries
 from evalstore.errors import EvalstoreError, RunExists, SchemaError
+from evalstore.ingest.index import index_lists
 from evalstore.ingest.write import check_list_ids
 from evalstore.runs import check_key_spellings, delete_run_rows
 from evalstore.scale.export import table_columns
@@ -46,7 +47,7 @@ def _rows_table(con: duckdb.DuckDBPyConnection, part: Path) -> str:
     finally:
         with contextlib.suppress(duckdb.Error):  # fails in an aborted transaction
             con.unregister("_import_kinds")
-    return queries.quote_ident(row_table(int_items, f32), ROW_TABLES)
+    return row_table(int_items, f32)
 
 
 def _quoted(names: Sequence[str], allowed: set[str]) -> list[str]:
@@ -213,7 +214,7 @@ def _import_run(
                 check_list_ids(first_list_id, n_lists + 1)
                 query = "export/import_scores" if keyed else "export/import_scores_by_group"
                 rows_table = _rows_table(con, part)
-                text = queries.template(query, table=rows_table)
+                text = queries.template(query, table=queries.quote_ident(rows_table, ROW_TABLES))
             elif table == "groups":
                 kept = [c for c in columns[table] if c != "list_id"]
                 query = "export/import_groups" if keyed else "export/import_groups_by_group"
@@ -251,6 +252,7 @@ def _import_run(
         if rows_table is not None:
             part = partition_path(root, "scores", entry["run_id"])
             _check_items(con, part, ref, rows_table, run_id, first_list_id, n_lists)
+            index_lists(con, rows_table, first_list_id, first_list_id + n_lists)
     if run_id is None:  # the runs table is imported first; a missing row fails above
         raise EvalstoreError(f"{root}: no runs row imported for {ref}")
     _check_rows(con, root, entry, run_id)
@@ -281,7 +283,9 @@ def _check_items(
     n_lists: int,
 ) -> None:
     """Refuse the import when the run's ranked items are what ingest refuses."""
-    text = queries.template("export/imported_item_problems", table=table)
+    text = queries.template(
+        "export/imported_item_problems", table=queries.quote_ident(table, ROW_TABLES)
+    )
     params = {"run_id": run_id, "first": first, "last": first + n_lists - 1}
     found = con.execute(text, queries.bind(text, params)).fetchall()
     if found:

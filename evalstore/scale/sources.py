@@ -16,8 +16,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalstore import queries
 from evalstore.errors import EvalstoreError
 from evalstore.scale.layout import MANIFEST, PARTITION_COLUMN, TABLES, check_manifest
+from evalstore.scale.transpile import to_spark_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -88,6 +90,9 @@ def _has_partitions(source: str, table: str, manifest: Mapping[str, Any]) -> boo
     return folder.is_dir() and any(folder.glob(f"{PARTITION_COLUMN}=*"))
 
 
+#: The derived tables of a store that an export leaves out and Spark computes from the rows.
+INDEX_VIEWS = ("list_stats", "positive_ranks")
+
 #: The columns of the ``score_items`` view (sql/schema/007_lean_rows.sql).
 SCORE_ITEMS = ("run_id", "task", "list_id", "score", "label", "seq")
 
@@ -147,6 +152,10 @@ def _register(spark: SparkSession, source: str, manifest: Mapping[str, Any]) -> 
         frame.createOrReplaceTempView(table)
     # the lean view of the ranked items that metric SQL reads, as in the store
     spark.table("scores").select(*SCORE_ITEMS).createOrReplaceTempView("score_items")
+    # the list index that a store keeps (sql/lib/list_index.sql), from the rows
+    for view in INDEX_VIEWS:
+        text = to_spark_sql(queries.load(f"store/{view}_view").text)
+        spark.sql(text).createOrReplaceTempView(view)
 
 
 def _run_list_key() -> Any:

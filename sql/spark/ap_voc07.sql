@@ -19,30 +19,20 @@ WITH items AS (
   FROM scores AS s
   WHERE
     ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task
-), label_counts AS (
-  SELECT
-    run_id,
-    list_id,
-    SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS n_pos_labels,
-    SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS n_neg,
-    SUM(CASE WHEN label <> 0 AND NOT score IS NULL THEN 1 ELSE 0 END) AS n_ret,
-    SUM(CASE WHEN label = 1 AND NOT score IS NULL THEN 1 ELSE 0 END) AS p_ret
-  FROM items
-  GROUP BY
-    run_id,
-    list_id
 ), lists AS (
   SELECT
-    c.run_id,
-    c.list_id,
+    g.run_id,
+    g.list_id,
     g.group_id,
     COALESCE(g.n_positives, c.n_pos_labels) AS n_pos,
     c.n_neg,
     c.n_ret,
     c.p_ret
-  FROM label_counts AS c
-  JOIN groups AS g
-    ON g.list_id = c.list_id
+  FROM groups AS g
+  JOIN list_stats AS c
+    ON c.list_id = g.list_id
+  WHERE
+    ARRAY_CONTAINS(:runs, g.run_id) AND g.task = :task
 ), ranked AS (
   SELECT
     run_id,

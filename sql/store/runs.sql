@@ -28,8 +28,9 @@ select run_id from runs where experiment = $experiment and name = $name;
 -- One run with its per-task row and list counts. Output: the runs columns plus tasks
 -- (a list of {task, rows, lists}).
 with per_task as (
-    select cast(task as varchar) as task, count(*) as n, count(distinct list_id) as lists
-    from score_items where run_id = $run_id group by task
+    select cast(g.task as varchar) as task, cast(sum(c.n_rows) as bigint) as n, count(*) as lists
+    from groups g join list_stats c on c.list_id = g.list_id  -- counts stored by ingest
+    where g.run_id = $run_id group by g.task
     union all
     select 'keypoints', (select count(*) from matches where run_id = $run_id), count(*)
     from pairs where run_id = $run_id having count(*) > 0
@@ -46,7 +47,9 @@ where r.run_id = $run_id;
 -- $experiment: varchar or null (all); $tag: varchar or null (any); $limit: integer or null.
 -- Output: run_id, experiment, name, created_at, git_commit, tags, params, notes, tasks, rows.
 with per_task as (
-    select run_id, cast(task as varchar) as task, count(*) as n from score_items group by all
+    select g.run_id, cast(g.task as varchar) as task, cast(sum(c.n_rows) as bigint) as n
+    from groups g join list_stats c on c.list_id = g.list_id  -- counts stored by ingest
+    group by all
     union all
     select run_id, 'keypoints', count(*) from matches group by run_id
     union all
