@@ -22,6 +22,7 @@ from evalstore.dashboards.board import BOARD_COLUMNS
 from evalstore.dashboards.specs import AXES, Panel
 from evalstore.errors import InvalidInput
 from evalstore.evaluate import evaluate
+from evalstore.runs import resolve_many
 
 if TYPE_CHECKING:
     from evalstore.database import Progress
@@ -82,7 +83,7 @@ def query_filters(
             f"no runs in experiment(s) {', '.join(map(repr, missing))}; "
             f"experiments: {', '.join(sorted(known)) or '(none)'}"
         )
-    ids = list(dict.fromkeys(store.resolve(r) for r in runs))
+    ids = list(dict.fromkeys(resolve_many(store, runs)))
     return {
         "experiments": list(dict.fromkeys(experiments)) or None,
         "runs": ids or None,
@@ -97,6 +98,10 @@ def evaluate_selected(
 ) -> None:
     """Compute the standard metrics of the selected runs where they are missing or stale
     (the dashboards draw stored values). Needs a writable store."""
+    if not experiments and not runs:
+        # every run: one query for their ids, not one look-up per run id (1,000 runs: seconds)
+        evaluate(store, None, all_runs=True, progress=progress)
+        return
     ids = selected_run_ids(store, experiments, runs)
     if ids:
         evaluate(store, ids, progress=progress)

@@ -284,15 +284,23 @@ def write_dashboards(
     return [index, *pages]
 
 
-def _plotly_js() -> str:
+def _plotly_js() -> bytes:
     from plotly.offline import get_plotlyjs
 
-    return get_plotlyjs()
+    return get_plotlyjs().encode("utf-8")
 
 
-def _write_if_changed(path: Path, text: str) -> None:
-    data = text.encode("utf-8")
-    if path.exists() and path.read_bytes() == data:
+def _write_if_changed(path: Path, content: str | bytes) -> None:
+    """Write ``path`` (through a temporary file, replaced at once) unless it already holds
+    exactly ``content``: a file of another size is rewritten without being read, one of the
+    same size only when its bytes differ (plotly.min.js is 4.8 MB: a second call leaves it,
+    and every unchanged page, untouched)."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    try:
+        same = path.stat().st_size == len(data) and path.read_bytes() == data
+    except FileNotFoundError:
+        same = False
+    if same:
         return
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(data)
