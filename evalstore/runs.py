@@ -145,8 +145,23 @@ def resolve(store: Database, ref: RunRef) -> int:
     Raises:
         RunNotFound: nothing matches, or a bare name matches runs of several experiments.
     """
-    text = str(ref)
-    rows = queries.fetch_rows(store.con, "store/find_run", {"ref": text})
+    return resolve_many(store, [ref])[0]
+
+
+def resolve_many(store: Database, refs: Sequence[RunRef]) -> list[int]:
+    """The run id of each of ``refs``, in order, by the rules of :func:`resolve`, in one
+    query."""
+    texts = [str(ref) for ref in refs]
+    found: dict[str, list[tuple[Any, ...]]] = {text: [] for text in texts}
+    for row in queries.fetch_rows(store.con, "store/find_runs", {"refs": list(found)}):
+        found[row[0]].append(row[1:])
+    ids = []
+    for text in texts:
+        ids.append(_pick(store, text, found[text]))
+    return ids
+
+
+def _pick(store: Database, text: str, rows: list[tuple[Any, ...]]) -> int:
     for how in ("path", "name", "id"):
         hits = [r for r in rows if r[3] == how]
         if len(hits) == 1:

@@ -140,3 +140,27 @@ def test_the_definition_hash_ignores_comments_and_white_space() -> None:
     a = queries.Query("q", "select '--a' as x", Path("q.sql"))
     b = queries.Query("q", "select '--b' as x", Path("q.sql"))
     assert a.sha != b.sha
+
+
+def test_many_references_resolve_in_one_query(tmp_path: Path) -> None:
+    """resolve_many gives resolve's answers, in order, and its errors."""
+    import polars as pl
+
+    from evalstore.errors import RunNotFound
+    from evalstore.runs import resolve, resolve_many
+
+    frame = pl.DataFrame({"item_id": ["a", "b"], "score": [1.0, 0.5], "label": [1, -1]})
+    frame.write_parquet(tmp_path / "s.parquet")
+    with Store(tmp_path / "db.duckdb") as store:
+        ids = [
+            store.ingest(tmp_path / "s.parquet", task="verification", run=ref).run_id
+            for ref in ("x/a", "y/a", "x/b")
+        ]
+        refs = ["x/a", "y/a", "b", str(ids[0]), f"id:{ids[2]}", "x/b"]
+        assert resolve_many(store, refs) == [resolve(store, r) for r in refs]
+        assert resolve_many(store, refs) == [ids[0], ids[1], ids[2], ids[0], ids[2], ids[2]]
+        with pytest.raises(RunNotFound, match="'a' is ambiguous: x/a, y/a"):
+            resolve_many(store, ["x/b", "a"])
+        with pytest.raises(RunNotFound, match="no run 'zz'"):
+            resolve_many(store, ["zz"])
+        assert np.array_equal(resolve_many(store, []), [])

@@ -7,19 +7,21 @@ insert into runs (experiment, name, created_at, git_commit, params, tags, notes)
 values ($experiment, $name, $created_at, $git_commit, $params::json, $tags, $notes)
 returning run_id;
 
--- name: find_run
--- Candidates for a run reference $ref: 'EXPERIMENT/NAME', 'NAME' or the numeric id.
--- Output: run_id, experiment, name, how ('path' | 'name' | 'id').
-select run_id, experiment, name,
-       case when experiment || '/' || name = $ref then 'path'
-            when name = $ref then 'name'
+-- name: find_runs
+-- Candidates for each run reference of $refs varchar[]: 'EXPERIMENT/NAME', 'NAME' or the
+-- numeric id. Output: ref, run_id, experiment, name, how ('path' | 'name' | 'id').
+with refs as (select unnest($refs) as ref)
+select f.ref, r.run_id, r.experiment, r.name,
+       case when r.experiment || '/' || r.name = f.ref then 'path'
+            when r.name = f.ref then 'name'
             else 'id' end as how
-from runs
-where experiment || '/' || name = $ref
-   or name = $ref
-   or cast(run_id as varchar) = $ref
-   or 'id:' || cast(run_id as varchar) = $ref
-order by run_id;
+from refs f
+join runs r
+  on r.experiment || '/' || r.name = f.ref
+  or r.name = f.ref
+  or cast(r.run_id as varchar) = f.ref
+  or 'id:' || cast(r.run_id as varchar) = f.ref
+order by r.run_id;
 
 -- name: run_by_name
 select run_id from runs where experiment = $experiment and name = $name;
