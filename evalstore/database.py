@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
-import polars as pl
 
 from evalstore import queries, schema
 from evalstore.errors import EvalstoreError, SchemaError, StoreLocked
 
 if TYPE_CHECKING:
+    import polars as pl
     from typing_extensions import Self
 
 __all__ = ["DEFAULT_DB", "Database", "Progress", "default_path"]

@@ -25,12 +25,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import polars as pl
 
 from evalstore.errors import EvalstoreError
+
+if TYPE_CHECKING:
+    import polars as pl  # DuckDB's .pl() imports it when a frame is asked for
 
 __all__ = [
     "Query",

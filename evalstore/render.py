@@ -9,14 +9,16 @@ from __future__ import annotations
 import io
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
 from rich import box
 from rich.table import Table
 from rich.text import Text
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = [
     "FORMATS",
@@ -26,6 +28,7 @@ __all__ = [
     "latex_table",
     "markdown_table",
     "rich_table",
+    "rows_table",
     "to_text",
 ]
 
@@ -65,6 +68,8 @@ def cell(value: Any) -> str:
 
 def to_text(frame: pl.DataFrame, fmt: str) -> str:
     """Render ``frame`` as ``json`` (a list of objects), ``csv`` or ``md``."""
+    import polars as pl  # here, not at the top: `evalstore runs` prints tables without it
+
     rows = frame.to_dicts()
     if fmt == "json":
         return json.dumps([jsonable(r) for r in rows], indent=2, default=str)
@@ -95,6 +100,8 @@ def to_text(frame: pl.DataFrame, fmt: str) -> str:
 def best_rows(frame: pl.DataFrame, higher: Mapping[str, bool]) -> dict[str, set[int]]:
     """Per column of ``higher`` (column -> higher is better), the rows holding its best
     value (ties all count), within each experiment when the frame has that column."""
+    import polars as pl
+
     out: dict[str, set[int]] = {}
     within = (
         frame["experiment"].to_list() if "experiment" in frame.columns else [None] * frame.height
@@ -141,15 +148,10 @@ def rich_table(
     """A rich table of ``frame``; user strings are shown as text, never as markup. With
     ``higher`` (column -> higher is better), a column's ``<col> sd`` companion is shown as
     mean ± sd and its best value in bold."""
-    table = Table(title=title, box=box.SIMPLE_HEAD, header_style="bold")
     if higher is None:
-        for name, dtype in frame.schema.items():
-            table.add_column(
-                name, justify="right" if dtype.is_numeric() else "left", overflow="fold"
-            )
-        for row in frame.iter_rows():
-            table.add_row(*(Text(cell(v)) for v in row))
-        return table
+        right = [dtype.is_numeric() for dtype in frame.schema.values()]
+        return rows_table(frame.columns, frame.iter_rows(), right, title)
+    table = Table(title=title, box=box.SIMPLE_HEAD, header_style="bold")
     shown = _merged(frame)
     best = best_rows(frame, higher)
     for name in shown:
@@ -161,6 +163,32 @@ def rich_table(
             text = _mean_sd(frame, name, i, " ± ") if name in higher else cell(frame[name][i])
             cells.append(Text(text, style="bold" if i in best.get(name, set()) else ""))
         table.add_row(*cells)
+    return table
+
+
+def rows_table(
+    columns: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    numeric: Sequence[bool] | None = None,
+    title: str | None = None,
+) -> Table:
+    """The rich table of :func:`rich_table` from plain rows, without a frame. ``numeric``
+    (per column) right-aligns; by default a column whose values are numbers (or null) is."""
+    rows = list(rows)
+    if numeric is None:
+        numeric = [
+            all(
+                isinstance(r[i], (int, float)) and not isinstance(r[i], bool)
+                for r in rows
+                if r[i] is not None
+            )
+            for i in range(len(columns))
+        ]
+    table = Table(title=title, box=box.SIMPLE_HEAD, header_style="bold")
+    for name, right in zip(columns, numeric, strict=True):
+        table.add_column(name, justify="right" if right else "left", overflow="fold")
+    for row in rows:
+        table.add_row(*(Text(cell(v)) for v in row))
     return table
 
 

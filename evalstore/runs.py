@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
 from evalstore import queries
 from evalstore.errors import InvalidInput, RunExists, RunNotFound
 from evalstore.schema import ROW_TABLES, refresh_views, rows_sql
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from evalstore.database import Database
 
 __all__ = [

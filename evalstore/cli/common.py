@@ -14,15 +14,17 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import polars as pl
 import typer
-from rich.console import Console
 
-from evalstore import render
-from evalstore.database import Progress
 from evalstore.errors import EvalstoreError
+
+if TYPE_CHECKING:
+    import polars as pl
+    from rich.console import Console
+
+    from evalstore.database import Progress
 
 app = typer.Typer(
     name="evalstore",
@@ -33,9 +35,31 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-# Piped output keeps whole rows rather than folding them at 80 columns.
-out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 220)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+@functools.cache
+def console(stderr: bool = False) -> Console:
+    """The rich console of stdout (or stderr), made on first use: importing rich is a good
+    part of the cost of a start, and `--help` does not need it."""
+    from rich.console import Console
+
+    if stderr:
+        return Console(stderr=True, highlight=False, soft_wrap=True)
+    # Piped output keeps whole rows rather than folding them at 80 columns.
+    return Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 220)
+
+
+class _Deferred:
+    """``out.print(...)`` / ``err.print(...)``: the console of :func:`console`, made on use."""
+
+    def __init__(self, stderr: bool) -> None:
+        self.stderr = stderr
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(console(self.stderr), name)
+
+
+out = _Deferred(stderr=False)
+err = _Deferred(stderr=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -114,6 +138,8 @@ def emit(
     companions fold into mean ± sd and the best value is bold. LaTeX's caption says the
     protocol of the values (the frame's ``protocol`` column) after ``caption`` or
     ``title``."""
+    from evalstore import render
+
     if fmt is Fmt.table:
         out.print(render.rich_table(frame, title, higher))
     elif fmt is Fmt.latex:
@@ -157,7 +183,7 @@ def progress_bar(enabled: bool, description: str) -> Iterator[Progress | None]:
                 TextColumn("{task.description}"),
                 TextColumn("{task.completed:,} rows"),
                 TimeElapsedColumn(),
-                console=err,
+                console=console(True),
                 transient=True,
             )
             bar.start()

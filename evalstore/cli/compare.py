@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import polars as pl
 import typer
 
 from evalstore.cli.common import (
@@ -19,13 +18,10 @@ from evalstore.cli.common import (
     emit,
     progress_bar,
 )
-from evalstore.compare import COMPARE_COLUMNS, compare, history
-from evalstore.gate import check
-from evalstore.groups import GROUP_COLUMNS, groups
-from evalstore.leaderboard import leaderboard, pivot
-from evalstore.protocols import PROTOCOLS
-from evalstore.stats import MIN_LISTS
-from evalstore.store import Store
+
+#: evalstore.stats.MIN_LISTS, written here so that --help does not import NumPy (the test of
+#: the help text checks the two agree)
+MIN_LISTS = 10
 
 GroupOpt = Annotated[
     list[str] | None,
@@ -88,6 +84,9 @@ def compare_cmd(
 ) -> None:
     """Compare runs or configurations (-g) list by list: differences, 95% CI, p-values and
     their Holm adjustment over the whole call (p_adj), effect size."""
+    from evalstore.compare import COMPARE_COLUMNS, compare
+    from evalstore.store import Store
+
     with (
         Store(db, lock_timeout=lock_timeout) as store,
         progress_bar(fmt is Fmt.table, "compare") as cb,
@@ -157,6 +156,9 @@ def check_cmd(
     """Regression gate for CI: exit 3 when a metric is worse by more than --min-effect with a
     Holm-adjusted p-value below --alpha (the test of `compare`), else 0. One line per metric
     says why; the last says how many comparisons were corrected for."""
+    from evalstore.gate import check
+    from evalstore.store import Store
+
     with Store(db, lock_timeout=lock_timeout) as store:
         regressed, lines, _ = check(
             store,
@@ -198,6 +200,12 @@ def groups_cmd(
 ) -> None:
     """Configurations (runs equal but for their seed): per metric n_runs, mean, sd, the 95%
     t interval across seeds, min, max and the runs."""
+    import polars as pl
+
+    from evalstore.groups import GROUP_COLUMNS, groups
+    from evalstore.leaderboard import pivot
+    from evalstore.store import Store
+
     with Store(db, lock_timeout=lock_timeout) as store:
         frame = groups(
             store,
@@ -234,6 +242,9 @@ def leaderboard_cmd(
 ) -> None:
     """Configurations (or --runs) x headline metrics of each task, mean ± sd across seeds,
     the best of each column in bold, ranked by the first."""
+    from evalstore.leaderboard import leaderboard
+    from evalstore.store import Store
+
     with Store(db, lock_timeout=lock_timeout) as store:
         board = leaderboard(
             store,
@@ -265,6 +276,9 @@ def history_cmd(
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """A metric over time (created_at) for the runs of an experiment, with the best so far."""
+    from evalstore.compare import history
+    from evalstore.store import Store
+
     with Store(db, lock_timeout=lock_timeout) as store:
         frame = history(store, metric, experiment=experiment, protocol=protocol)
     emit(frame, fmt)
@@ -274,6 +288,10 @@ def history_cmd(
 def protocols_cmd(fmt: FormatOpt = Fmt.table) -> None:
     """The official protocols --protocol takes: the reference code each reproduces
     (repository, file, commit), its metrics and tie policy, and what differs from the default."""
+    import polars as pl
+
+    from evalstore.protocols import PROTOCOLS
+
     rows = [
         {
             "protocol": p.name,

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from evalstore import dashboards, demo
 from evalstore.cli.common import (
     DbOpt,
     Fmt,
@@ -17,9 +16,7 @@ from evalstore.cli.common import (
     err,
     progress_bar,
 )
-from evalstore.database import default_path
 from evalstore.errors import EvalstoreError
-from evalstore.store import Store
 
 
 @command("dashboard")
@@ -55,6 +52,10 @@ def dashboard_cmd(
     lock_timeout: LockOpt = 10.0,
 ) -> None:
     """Render dashboards to static HTML pages that work offline (see docs/dashboards.md)."""
+    from evalstore import dashboards
+    from evalstore.database import default_path
+    from evalstore.store import Store
+
     path = db or default_path()
     if not path.exists():
         raise EvalstoreError(f"no evalstore database at {path} (ingest a run first, or pass --db)")
@@ -82,6 +83,10 @@ def demo_cmd(
 ) -> None:
     """Build a database of real evaluation runs (digits classifiers, HPatches-style
     descriptors on real photographs), compute their metrics and write dashboards."""
+    from evalstore import demo
+    from evalstore.database import default_path
+    from evalstore.store import Store
+
     path = db or default_path()
     with Store(path, lock_timeout=lock_timeout) as store, progress_bar(True, "demo") as cb:
         result = demo.build(store, out=out, quick=quick, progress=cb)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import polars as pl
 import typer
 
 from evalstore.cli.common import (
@@ -18,10 +17,11 @@ from evalstore.cli.common import (
     out,
     progress_bar,
 )
-from evalstore.database import default_path
 from evalstore.errors import InvalidInput
-from evalstore.ingest import IngestResult
-from evalstore.store import Store, write_store
+
+if TYPE_CHECKING:
+    from evalstore.ingest import IngestResult
+    from evalstore.store import Store
 
 
 @command("ingest")
@@ -87,6 +87,13 @@ def ingest_cmd(
         float | None,
         typer.Option("--disparity-scale", help="Map value -> px [default: 1 .npy, 1/256 .png]."),
     ] = None,
+    estimate: Annotated[
+        bool,
+        typer.Option(
+            "--estimate",
+            help="keypoints: estimate the homographies now [default: when a metric needs them].",
+        ),
+    ] = False,
     replace: Annotated[
         bool, typer.Option("--replace", help="Replace a run of the same name atomically.")
     ] = False,
@@ -115,6 +122,11 @@ def ingest_cmd(
     ] = Fmt.table,
 ) -> None:
     """Ingest ranked lists, keypoint matches or counted outcomes into a new run."""
+    import polars as pl
+
+    from evalstore.database import default_path
+    from evalstore.store import write_store
+
     only: dict[str, dict[str, object]] = {
         "ranked": {
             "--negate-score": negate_score,
@@ -127,6 +139,7 @@ def ingest_cmd(
             "--homography-dir": homography_dir,
             "--disparity-dir": disparity_dir,
             "--disparity-scale": disparity_scale,
+            "--estimate": estimate,
         },
     }
     kind = task if task in ("keypoints", "outcomes") else "ranked"
@@ -157,6 +170,7 @@ def ingest_cmd(
                     homography_dir=homography_dir,
                     disparity_dir=disparity_dir,
                     disparity_scale=disparity_scale,
+                    estimate=estimate,
                     progress=cb,
                     **meta,
                 )

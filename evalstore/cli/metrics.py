@@ -5,12 +5,10 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import polars as pl
 import typer
 
-from evalstore import render
 from evalstore.cli.common import (
     DbOpt,
     Fmt,
@@ -23,14 +21,16 @@ from evalstore.cli.common import (
     progress_bar,
 )
 from evalstore.errors import EvalstoreError
-from evalstore.evaluate import evaluate, stored_metrics
-from evalstore.metrics import get
-from evalstore.scale.spark import SparkEngine
-from evalstore.scale.transpile import spark_sql
-from evalstore.store import Store
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from evalstore.store import Store
 
 
 def _results_table(frame: pl.DataFrame, fmt: Fmt) -> None:
+    from evalstore import render
+
     if fmt is Fmt.table:
         shown = frame.select(
             "run",
@@ -74,6 +74,8 @@ def _engine(name: str, source: str | None, master: str, store: Store) -> Iterato
     if name == "duckdb":
         yield None
         return
+    from evalstore.scale.spark import SparkEngine
+
     remote = SparkEngine(str(source), store=store, master=master)
     try:
         yield remote
@@ -146,9 +148,15 @@ def eval_cmd(
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """Compute metrics of runs from their raw rows (cached by the SQL's SHA)."""
+    from evalstore.evaluate import evaluate
+    from evalstore.metrics import get
+    from evalstore.store import Store
+
     if engine not in ("duckdb", "spark"):
         raise EvalstoreError(f"unknown --engine {engine!r}; use duckdb or spark")
     if show_sql is not None:
+        from evalstore.scale.transpile import spark_sql
+
         name = get(show_sql).name
         typer.echo(spark_sql(name) if engine == "spark" else get(name).query.text, nl=False)
         return
@@ -191,6 +199,9 @@ def metrics_cmd(
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """Show stored metric values; `stale` marks values whose SQL has changed since."""
+    from evalstore.evaluate import stored_metrics
+    from evalstore.store import Store
+
     with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
         frame = stored_metrics(store, runs, all_runs=all_runs, metrics=metric)
     _results_table(frame, fmt)

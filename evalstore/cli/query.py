@@ -16,8 +16,6 @@ from evalstore.cli.common import (
     err,
 )
 from evalstore.errors import EvalstoreError
-from evalstore.sql import run_sql, write_result
-from evalstore.store import Store
 
 
 @command("sql")
@@ -37,6 +35,9 @@ def sql_cmd(
     lock_timeout: LockOpt = 10.0,
 ) -> None:
     """Run any SQL query on a read-only connection (views: v_runs, v_metrics, v_lists)."""
+    from evalstore.sql import run_sql, write_result
+    from evalstore.store import Store
+
     with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
         frame = run_sql(store, query, param)
     if output is not None or fmt == "parquet":

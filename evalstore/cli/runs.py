@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
-import polars as pl
 import typer
 
-from evalstore import render
 from evalstore.cli.common import (
     DbOpt,
     Fmt,
@@ -20,7 +19,31 @@ from evalstore.cli.common import (
     err,
     out,
 )
-from evalstore.store import Store
+
+#: the columns of the `runs` table
+SHOWN = ("run_id", "experiment", "name", "created_at", "tasks", "n_rows", "tags", "git_commit")
+
+
+def _run_rows(
+    db: Path | None, lock_timeout: float, **filters: Any
+) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """The rows of :meth:`Store.runs` as tuples: the same named query and checks, without
+    polars and pyarrow (or the ingest modules Store brings), so `evalstore runs` starts fast."""
+    from evalstore import queries
+    from evalstore.database import Database
+    from evalstore.errors import InvalidInput
+    from evalstore.runs import SORT_KEYS
+
+    if filters["sort"] not in SORT_KEYS:
+        raise InvalidInput(
+            f"unknown sort key {filters['sort']!r}; use one of {', '.join(SORT_KEYS)}"
+        )
+    if filters["limit"] is not None and filters["limit"] < 0:
+        raise InvalidInput(f"--limit must be >= 0, got {filters['limit']}")
+    with Database(db, read_only=True, lock_timeout=lock_timeout) as store:
+        text = queries.load("store/list_runs").text
+        result = store.con.execute(text, queries.bind(text, filters))
+        return [d[0] for d in result.description], result.fetchall()
 
 
 @command("runs")
@@ -40,18 +63,24 @@ def runs_cmd(
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """List runs."""
-    with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
-        frame = store.runs(experiment=experiment, tag=tag, sort=sort, limit=limit)
-    if fmt is Fmt.table:
-        frame = frame.select(
-            "run_id", "experiment", "name", "created_at", "tasks", "n_rows", "tags", "git_commit"
-        )
-        frame = frame.with_columns(pl.col("git_commit").str.slice(0, 10))
-    if fmt is Fmt.json:
-        rows = [{**r, "params": json.loads(r["params"] or "{}")} for r in frame.to_dicts()]
-        typer.echo(json.dumps(render.jsonable(rows), indent=2))
+    from evalstore import render
+
+    filters: dict[str, Any] = {"experiment": experiment, "tag": tag, "sort": sort, "limit": limit}
+    if fmt not in (Fmt.table, Fmt.json):  # the frame writers
+        from evalstore.store import Store
+
+        with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
+            emit(store.runs(**filters), fmt)
         return
-    emit(frame, fmt)
+    columns, rows = _run_rows(db, lock_timeout, **filters)
+    records = [dict(zip(columns, row, strict=True)) for row in rows]
+    if fmt is Fmt.json:
+        decoded = [{**r, "params": json.loads(r["params"] or "{}")} for r in records]
+        typer.echo(json.dumps(render.jsonable(decoded), indent=2))
+        return
+    for r in records:
+        r["git_commit"] = r["git_commit"] and r["git_commit"][:10]
+    out.print(render.rows_table(SHOWN, [[r[c] for c in SHOWN] for r in records]))
 
 
 @command("show")
@@ -59,6 +88,11 @@ def show_cmd(
     run: RunArg, db: DbOpt = None, lock_timeout: LockOpt = 10.0, fmt: FormatOpt = Fmt.table
 ) -> None:
     """Show one run: metadata, params, tags and what it holds."""
+    import polars as pl
+
+    from evalstore import render
+    from evalstore.store import Store
+
     with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
         info = store.run(run)
     if fmt is Fmt.json:
@@ -91,6 +125,8 @@ def rm_cmd(
     lock_timeout: LockOpt = 10.0,
 ) -> None:
     """Delete a run and everything recorded for it."""
+    from evalstore.store import Store
+
     with Store(db, lock_timeout=lock_timeout) as store:
         info = store.run(run)
         ref = f"{info['experiment']}/{info['name']}"
@@ -110,6 +146,8 @@ def tag_cmd(
     lock_timeout: LockOpt = 10.0,
 ) -> None:
     """Add tags to a run (or remove them with --remove)."""
+    from evalstore.store import Store
+
     with Store(db, lock_timeout=lock_timeout) as store:
         now = store.tag(run, tags, remove=remove)
     out.print(f"tags: {', '.join(now) if now else '(none)'}", markup=False)

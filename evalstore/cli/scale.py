@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from evalstore.cli.common import DbOpt, LockOpt, command, out, progress_bar
-from evalstore.database import default_path
-from evalstore.scale.export import export_runs
-from evalstore.scale.importer import import_runs
-from evalstore.store import Store, write_store
+
+if TYPE_CHECKING:
+    from evalstore.store import Store
 
 
 @command("export")
@@ -26,6 +25,9 @@ def export_cmd(
 ) -> None:
     """Write the raw tables as Parquet partitioned by run, with a manifest; a re-exported
     run replaces its partitions atomically."""
+    from evalstore.scale.export import export_runs
+    from evalstore.store import Store
+
     with (
         Store(db, read_only=True, lock_timeout=lock_timeout) as store,
         progress_bar(True, "export") as cb,
@@ -44,6 +46,9 @@ def import_cmd(
     lock_timeout: LockOpt = 10.0,
 ) -> None:
     """Import an export into this database (new run ids, one transaction per run)."""
+    from evalstore.database import default_path
+    from evalstore.scale.importer import import_runs
+    from evalstore.store import write_store
 
     def run_import(store: Store) -> list[str]:
         with progress_bar(True, "import") as cb:

@@ -1,0 +1,185 @@
+"""What a start costs, in imports rather than seconds: ``evalstore --help`` and every
+command's ``--help`` load none of the heavy libraries, ``import evalstore`` loads the public
+API on first use, and ``evalstore runs`` prints its table and JSON without pyarrow.
+
+Each check runs in a fresh interpreter and reads its ``sys.modules`` at the end. bench/startup.py
+measures the seconds."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+import typer.testing
+from conftest import ranked
+from rich.console import Console
+
+from evalstore import Store, render, stats
+from evalstore.cli import app
+from evalstore.cli import compare as compare_cli
+
+#: never loaded by a start or a --help
+HEAVY = ("plotly", "pyspark", "cv2", "sklearn", "polars", "pyarrow", "numpy", "scipy", "duckdb")
+
+CHILD = """
+import json, sys
+{setup}
+print(json.dumps({{
+    "loaded": sorted(m for m in {heavy!r} if m in sys.modules),
+    "code": code,
+}}))
+"""
+
+RUN_APP = """
+from evalstore.cli import app
+try:
+    app(args=sys.argv[1:], prog_name="evalstore")
+    code = 0
+except SystemExit as exit:
+    code = exit.code
+"""
+
+
+def _child(setup: str, *args: str, heavy: tuple[str, ...] = HEAVY) -> dict[str, Any]:
+    program = CHILD.format(setup=setup, heavy=heavy)
+    done = subprocess.run(
+        [sys.executable, "-c", program, *args], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _commands(group: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command path of the app, subcommand groups (those with commands) included."""
+    paths = []
+    for name, cmd in sorted(group.commands.items()):
+        paths.append((*prefix, name))
+        if getattr(cmd, "commands", None):
+            paths += _commands(cmd, (*prefix, name))
+    return paths
+
+
+COMMANDS = _commands(typer.main.get_group(app))
+
+
+def test_the_commands_are_found() -> None:
+    assert {("runs",), ("compare",), ("eval",), ("dashboard",), ("export",)} <= set(COMMANDS)
+
+
+def test_importing_the_cli_loads_no_heavy_library() -> None:
+    assert _child("import evalstore.cli\ncode = 0")["loaded"] == []
+
+
+def test_importing_the_package_loads_no_heavy_library() -> None:
+    assert _child("import evalstore\ncode = 0")["loaded"] == []
+
+
+@pytest.mark.parametrize("path", [(), *COMMANDS], ids=lambda p: " ".join(p) or "evalstore")
+def test_help_loads_no_heavy_library(path: tuple[str, ...]) -> None:
+    got = _child(RUN_APP, *path, "--help")
+    assert got == {"loaded": [], "code": 0}
+
+
+def test_the_public_api_loads_on_use_and_keeps_its_functions() -> None:
+    """Four functions share their module's name; importing the module (as the library and
+    the commands do) leaves the package attribute the function."""
+    setup = """
+import evalstore
+import evalstore.compare, evalstore.evaluate, evalstore.groups, evalstore.leaderboard
+import evalstore.gate
+from evalstore import (
+    METRICS, IngestResult, Store, __version__, check, compare, evaluate, groups, history,
+    leaderboard, stored_metrics,
+)
+import inspect
+functions = [check, compare, evaluate, groups, history, leaderboard, stored_metrics]
+assert all(inspect.isfunction(f) for f in functions), functions
+for name in ("compare", "evaluate", "groups", "leaderboard"):
+    assert inspect.isfunction(getattr(evalstore, name)), name
+    assert getattr(evalstore, name) is getattr(sys.modules["evalstore." + name], name)
+assert inspect.isclass(Store) and inspect.isclass(IngestResult) and METRICS
+assert isinstance(__version__, str)
+assert set(evalstore.__all__) <= set(dir(evalstore))
+try:
+    evalstore.no_such_name
+except AttributeError:
+    code = 0
+"""
+    assert _child(setup, heavy=())["code"] == 0
+
+
+def test_the_package_names_resolve_in_process() -> None:
+    import evalstore
+
+    for name in evalstore.__all__:
+        assert getattr(evalstore, name) is not None
+    assert evalstore.compare.__module__ == "evalstore.compare"
+    with pytest.raises(AttributeError):
+        _ = evalstore.not_a_name  # type: ignore[attr-defined]
+
+
+def test_the_compare_help_names_the_stats_threshold() -> None:
+    """--resample's help quotes MIN_LISTS without importing stats (NumPy) at start-up."""
+    assert compare_cli.MIN_LISTS == stats.MIN_LISTS
+
+
+@pytest.fixture
+def runs_db(tmp_path: Path) -> Path:
+    db = tmp_path / "runs.duckdb"
+    with Store(db) as store:
+        store.ingest(ranked(), task="retrieval", run="exp/a", git_commit=None, tags=["x"])
+        store.ingest(
+            ranked(seed=1), task="verification", run="b", params={"lr": 0.1}, git_commit="f" * 40
+        )
+    return db
+
+
+def test_runs_lists_without_pyarrow(runs_db: Path) -> None:
+    """The table and JSON of `runs` skip the frame (polars still comes with evalstore.database)."""
+    for fmt in ("table", "json"):
+        got = _child(RUN_APP, "runs", "--db", str(runs_db), "-f", fmt, heavy=("pyarrow", "numpy"))
+        assert got == {"loaded": [], "code": 0}
+
+
+@pytest.mark.parametrize(
+    "args", [(), ("--sort", "name"), ("--tag", "x"), ("-e", "default", "-n", "1")]
+)
+def test_runs_prints_what_the_frame_prints(runs_db: Path, args: tuple[str, ...]) -> None:
+    """The rows fetched as tuples render exactly as Store.runs' frame did."""
+    filters: dict[str, Any] = {"sort": "created_at"}
+    if "--sort" in args:
+        filters["sort"] = "name"
+    if "--tag" in args:
+        filters["tag"] = "x"
+    if "-e" in args:
+        filters |= {"experiment": "default", "limit": 1}
+    with Store(runs_db, read_only=True) as store:
+        frame = store.runs(**filters)
+    shown = frame.select(
+        "run_id", "experiment", "name", "created_at", "tasks", "n_rows", "tags", "git_commit"
+    )
+    shown = shown.with_columns(shown["git_commit"].str.slice(0, 10))
+    buf = io.StringIO()
+    Console(file=buf, highlight=False, soft_wrap=True, width=220).print(render.rich_table(shown))
+    runner = typer.testing.CliRunner()
+    table = runner.invoke(app, ["runs", "--db", str(runs_db), *args])
+    assert table.exit_code == 0, table.output
+    assert table.stdout == buf.getvalue()
+    as_json = runner.invoke(app, ["runs", "--db", str(runs_db), "-f", "json", *args])
+    expected = [{**r, "params": json.loads(r["params"])} for r in frame.to_dicts()]
+    assert json.loads(as_json.stdout) == render.jsonable(expected)
+
+
+def test_runs_of_an_empty_store(tmp_path: Path) -> None:
+    db = tmp_path / "empty.duckdb"
+    Store(db).close()
+    runner = typer.testing.CliRunner()
+    assert json.loads(runner.invoke(app, ["runs", "--db", str(db), "-f", "json"]).stdout) == []
+    table = runner.invoke(app, ["runs", "--db", str(db)])
+    assert table.exit_code == 0 and "run_id" in table.stdout
