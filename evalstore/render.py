@@ -14,6 +14,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from rich import box
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 
@@ -144,13 +145,14 @@ def rich_table(
     frame: pl.DataFrame,
     title: str | None = None,
     higher: Mapping[str, bool] | None = None,
+    width: int | None = None,
 ) -> Table:
     """A rich table of ``frame``; user strings are shown as text, never as markup. With
     ``higher`` (column -> higher is better), a column's ``<col> sd`` companion is shown as
-    mean ± sd and its best value in bold."""
+    mean ± sd and its best value in bold. ``width``: the console's (see :func:`fit`)."""
     if higher is None:
         right = [dtype.is_numeric() for dtype in frame.schema.values()]
-        return rows_table(frame.columns, frame.iter_rows(), right, title)
+        return rows_table(frame.columns, frame.iter_rows(), right, title, width)
     table = Table(title=title, box=box.SIMPLE_HEAD, header_style="bold")
     shown = _merged(frame)
     best = best_rows(frame, higher)
@@ -163,7 +165,31 @@ def rich_table(
             text = _mean_sd(frame, name, i, " ± ") if name in higher else cell(frame[name][i])
             cells.append(Text(text, style="bold" if i in best.get(name, set()) else ""))
         table.add_row(*cells)
+    return fit(table, width)
+
+
+def fit(table: Table, width: int | None) -> Table:
+    """Give each column its natural width (the widest cell) when they all fit in ``width``:
+    the layout rich would choose, without measuring every cell again on print (half the
+    time of a 300-row table)."""
+    if width is None or not table.columns:
+        return table
+    natural = [
+        max(
+            _text_width(column.header),
+            *(_text_width(c) for c in column.cells),
+        )
+        for column in table.columns
+    ]
+    if sum(natural) + 3 * len(natural) + 2 <= width:  # padding and rules, with room to spare
+        for column, w in zip(table.columns, natural, strict=True):
+            column.width = w
     return table
+
+
+def _text_width(value: Any) -> int:
+    plain = value.plain if isinstance(value, Text) else str(value)
+    return max((cell_len(line) for line in plain.split("\n")), default=0)
 
 
 def rows_table(
@@ -171,6 +197,7 @@ def rows_table(
     rows: Iterable[Sequence[Any]],
     numeric: Sequence[bool] | None = None,
     title: str | None = None,
+    width: int | None = None,
 ) -> Table:
     """The rich table of :func:`rich_table` from plain rows, without a frame. ``numeric``
     (per column) right-aligns; by default a column whose values are numbers (or null) is."""
@@ -189,7 +216,7 @@ def rows_table(
         table.add_column(name, justify="right" if right else "left", overflow="fold")
     for row in rows:
         table.add_row(*(Text(cell(v)) for v in row))
-    return table
+    return fit(table, width)
 
 
 def markdown_table(frame: pl.DataFrame, higher: Mapping[str, bool]) -> str:

@@ -183,3 +183,27 @@ def test_runs_of_an_empty_store(tmp_path: Path) -> None:
     assert json.loads(runner.invoke(app, ["runs", "--db", str(db), "-f", "json"]).stdout) == []
     table = runner.invoke(app, ["runs", "--db", str(db)])
     assert table.exit_code == 0 and "run_id" in table.stdout
+
+
+@pytest.mark.parametrize("width", [40, 120, 220])
+def test_fitted_tables_print_as_rich_lays_them_out(width: int) -> None:
+    """Natural column widths set ahead of printing change nothing on the screen, whether
+    the table fits the console or not."""
+    import io
+
+    from rich.console import Console
+
+    from evalstore.render import rows_table
+
+    columns = ["run_id", "run", "tags", "notes"]
+    rows = [
+        (i, f"exp/run-{i}", "a, b" if i % 2 else "", "line\nbreak" if i == 3 else None)
+        for i in range(40)
+    ]
+
+    def shown(w: int | None) -> str:
+        console = Console(file=io.StringIO(), width=width, highlight=False, soft_wrap=True)
+        console.print(rows_table(columns, rows, width=w))
+        return console.file.getvalue()  # type: ignore[attr-defined]
+
+    assert shown(width) == shown(None)

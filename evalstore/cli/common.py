@@ -141,7 +141,7 @@ def emit(
     from evalstore import render
 
     if fmt is Fmt.table:
-        out.print(render.rich_table(frame, title, higher))
+        out.print(render.rich_table(frame, title, higher, width=out.width))
     elif fmt is Fmt.latex:
         typer.echo(render.latex_table(frame, _caption(frame, caption or title), higher))
     elif fmt is Fmt.md and higher:

@@ -80,7 +80,7 @@ def runs_cmd(
         return
     for r in records:
         r["git_commit"] = r["git_commit"] and r["git_commit"][:10]
-    out.print(render.rows_table(SHOWN, [[r[c] for c in SHOWN] for r in records]))
+    out.print(render.rows_table(SHOWN, [[r[c] for c in SHOWN] for r in records], width=out.width))
 
 
 @command("show")
