@@ -1,43 +1,51 @@
-"""Ranking-metric benchmark: the ``ap`` SQL vs the NumPy core vs scikit-learn, on the same data.
+"""Ranking-metric benchmark: the ``ap`` SQL vs the NumPy core vs scikit-learn, and what the
+list index costs ingest, on the same data.
 
-    python bench/ranking.py [--repeat 3] [--scale 1.0] [--decimals 4] [--hpatches]
+    python bench/ranking.py [--repeat 3] [--scale 1.0] [--data both] [--decimals 2]
+                            [--only global|lists] [--before /tmp/evalstore_before]
                             [--ap-sql OTHER.sql]
 
-Cases (each ratio is measured in the same run, on the same data; each time is the best of
-``--repeat`` runs):
+Data (``--data``): ``distinct``, float32 scores N(0, 1), +1 for positives, not rounded (almost
+every score distinct, as a model's scores are), and ``ties``, the same scores rounded to
+``--decimals`` decimals before the cast to float32 (a few hundred distinct values: heavy ties);
+``both`` (the default) runs each case on each.
 
-1. ``global``: one list of 10 M rows (verification-like: task ``verification``, no
-   ``group_id``, labels +1/-1, 30 % positives, scores N(0, 1) + 1 for positives rounded to
-   ``--decimals`` so that many scores tie). Times
-     - SQL: the ``metrics/ap`` query alone over the already-ingested table (``fetchall``);
-     - NumPy: ``evalstore.core.ranking.per_list("ap", ...)`` on arrays already in memory;
-     - scikit-learn: ``sklearn.metrics.average_precision_score``;
-   and checks the three values agree to 1e-9.
+Cases (each ratio is measured in the same run, on the same data):
+
+1. ``global``: one list of 10 M rows (task ``verification``, labels +1/-1, 30 % positives);
 2. ``lists``: 10,000 lists x 1,000 items (10 M rows, task ``retrieval``, 5 % positives and at
-   least one per list, same score recipe). SQL and NumPy as above, scikit-learn as a Python
-   loop of ``average_precision_score`` over the lists (each list already a row of a 2-D array).
-   Checks that the mean AP agrees to 1e-9 (and prints the largest per-list difference).
-   Also times the full path ``evaluate(store, [run], metrics=["ap"], recompute=True)``
-   (compute + cache), for information.
-3. ``--hpatches`` (off by default, minutes): 10,000 queries x 20,000 items (200 M rows) written
-   to Parquet, then, in a fresh process with DuckDB ``memory_limit`` (``--memory-limit``) and a
-   ``temp_directory``: ``Store.ingest`` + ``evaluate(..., metrics=["ap"])``; reports both
-   times and the peak RSS of that process. ``--hpatches-queries`` / ``--hpatches-items``
-   change the shape (e.g. 2000 x 20000 for a 40 M-row variant).
+   least one per list).
 
-``--scale 0.1`` shrinks every case's number of rows (lists: the number of lists) for a quick
-run. DuckDB uses its default thread count (all cores); NumPy and scikit-learn use one core.
+Each case is written to one Parquet file (int32 ids, float32 scores, int8 labels) and ingested
+into the benchmark's store. Then, in this process, best of ``--repeat`` (CPU seconds of all
+threads from ``time.process_time`` and wall seconds, each the least of the runs):
 
-Targets: SQL at most 1.0x NumPy and at least 4x faster than scikit-learn on the global list;
-SQL at most 1.0x NumPy and at least 5x faster than the scikit-learn loop on 10k lists.
+  - SQL: the ``metrics/ap`` query alone over the ingested rows (``fetchall``), ``grouped`` ties;
+  - NumPy: ``evalstore.core.ranking.per_list("ap", ...)`` on the arrays already in memory;
+  - scikit-learn: ``average_precision_score``, one call, or for ``lists`` a Python loop of one
+    call per list (each list a row of a 2-D array);
+  - for ``lists``, ``evaluate(store, [run], metrics=["ap"], recompute=True)``, for information;
+
+and the values must agree to 1e-9 (``lists``: every list's AP). Then ingest, each run in a fresh
+process writing a new database under ``/usr/bin/time -v`` (CPU of all threads, wall, that
+process's peak memory), the three kinds alternated, best of ``--repeat``:
+
+  - DuckDB ``create table t as select * from read_parquet(...)`` (the reference);
+  - ``Store.ingest`` of the file with the code of ``--before`` (the checkout before the list
+    index, e.g. ``git archive HEAD | tar -x -C /tmp/evalstore_before``; skipped if absent);
+  - ``Store.ingest`` with this checkout (list index included).
+
+``--scale 0.1`` shrinks every case (lists: the number of lists) for a quick run. DuckDB uses
+all cores; NumPy and scikit-learn one.
+
+Targets, in CPU time, on each data: ``global``: SQL at most 1.0x NumPy and at least 4x faster
+than scikit-learn; ``lists``: SQL at most 1.0x NumPy (scikit-learn's loop printed alone).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -47,32 +55,42 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from evalstore import Store, queries
 from evalstore.core.ranking import per_list
 from evalstore.evaluate import evaluate
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _measure
+from _measure import INGEST_CHILD, MIB, Measured, met
+
 TOL = 1e-9
+BEFORE = Path("/tmp/evalstore_before")
+
+#: the AP query timed as "SQL": sql/metrics/ap.sql unless --ap-sql names another file
+AP_TEXT: list[str] = []
 
 
-def best_of(repeat: int, fn: Callable[[], Any]) -> tuple[float, Any]:
-    """The best wall time of ``repeat`` calls and the last call's result."""
-    best, out = float("inf"), None
+def best_of(repeat: int, fn: Callable[[], Any]) -> tuple[float, float, Any]:
+    """The least CPU seconds (all threads) and the least wall seconds of ``repeat`` calls, and
+    the last call's result."""
+    cpu, wall, out = float("inf"), float("inf"), None
     for _ in range(repeat):
         gc.collect()
-        t0 = time.perf_counter()
+        c0, w0 = time.process_time(), time.perf_counter()
         out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+        wall = min(wall, time.perf_counter() - w0)
+        cpu = min(cpu, time.process_time() - c0)
+    return cpu, wall, out
 
 
 def make_scores(rng: np.random.Generator, pos: np.ndarray, decimals: int | None) -> np.ndarray:
     score = rng.standard_normal(pos.size) + pos.astype(np.float64)
-    return np.round(score, decimals) if decimals is not None else score
-
-
-#: the AP query timed as "SQL": sql/metrics/ap.sql unless --ap-sql names another file
-AP_TEXT: list[str] = []
+    if decimals is not None:
+        score = np.round(score, decimals)
+    return score.astype(np.float32)
 
 
 def ap_sql(store: Store, run_id: int, task: str) -> Callable[[], list[tuple[Any, ...]]]:
@@ -82,49 +100,89 @@ def ap_sql(store: Store, run_id: int, task: str) -> Callable[[], list[tuple[Any,
 
 
 def run_id_of(store: Store, name: str) -> int:
-    return int(store.con.execute("select run_id from runs where name = ?", [name]).fetchone()[0])
+    row = store.con.execute("select run_id from runs where name = ?", [name]).fetchone()
+    if row is None:
+        raise SystemExit(f"no run {name!r} after its ingest")
+    return int(row[0])
+
+
+def ingest_here(store: Store, parquet: Path, task: str, run: str) -> int:
+    store.ingest(parquet, task=task, run=run, git_commit=None)
+    store.con.execute("checkpoint")  # the table as a later session finds it
+    return run_id_of(store, run)
+
+
+def ingest_processes(
+    parquet: Path, task: str, work: Path, repeat: int, before: Path | None
+) -> dict[str, tuple[Measured, tuple[float, float]]]:
+    """CTAS, ``Store.ingest`` before and after the list index, each in fresh processes,
+    alternated, best of ``repeat``: the whole process and the ingest alone (CPU, wall)."""
+    kinds: dict[str, Path | None] = {"duckdb CTAS": None, "after": None}
+    if before is not None:
+        kinds = {"duckdb CTAS": None, "before": before, "after": None}
+    got: dict[str, list[Measured]] = {k: [] for k in kinds}
+    for i in range(repeat):
+        for kind, path in kinds.items():
+            db = work / f"ingest-{i}.duckdb"
+            arg = "duckdb" if kind == "duckdb CTAS" else "evalstore"
+            got[kind].append(_measure.python(INGEST_CHILD, arg, parquet, db, task, pythonpath=path))
+            db.unlink()
+    return {k: (_measure.best(v), _measure.inner(v)) for k, v in got.items()}
 
 
 # ----------------------------------------------------------------------------- cases
 
 
-def case_global(store: Store, n: int, decimals: int | None, repeat: int) -> dict[str, Any]:
+def case_global(
+    store: Store,
+    work: Path,
+    n: int,
+    data: str,
+    decimals: int | None,
+    repeat: int,
+    before: Path | None,
+) -> dict[str, Any]:
     rng = np.random.default_rng(1)
     pos = rng.random(n) < 0.3
     labels = np.where(pos, 1, -1).astype(np.int8)
     scores = make_scores(rng, pos, decimals)
-    t0 = time.perf_counter()
-    store.ingest(
-        {"item_id": np.arange(n), "score": scores, "label": labels},
-        task="verification",
-        run="global",
-        git_commit=None,
+    parquet = work / "global.parquet"
+    pq.write_table(
+        pa.table({"item_id": np.arange(n, dtype=np.int32), "score": scores, "label": labels}),
+        parquet,
     )
-    ingest_s = time.perf_counter() - t0
-    store.con.execute("checkpoint")  # the table as a later session finds it
-    sql = ap_sql(store, run_id_of(store, "global"), "verification")
-    t_sql, rows = best_of(repeat, sql)
+    run_id = ingest_here(store, parquet, "verification", f"global-{data}")
+    sql = best_of(repeat, ap_sql(store, run_id, "verification"))
     group = np.zeros(n, dtype=np.int64)
-    t_np, (_, np_vals) = best_of(repeat, lambda: per_list("ap", group, scores, labels))
+    npy = best_of(repeat, lambda: per_list("ap", group, scores, labels))
     from sklearn.metrics import average_precision_score
 
-    t_sk, sk_val = best_of(repeat, lambda: average_precision_score(pos, scores))
-    values = {"sql": float(rows[0][2]), "numpy": float(np_vals[0]), "sklearn": float(sk_val)}
-    agree = max(values.values()) - min(values.values()) <= TOL
+    sk = best_of(repeat, lambda: average_precision_score(pos, scores))
+    values = {"sql": float(sql[2][0][2]), "numpy": float(npy[2][1][0]), "sklearn": float(sk[2])}
+    ingest = ingest_processes(parquet, "verification", work, repeat, before)
+    parquet.unlink()
     return {
         "name": f"global list, {n:,} rows",
-        "ingest": ingest_s,
-        "sql": t_sql,
-        "numpy": t_np,
-        "sklearn": t_sk,
+        "sql": sql[:2],
+        "numpy": npy[:2],
+        "sklearn": sk[:2],
         "values": values,
-        "agree": agree,
+        "agree": max(values.values()) - min(values.values()) <= TOL,
         "targets": (1.0, 4.0),
+        "ingest": ingest,
+        "distinct": int(np.unique(scores).size),
     }
 
 
 def case_lists(
-    store: Store, n_lists: int, per: int, decimals: int | None, repeat: int
+    store: Store,
+    work: Path,
+    n_lists: int,
+    per: int,
+    data: str,
+    decimals: int | None,
+    repeat: int,
+    before: Path | None,
 ) -> dict[str, Any]:
     rng = np.random.default_rng(2)
     n = n_lists * per
@@ -132,20 +190,18 @@ def case_lists(
     pos[np.arange(n_lists) * per + rng.integers(0, per, n_lists)] = True  # >= 1 per list
     labels = np.where(pos, 1, -1).astype(np.int8)
     scores = make_scores(rng, pos, decimals)
-    group = np.repeat(np.arange(n_lists, dtype=np.int64), per)
-    item = np.tile(np.arange(per, dtype=np.int64), n_lists)
-    t0 = time.perf_counter()
-    store.ingest(
-        {"group_id": group, "item_id": item, "score": scores, "label": labels},
-        task="retrieval",
-        run="lists",
-        git_commit=None,
+    group = np.repeat(np.arange(n_lists, dtype=np.int32), per)
+    item = np.tile(np.arange(per, dtype=np.int32), n_lists)
+    parquet = work / "lists.parquet"
+    pq.write_table(
+        pa.table({"group_id": group, "item_id": item, "score": scores, "label": labels}),
+        parquet,
     )
-    ingest_s = time.perf_counter() - t0
-    store.con.execute("checkpoint")
-    run_id = run_id_of(store, "lists")
-    t_sql, rows = best_of(repeat, ap_sql(store, run_id, "retrieval"))
-    t_np, (np_groups, np_vals) = best_of(repeat, lambda: per_list("ap", group, scores, labels))
+    run = f"lists-{data}"
+    run_id = ingest_here(store, parquet, "retrieval", run)
+    sql = best_of(repeat, ap_sql(store, run_id, "retrieval"))
+    npy = best_of(repeat, lambda: per_list("ap", group, scores, labels))
+    np_groups, np_vals = npy[2]
     from sklearn.metrics import average_precision_score
 
     y2, s2 = pos.reshape(n_lists, per), scores.reshape(n_lists, per)
@@ -153,136 +209,63 @@ def case_lists(
     def sk_loop() -> np.ndarray:
         return np.array([average_precision_score(y2[i], s2[i]) for i in range(n_lists)])
 
-    t_sk, sk_vals = best_of(repeat, sk_loop)
-    t_eval, _ = best_of(repeat, lambda: evaluate(store, ["lists"], metrics=["ap"], recompute=True))
+    sk = best_of(repeat, sk_loop)
+    full = best_of(repeat, lambda: evaluate(store, [run], metrics=["ap"], recompute=True))
     sql_vals = np.full(n_lists, np.nan)
-    for _, gid, value in rows:
+    for _, gid, value in sql[2]:
         sql_vals[int(gid)] = np.nan if value is None else value
-    assert np.array_equal(np_groups, np.arange(n_lists))
+    if not np.array_equal(np_groups, np.arange(n_lists)):
+        raise SystemExit("the NumPy core returned other lists than the data's")
     means = {
         "sql": float(np.mean(sql_vals)),
         "numpy": float(np.mean(np_vals)),
-        "sklearn": float(np.mean(sk_vals)),
+        "sklearn": float(np.mean(sk[2])),
     }
-    per_list_diff = float(
-        max(np.max(np.abs(sql_vals - np_vals)), np.max(np.abs(sk_vals - np_vals)))
-    )
-    agree = max(means.values()) - min(means.values()) <= TOL and per_list_diff <= TOL
+    diff = float(max(np.max(np.abs(sql_vals - np_vals)), np.max(np.abs(sk[2] - np_vals))))
+    ingest = ingest_processes(parquet, "retrieval", work, repeat, before)
+    parquet.unlink()
     return {
         "name": f"{n_lists:,} lists x {per:,} items",
-        "ingest": ingest_s,
-        "sql": t_sql,
-        "numpy": t_np,
-        "sklearn": t_sk,
-        "evaluate": t_eval,
+        "sql": sql[:2],
+        "numpy": npy[:2],
+        "sklearn": sk[:2],
+        "evaluate": full[:2],
         "values": means,
-        "per_list_diff": per_list_diff,
-        "agree": agree,
-        "targets": (1.0, 5.0),
+        "per_list_diff": diff,
+        "agree": max(means.values()) - min(means.values()) <= TOL and diff <= TOL,
+        "targets": (1.0, None),
+        "ingest": ingest,
+        "distinct": int(np.unique(scores).size),
     }
-
-
-HPATCHES_CHILD = r"""
-import json, resource, sys, time
-parquet, db, tmp, limit = sys.argv[1:5]
-from evalstore import Store
-from evalstore.evaluate import evaluate
-t0 = time.perf_counter()
-with Store(db) as store:
-    store.con.execute(f"set memory_limit = '{limit}'")
-    store.con.execute(f"set temp_directory = '{tmp}'")
-    store.ingest(parquet, task="retrieval", run="hpatches", git_commit=None)
-    t1 = time.perf_counter()
-    ingest_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    out = evaluate(store, ["hpatches"], metrics=["ap"])
-    t2 = time.perf_counter()
-    value = float(out["value"][0])
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({"ingest": t1 - t0, "evaluate": t2 - t1, "ingest_peak": ingest_peak,
-                  "peak": peak, "map": value}))
-"""
-
-
-def case_hpatches(
-    work: Path, queries_n: int, items: int, memory_limit: str, decimals: int | None
-) -> dict[str, Any]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    parquet = work / "hpatches.parquet"
-    rng = np.random.default_rng(3)
-    chunk = max(1, 10_000_000 // items)  # queries per written row group (~10 M rows)
-    t0 = time.perf_counter()
-    schema = pa.schema(
-        [
-            ("group_id", pa.int32()),
-            ("item_id", pa.int32()),
-            ("score", pa.float64()),
-            ("label", pa.int8()),
-        ]
-    )
-    with pq.ParquetWriter(parquet, schema) as writer:
-        for q0 in range(0, queries_n, chunk):
-            q = min(chunk, queries_n - q0)
-            pos = rng.random(q * items) < 0.001
-            pos[np.arange(q) * items + rng.integers(0, items, q)] = True
-            writer.write_table(
-                pa.table(
-                    {
-                        "group_id": np.repeat(np.arange(q0, q0 + q, dtype=np.int32), items),
-                        "item_id": np.tile(np.arange(items, dtype=np.int32), q),
-                        "score": make_scores(rng, pos, decimals),
-                        "label": np.where(pos, 1, -1).astype(np.int8),
-                    },
-                    schema=schema,
-                )
-            )
-    write_s = time.perf_counter() - t0
-    spill = work / "spill"
-    spill.mkdir()
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            HPATCHES_CHILD,
-            str(parquet),
-            str(work / "hp.duckdb"),
-            str(spill),
-            memory_limit,
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    got = json.loads(out.stdout.strip().splitlines()[-1])
-    got.update(
-        name=f"{queries_n:,} queries x {items:,} items",
-        rows=queries_n * items,
-        write_parquet=write_s,
-        db_bytes=(work / "hp.duckdb").stat().st_size,
-    )
-    return got
 
 
 # ----------------------------------------------------------------------------- report
 
 
-def report(case: dict[str, Any]) -> None:
-    sql, npy, sk = case["sql"], case["numpy"], case["sklearn"]
+def report(case: dict[str, Any], data: str) -> None:
+    (sql_cpu, sql_wall), (np_cpu, np_wall), (sk_cpu, sk_wall) = (
+        case["sql"],
+        case["numpy"],
+        case["sklearn"],
+    )
     max_ratio, min_speedup = case["targets"]
-    r1, r2 = sql / npy, sk / sql
-    print(f"\n{case['name']}  (ingest {case['ingest']:.1f} s, not in the ratios)")
-    print(f"  {'':28} {'seconds':>8}")
-    print(f"  {'SQL metrics/ap':28} {sql:8.2f}")
-    print(f"  {'NumPy per_list':28} {npy:8.2f}")
-    print(f"  {'scikit-learn':28} {sk:8.2f}")
+    print(f"\n{case['name']}, {data} scores ({case['distinct']:,} distinct values)")
+    print(f"  {'':30} {'CPU s':>7} {'wall s':>7}")
+    print(f"  {'SQL metrics/ap':30} {sql_cpu:7.2f} {sql_wall:7.2f}")
+    print(f"  {'NumPy per_list':30} {np_cpu:7.2f} {np_wall:7.2f}")
+    loop = "scikit-learn (loop over lists)" if "evaluate" in case else "scikit-learn"
+    print(f"  {loop:30} {sk_cpu:7.2f} {sk_wall:7.2f}")
     if "evaluate" in case:
-        print(f"  {'evaluate() (compute+cache)':28} {case['evaluate']:8.2f}")
-    ok1 = "met" if r1 <= max_ratio else "NOT met"
-    ok2 = "met" if r2 >= min_speedup else "NOT met"
-    print(f"  SQL / NumPy    = {r1:5.2f}x   (target <= {max_ratio:.1f}x: {ok1})")
-    print(f"  sklearn / SQL  = {r2:5.2f}x   (target >= {min_speedup:.1f}x: {ok2})")
-    what = "AP" if "per_list_diff" not in case else "mean AP"
+        ev_cpu, ev_wall = case["evaluate"]
+        print(f"  {'evaluate() (compute + cache)':30} {ev_cpu:7.2f} {ev_wall:7.2f}")
+    r1, r2 = sql_cpu / np_cpu, sk_cpu / sql_cpu
+    print(
+        f"  SQL / NumPy    = {r1:6.2f}x CPU, {sql_wall / np_wall:6.2f}x wall "
+        f"(target <= {max_ratio:.1f}x CPU: {met(r1 <= max_ratio)})"
+    )
+    target = f"(target >= {min_speedup:.1f}x CPU: {met(r2 >= min_speedup)})" if min_speedup else ""
+    print(f"  sklearn / SQL  = {r2:6.2f}x CPU, {sk_wall / sql_wall:6.2f}x wall {target}")
+    what = "mean AP" if "per_list_diff" in case else "AP"
     for k, v in case["values"].items():
         print(f"  {what} {k:8} = {v:.15f}")
     extra = (
@@ -291,6 +274,31 @@ def report(case: dict[str, Any]) -> None:
         else ""
     )
     print(f"  values agree to {TOL:g}: {'yes' if case['agree'] else 'NO'}{extra}")
+    ing = case["ingest"]
+    _, (ref_cpu, ref_wall) = ing["duckdb CTAS"]
+    print("  ingest of the Parquet file, fresh process and database, best of each:")
+    print(
+        f"  {'':22} {'ingest alone':>15} {'/ CTAS':>15} {'whole process':>25}"
+        f"\n  {'':22} {'CPU s':>7} {'wall s':>7} {'CPU':>7} {'wall':>7} "
+        f"{'CPU s':>7} {'wall s':>7} {'peak MiB':>9}"
+    )
+    names = {
+        "duckdb CTAS": "DuckDB CTAS",
+        "before": "Store.ingest before",
+        "after": "Store.ingest after",
+    }
+    for kind, (m, (cpu, wall)) in ing.items():
+        print(
+            f"  {names[kind]:22} {cpu:7.2f} {wall:7.2f} {cpu / ref_cpu:6.2f}x "
+            f"{wall / ref_wall:6.2f}x {m.cpu:7.2f} {m.wall:7.2f} {m.peak_bytes / MIB:9.0f}"
+        )
+    if "before" in ing:
+        (b, (b_cpu, b_wall)), (a, (a_cpu, a_wall)) = ing["before"], ing["after"]
+        print(
+            f"  list index, ingest alone: after / before = {a_cpu / b_cpu:.2f}x CPU "
+            f"({a_cpu - b_cpu:+.2f} s), {a_wall / b_wall:.2f}x wall ({a_wall - b_wall:+.2f} s); "
+            f"peak {a.peak_bytes / b.peak_bytes:.2f}x"
+        )
 
 
 def main() -> None:
@@ -299,59 +307,57 @@ def main() -> None:
     )
     ap.add_argument("--repeat", type=int, default=3, help="best of N runs (default 3)")
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every size (0.1 = quick)")
-    ap.add_argument("--decimals", type=int, default=4, help="round scores (ties); -1 = no rounding")
+    ap.add_argument("--data", choices=["distinct", "ties", "both"], default="both")
+    ap.add_argument("--decimals", type=int, default=2, help="rounding of the ties data")
     ap.add_argument("--rows", type=int, default=10_000_000, help="rows of the global list")
     ap.add_argument("--lists", type=int, default=10_000)
     ap.add_argument("--items", type=int, default=1_000, help="items per list")
-    ap.add_argument("--only", choices=["global", "lists", "none"], help="run one case only")
-    ap.add_argument("--hpatches", action="store_true", help="also run the 200 M-row case")
-    ap.add_argument("--hpatches-queries", type=int, default=10_000)
-    ap.add_argument("--hpatches-items", type=int, default=20_000)
-    ap.add_argument("--memory-limit", default="10GB", help="DuckDB memory_limit (hpatches)")
+    ap.add_argument("--only", choices=["global", "lists"], help="run one case only")
+    ap.add_argument(
+        "--before",
+        type=Path,
+        default=BEFORE,
+        help="a checkout of the code before the list index, for the ingest comparison "
+        f"(default {BEFORE}; skipped if absent)",
+    )
     ap.add_argument("--workdir", type=Path, default=None, help="where the databases go")
     ap.add_argument(
         "--ap-sql",
         type=Path,
         default=None,
         help="time this AP query (same parameters and output) instead of sql/metrics/ap.sql, "
-        "to try a change; evaluate() and --hpatches still use the repository's SQL",
+        "to try a change; evaluate() still uses the repository's SQL",
     )
     args = ap.parse_args()
     if args.ap_sql is not None:
         AP_TEXT.append(args.ap_sql.read_text())
-    decimals = None if args.decimals < 0 else args.decimals
+    before = args.before if (args.before / "evalstore").is_dir() else None
     warnings.filterwarnings("ignore", module="sklearn")
+    recipes = {"distinct": None, "ties": args.decimals}
+    if args.data != "both":
+        recipes = {args.data: recipes[args.data]}
 
+    print(
+        f"best of {args.repeat}; AP SQL: {args.ap_sql or 'sql/metrics/ap.sql'}; ties data "
+        f"rounded to {args.decimals} decimals; before: {before or 'not measured'}"
+    )
+    print(_measure.load_note())
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         work = Path(tmp)
-        print(
-            f"best of {args.repeat}; scores rounded to {decimals} decimals; AP SQL: "
-            f"{args.ap_sql or 'sql/metrics/ap.sql'}"
-        )
         with Store(work / "bench.duckdb") as store:
-            if args.only in (None, "global"):
-                report(case_global(store, int(args.rows * args.scale), decimals, args.repeat))
-                gc.collect()
-            if args.only in (None, "lists"):
-                n_lists = max(1, int(args.lists * args.scale))
-                report(case_lists(store, n_lists, args.items, decimals, args.repeat))
-        if args.hpatches:
-            q = max(1, int(args.hpatches_queries * args.scale))
-            hp = case_hpatches(work, q, args.hpatches_items, args.memory_limit, decimals)
-            gib = 1024**3
-            print(
-                f"\nHPatches-size run: {hp['name']} ({hp['rows']:,} rows), "
-                f"memory_limit {args.memory_limit}"
-            )
-            print(f"  write Parquet (not measured below) {hp['write_parquet']:8.1f} s")
-            print(
-                f"  Store.ingest                        {hp['ingest']:8.1f} s  "
-                f"(peak RSS so far {hp['ingest_peak'] / gib:.2f} GiB)"
-            )
-            print(f"  evaluate(metrics=['ap'])            {hp['evaluate']:8.1f} s")
-            print(f"  peak RSS of the process             {hp['peak'] / gib:8.2f} GiB")
-            print(f"  database size                       {hp['db_bytes'] / 2**20:8.0f} MiB")
-            print(f"  mAP = {hp['map']:.6f}")
+            for data, decimals in recipes.items():
+                if args.only in (None, "global"):
+                    n = int(args.rows * args.scale)
+                    report(case_global(store, work, n, data, decimals, args.repeat, before), data)
+                    gc.collect()
+                if args.only in (None, "lists"):
+                    n_lists = max(1, int(args.lists * args.scale))
+                    case = case_lists(
+                        store, work, n_lists, args.items, data, decimals, args.repeat, before
+                    )
+                    report(case, data)
+                    gc.collect()
+    print(_measure.load_note())
 
 
 if __name__ == "__main__":
