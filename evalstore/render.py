@@ -175,10 +175,7 @@ def fit(table: Table, width: int | None) -> Table:
     if width is None or not table.columns:
         return table
     natural = [
-        max(
-            _text_width(column.header),
-            *(_text_width(c) for c in column.cells),
-        )
+        max([_text_width(column.header)] + [_text_width(c) for c in column.cells])
         for column in table.columns
     ]
     if sum(natural) + 3 * len(natural) + 2 <= width:  # padding and rules, with room to spare

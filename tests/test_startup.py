@@ -207,3 +207,5 @@ def test_fitted_tables_print_as_rich_lays_them_out(width: int) -> None:
         return console.file.getvalue()  # type: ignore[attr-defined]
 
     assert shown(width) == shown(None)
+    rows.clear()  # no rows: the header alone
+    assert shown(width) == shown(None)
