@@ -25,7 +25,18 @@ from evalstore.cli import app
 from evalstore.cli import compare as compare_cli
 
 #: never loaded by a start or a --help
-HEAVY = ("plotly", "pyspark", "cv2", "sklearn", "polars", "pyarrow", "numpy", "scipy", "duckdb")
+HEAVY = (
+    "plotly",
+    "pyspark",
+    "cv2",
+    "sklearn",
+    "polars",
+    "pyarrow",
+    "numpy",
+    "scipy",
+    "duckdb",
+    "pydantic",  # typer 0.29 validates options with it: 0.2 CPU-s on every command
+)
 
 CHILD = """
 import json, sys
