@@ -130,12 +130,14 @@ def sql_dir() -> Path:
 
 
 @functools.cache
-def _catalogue(root: Path) -> dict[str, Query]:
+def _folder(root: Path, folder: str) -> dict[str, Query]:
+    """The queries of one folder of ``sql/`` (a name's part before its last ``/``): a
+    command reads the few files it needs, not all of them."""
     queries: dict[str, Query] = {}
-    for path in sorted(root.rglob("*.sql")):
+    if folder == "lib":  # fragments, only included
+        return queries
+    for path in sorted((root / folder).glob("*.sql")):
         rel = path.relative_to(root).with_suffix("")
-        if rel.parts[0] == "lib":  # fragments, only included
-            continue
         text = _expand(path.read_text(), root)
         marks = list(_NAME_LINE.finditer(text))
         if not marks:
@@ -148,18 +150,27 @@ def _catalogue(root: Path) -> dict[str, Query]:
     return queries
 
 
+def _catalogue(root: Path) -> dict[str, Query]:
+    found: dict[str, Query] = {}
+    for folder in sorted(p.name for p in root.iterdir() if p.is_dir()):
+        found.update(_folder(root, folder))
+    return found
+
+
 def load(name: str) -> Query:
     """Return the query called ``name`` (``"store/insert_run"``, ``"metrics/ap"``)."""
-    catalogue = _catalogue(sql_dir())
+    folder = name.rsplit("/", 1)[0] if "/" in name else ""
     try:
-        return catalogue[name]
-    except KeyError:
+        return _folder(sql_dir(), folder)[name]
+    except (KeyError, OSError):
         raise EvalstoreError(f"no SQL query named {name!r} under {sql_dir()}") from None
 
 
 def names_with_prefix(prefix: str) -> list[str]:
     """Every query name starting with ``prefix``, sorted."""
-    return sorted(n for n in _catalogue(sql_dir()) if n.startswith(prefix))
+    folder = prefix.rsplit("/", 1)[0] if "/" in prefix else None
+    names = _folder(sql_dir(), folder) if folder else _catalogue(sql_dir())
+    return sorted(n for n in names if n.startswith(prefix))
 
 
 def quote_name(name: str) -> str:

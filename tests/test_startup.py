@@ -18,6 +18,8 @@ import pytest
 import typer
 import typer.testing
 from conftest import ranked
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 
 from evalstore import Store, render, stats
@@ -220,3 +222,73 @@ def test_fitted_tables_print_as_rich_lays_them_out(width: int) -> None:
     assert shown(width) == shown(None)
     rows.clear()  # no rows: the header alone
     assert shown(width) == shown(None)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.integers(-(10**6), 10**6), st.floats(allow_nan=False)),
+            st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=12),
+        ),
+        max_size=8,
+    ),
+    st.booleans(),
+)
+def test_tables_written_directly_are_what_rich_prints(rows: list[tuple], ansi: bool) -> None:
+    import io
+
+    from rich.console import Console
+
+    from evalstore.render import rows_table, table_text
+
+    table = rows_table(["value", "name"], rows, width=200)
+    console = Console(
+        file=io.StringIO(),
+        width=200,
+        highlight=False,
+        soft_wrap=True,
+        force_terminal=ansi,
+        color_system="standard" if ansi else None,
+    )
+    console.print(table)
+    assert table_text(table, ansi) == console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_tables_rich_must_lay_out_are_left_to_rich() -> None:
+    from evalstore.render import rows_table, table_text
+
+    assert table_text(rows_table(["a"], [("é",)], width=200), False) is None
+    assert table_text(rows_table(["a"], [("x\ny",)], width=200), False) is None
+    assert table_text(rows_table(["a"], [("x" * 300,)], width=200), False) is None  # no fit
+    assert table_text(rows_table(["a"], [("x",)], title="T", width=200), False) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.integers(-(10**6), 10**6), st.floats(allow_nan=False)),
+            st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=12),
+            st.one_of(st.none(), st.booleans()),
+        ),
+        max_size=8,
+    ),
+)
+def test_rows_written_without_rich_are_what_rich_prints(rows: list[tuple]) -> None:
+    """The piped `runs` table, built without rich, equals rich's print of rows_table."""
+    from rich.console import Console
+
+    from evalstore.render import rows_table, rows_text
+
+    console = Console(file=io.StringIO(), width=220, highlight=False, soft_wrap=True)
+    console.print(rows_table(["value", "name", "flag"], rows, width=220))
+    assert rows_text(["value", "name", "flag"], rows, 220) == console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_piped_runs_loads_no_rich(tmp_path: Path) -> None:
+    db = tmp_path / "db.duckdb"
+    Store(db).close()
+    heavy = (*(m for m in HEAVY if m != "duckdb"), "rich")
+    got = _child(RUN_APP, "runs", "--db", str(db), heavy=heavy)
+    assert got == {"loaded": [], "code": 0}

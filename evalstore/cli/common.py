@@ -11,7 +11,7 @@ import contextlib
 import functools
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -23,6 +23,7 @@ from evalstore.errors import EvalstoreError
 if TYPE_CHECKING:
     import polars as pl
     from rich.console import Console
+    from rich.table import Table
 
     from evalstore.database import Progress
 
@@ -45,7 +46,9 @@ def console(stderr: bool = False) -> Console:
     if stderr:
         return Console(stderr=True, highlight=False, soft_wrap=True)
     # Piped output keeps whole rows rather than folding them at 80 columns.
-    return Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 220)
+    return Console(
+        highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else PIPE_WIDTH
+    )
 
 
 class _Deferred:
@@ -141,13 +144,41 @@ def emit(
     from evalstore import render
 
     if fmt is Fmt.table:
-        out.print(render.rich_table(frame, title, higher, width=out.width))
+        print_table(render.rich_table(frame, title, higher, width=out.width))
     elif fmt is Fmt.latex:
         typer.echo(render.latex_table(frame, _caption(frame, caption or title), higher))
     elif fmt is Fmt.md and higher:
         typer.echo(render.markdown_table(frame, higher))
     else:
         typer.echo(render.to_text(frame, fmt.value))
+
+
+PIPE_WIDTH = 220  # the console's width when the output is not a terminal
+
+
+def print_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Print rows as render.rows_table would be printed; piped output that needs no
+    layout by rich is written without importing it."""
+    from evalstore import render
+
+    if not sys.stdout.isatty():
+        text = render.rows_text(columns, rows, PIPE_WIDTH)
+        if text is not None:
+            sys.stdout.write(text)
+            return
+    print_table(render.rows_table(columns, rows, width=out.width))
+
+
+def print_table(table: Table) -> None:
+    """Print a rich table on the standard output, written directly where that gives what
+    rich would print (render.table_text)."""
+    from evalstore import render
+
+    text = render.table_text(table, ansi=out.is_terminal and out.color_system is not None)
+    if text is None:
+        out.print(table)
+    else:
+        out.file.write(text)
 
 
 def _caption(frame: pl.DataFrame, caption: str | None) -> str:

@@ -18,6 +18,7 @@ from evalstore.cli.common import (
     emit,
     err,
     out,
+    print_rows,
 )
 
 #: the columns of the `runs` table
@@ -80,7 +81,7 @@ def runs_cmd(
         return
     for r in records:
         r["git_commit"] = r["git_commit"] and r["git_commit"][:10]
-    out.print(render.rows_table(SHOWN, [[r[c] for c in SHOWN] for r in records], width=out.width))
+    print_rows(SHOWN, [[r[c] for c in SHOWN] for r in records])
 
 
 @command("show")
