@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import polars as pl
 
-from evalstore import protocols, queries
+from evalstore import estimates, protocols, queries
 from evalstore.core.ranking import TIES
 from evalstore.errors import InvalidInput
 from evalstore.metrics import ALL_TASKS, LIST_NOUN, METRICS, Metric, metrics_for
+from evalstore.runs import resolve_many
 
 
 class Engine(Protocol):
@@ -79,7 +80,7 @@ def _run_ids(store: Store, runs: Sequence[RunRef] | None, all_runs: bool) -> lis
         return [int(r[0]) for r in queries.fetch_rows(store.con, "eval/all_run_ids")]
     if not runs:
         raise InvalidInput("name at least one run, or pass --all")
-    return list(dict.fromkeys(store.resolve(r) for r in runs))
+    return list(dict.fromkeys(resolve_many(store, runs)))  # one query for all of them
 
 
 def _compute(
@@ -104,6 +105,9 @@ def _compute(
     engine_name = "duckdb" if engine is None else engine.name
     remote = None if engine is None else engine(metric, task, run_ids, bind).to_arrow()
     with store.transaction():
+        if remote is None and metric.name in estimates.NEEDS_ESTIMATES:
+            # made on first use by the pairs ingested without them, then stored
+            estimates.ensure_estimates(store, run_ids, needed_by=metric.name)
         if remote is None:
             # The statement is our own SQL file; values are bound, never spliced in.
             stage = queries.template("eval/stage_raw", query=text)

@@ -146,6 +146,7 @@ class Store(Database):
         disparity_dir: Path | None = None,
         disparity_scale: float | None = None,
         ransac_threshold: float = 3.0,
+        estimate: bool = False,
         replace: bool = False,
         append: bool = False,
         params: Params = None,
@@ -156,7 +157,9 @@ class Store(Database):
         progress: Progress | None = None,
     ) -> IngestResult:
         """Ingest keypoint matches with their ground truth (task ``keypoints``); see
-        :func:`evalstore.ingest.ingest_keypoints` for the arguments."""
+        :func:`evalstore.ingest.ingest_keypoints` for the arguments. The homographies
+        estimated from the matches are made when a metric first needs them, unless
+        ``estimate``."""
         return _ingest.ingest_keypoints(
             self,
             data,
@@ -170,6 +173,7 @@ class Store(Database):
             disparity_dir=disparity_dir,
             disparity_scale=disparity_scale,
             ransac_threshold=ransac_threshold,
+            estimate=estimate,
             replace=replace,
             append=append,
             params=params,

@@ -17,14 +17,15 @@ from hypothesis import strategies as st
 from evalstore import Store, evaluate
 from evalstore import schema as schema_module
 from evalstore.core.ranking import ap
-from evalstore.ingest.index import positive_points
+from evalstore.ingest.index import positive_points, rank_lists
 from evalstore.queries import load
 from evalstore.scale.export import export_runs
 from evalstore.scale.importer import import_runs
 
-INDEX = "select * from list_stats order by all", "select * from positive_ranks order by all"
+STATS = "list_id, n_rows, n_pos_labels, n_neg, n_ret, p_ret"
+INDEX = f"select {STATS} from list_stats order by all", "select * from positive_ranks order by all"
 VIEWS = (
-    f"select * from ({load('store/list_stats_view').text.rstrip(';')}) order by all",
+    f"select {STATS} from ({load('store/list_stats_view').text.rstrip(';')}) order by all",
     f"select * from ({load('store/positive_ranks_view').text.rstrip(';')}) order by all",
 )
 
@@ -87,6 +88,17 @@ def _frame(rng: np.random.Generator, dtype: type, lists: int = 5, rows: int = 40
     )
 
 
+def _scores_counted(store: Store, counted: bool) -> bool:
+    """n_scores is the distinct scores of each list's retrieved, non-ignored items (float32:
+    counted at ingest), else NULL."""
+    got = store.con.execute(
+        "select s.list_id, s.n_scores, count(distinct i.score) filter "
+        "(where i.label <> 0 and i.score is not null) "
+        "from list_stats s join score_items i using (list_id) group by all order by 1"
+    ).fetchall()
+    return all((n == want) if counted else n is None for _, n, want in got)
+
+
 def _index(store: Store) -> tuple[list, list]:
     return tuple(store.con.execute(q).fetchall() for q in INDEX)  # type: ignore[return-value]
 
@@ -101,6 +113,7 @@ def test_ingest_import_and_rm_keep_the_index(tmp_path: Path, dtype: type) -> Non
             store.ingest(path, task="retrieval", run=f"x/{name}")
         assert _index(store) == tuple(store.con.execute(q).fetchall() for q in VIEWS)
         assert len(_index(store)[0]) == 10
+        assert _scores_counted(store, dtype is np.float32)
         export_runs(store, tmp_path / "out")
         store.remove("x/a")
         assert _index(store) == tuple(store.con.execute(q).fetchall() for q in VIEWS)
@@ -132,7 +145,8 @@ def test_schema_12_indexes_stored_lists(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(schema_module, "migrations", lambda: files)
     with Store(db) as store:
         assert store.schema_version() == schema_module.latest_schema_version()
-        assert store.con.execute("select * from list_stats").fetchall() == [(0, 5, 3, 2, 5, 3)]
+        stats = store.con.execute("select * from list_stats").fetchall()
+        assert stats == [(0, 5, 3, 2, 5, 3, None)]  # distinct scores not counted
         assert store.con.execute("select * from positive_ranks order by n").fetchall() == [
             (0, 1, 1),
             (0, 2, 3),
@@ -157,3 +171,52 @@ def test_runs_and_show_count_rows_without_scanning_them(tmp_path: Path, name: st
         assert "list_stats" in plan
         assert "list_rows" not in plan
         assert store.runs()["n_rows"].to_list() == [200]
+
+
+def test_numpy_counts_distinct_scores_per_list() -> None:
+    rng = np.random.default_rng(5)
+    for lists in (1, 7):
+        list_id = (rng.integers(0, lists, 5_000) + 11).astype(np.int32)
+        score = np.round(rng.standard_normal(5_000), 2).astype(np.float32)
+        score[:50] = -0.0
+        score[50:100] = 0.0
+        positive = rng.random(5_000) < 0.3
+        _, (ids, n_scores) = rank_lists(list_id, score, positive)
+        want = {int(i): len(set((score[list_id == i] + np.float32(0)).tolist())) for i in ids}
+        assert dict(zip(ids.tolist(), n_scores.tolist(), strict=True)) == want
+
+
+@pytest.mark.parametrize("ties", ["input", "optimistic", "pessimistic"])
+def test_lists_without_ties_read_the_stored_points_under_every_policy(
+    tmp_path: Path, ties: str
+) -> None:
+    """A list of distinct scores is ranked alike by every tie policy: its AP comes from the
+    stored points and equals the NumPy core's under that policy, beside lists with ties."""
+    rng = np.random.default_rng(2)
+    frame = _frame(rng, np.float32)
+    distinct = rng.permutation(200).astype(np.float32) / 7  # list 0: no ties
+    frame = frame.with_columns(
+        pl.when(pl.col("group_id") == 0)
+        .then(pl.Series(distinct))
+        .otherwise(pl.col("score"))
+        .alias("score")
+    )
+    frame.write_parquet(tmp_path / "a.parquet")
+    with Store(tmp_path / "a.duckdb") as store:
+        run_id = store.ingest(tmp_path / "a.parquet", task="retrieval", run="x/a").run_id
+        free = store.con.execute("select count(*) from list_stats where n_scores = n_ret")
+        assert free.fetchone() == (1,)
+        text = load("metrics/ap").text
+        got = dict(
+            (g, v)
+            for _, g, v in store.con.execute(
+                text, {"runs": [run_id], "task": "retrieval", "ties": ties}
+            ).fetchall()
+        )
+    for gid, part in frame.group_by("group_id"):
+        scores = part["score"].to_numpy().astype(np.float64)
+        labels = part["label"].to_numpy()
+        keep = np.isfinite(scores)
+        n_pos = int((labels == 1).sum())
+        want = ap(scores[keep], labels[keep], n_positives=n_pos, ties=ties)
+        assert got[str(gid[0])] == pytest.approx(want, rel=1e-12, abs=1e-15)

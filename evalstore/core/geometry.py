@@ -41,6 +41,7 @@ __all__ = [
     "as_floats",
     "check_homography",
     "estimate_homography",
+    "estimate_pairs",
     "ground_truth_from_disparity",
     "ground_truth_from_homography",
     "invert_homography",
@@ -326,3 +327,40 @@ def estimate_homography(
     if not np.isfinite(r).all() or not abs(float(np.linalg.det(r))) >= DET_EPS:
         return None, 0
     return r, int(np.count_nonzero(mask)) if mask is not None else 0
+
+
+def estimate_pairs(
+    x0: FloatArray,
+    y0: FloatArray,
+    x1: FloatArray,
+    y1: FloatArray,
+    bounds: np.ndarray,
+    threshold: float | FloatArray = 3.0,
+) -> tuple[FloatArray, FloatArray, np.ndarray]:
+    """Both estimates of every pair, :func:`estimate_homography` twice per pair: r (image
+    1 -> 0, EventPoint's reprojection) and e (image 0 -> 1, estimated as such, as SuperPoint's
+    ``compute_homography``; RANSAC is not symmetric, so e is not ``inv(r)``).
+
+    Args:
+        x0, y0, x1, y1: the matches of all pairs, pair k's at ``bounds[k]:bounds[k + 1]``.
+        bounds: (P + 1,) row offsets.
+        threshold: the RANSAC inlier threshold (px), one for all or one per pair.
+
+    Returns:
+        (r, e, n_inliers): r and e (P, 9) row-major, NaN where the estimate failed;
+        n_inliers (P,) int64, the inliers of r (-1 where r failed).
+    """
+    n_pairs = len(bounds) - 1
+    limits = np.broadcast_to(np.asarray(threshold, dtype=np.float64), (n_pairs,))
+    r_all, e_all = np.full((n_pairs, 9), np.nan), np.full((n_pairs, 9), np.nan)
+    inliers = np.full(n_pairs, -1, dtype=np.int64)
+    for k in range(n_pairs):
+        s = slice(int(bounds[k]), int(bounds[k + 1]))
+        t = float(limits[k])
+        r, n = estimate_homography(x0[s], y0[s], x1[s], y1[s], threshold=t)
+        e, _ = estimate_homography(x1[s], y1[s], x0[s], y0[s], threshold=t)
+        if r is not None:
+            r_all[k], inliers[k] = r.reshape(9), n
+        if e is not None:
+            e_all[k] = e.reshape(9)
+    return r_all, e_all, inliers

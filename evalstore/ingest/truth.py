@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import polars as pl
@@ -16,15 +15,32 @@ from evalstore.errors import InvalidInput
 from evalstore.ingest.frames import ids_of, read_frame, shown, where
 from evalstore.ingest.sources import Source, first_line
 
-__all__ = ["H_COLUMNS", "load_disparity", "load_homography", "pairs_table"]
+__all__ = [
+    "H_COLUMNS",
+    "PAIR_COLUMNS",
+    "load_disparity",
+    "load_homography",
+    "no_pairs",
+    "pairs_table",
+]
 
 H_COLUMNS = tuple(f"h{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3))
+#: the columns of :func:`pairs_table`
+PAIR_COLUMNS = ("pair_id", *H_COLUMNS, "width", "height", "slice_keys", "slice_values")
 
 
-def pairs_table(source: Source | None, fmt: str | None) -> dict[str, dict[str, Any]]:
-    """pair_id -> {"H": 3x3 or None, "width", "height", "slices": {...}} from a pairs file."""
+def pairs_table(source: Source | None, fmt: str | None) -> pl.DataFrame:
+    """The pairs of a pairs file, one row each, columns :data:`PAIR_COLUMNS`: ``pair_id``
+    (text), ``h11..h33`` (null where the pair has no true homography), ``width`` and
+    ``height`` (null where not given), ``slice_keys`` and ``slice_values`` (the slice columns
+    that have a value, as text). No file: no rows.
+
+    Raises:
+        InvalidInput: a pair twice, incomplete or non-finite homographies, a singular one,
+            sizes that are not whole numbers of pixels >= 1.
+    """
     if source is None:
-        return {}
+        return no_pairs([])
     frame = read_frame([source], fmt, {}, ["pair_id"])
     ids = ids_of(frame, "pair_id")
     dup = pl.Series(ids).is_duplicated().to_numpy()
@@ -37,7 +53,7 @@ def pairs_table(source: Source | None, fmt: str | None) -> dict[str, dict[str, A
             f"{frame['_file'][0]}: homography columns h11..h33 incomplete "
             f"(missing {', '.join(missing)})"
         )
-    hs: dict[str, np.ndarray] = {}
+    out = no_pairs(ids)
     if present:
         raw = frame.select(pl.col(c).cast(pl.Float64) for c in H_COLUMNS).to_numpy()
         empty = np.isnan(raw).all(axis=1)  # a pair without a true homography
@@ -49,8 +65,17 @@ def pairs_table(source: Source | None, fmt: str | None) -> dict[str, dict[str, A
                 f"{where(frame, partial, col)} is {shown(raw[i][H_COLUMNS.index(col)])}; "
                 "give all of h11..h33 or none"
             )
-        hs = {c: raw[:, k] for k, c in enumerate(H_COLUMNS)}
-    sizes = {}
+        given = np.flatnonzero(~empty)
+        det = np.abs(np.linalg.det(raw[given].reshape(-1, 3, 3)))
+        for i in map(int, given[~(det >= geometry.DET_EPS)]):  # check_homography names the first
+            geometry.check_homography(
+                raw[i].reshape(3, 3),
+                f"{frame['_file'][i]} row {frame['_row'][i]} (pair {ids[i]!r})",
+            )
+        out = out.with_columns(
+            pl.Series(c, raw[:, k], dtype=pl.Float64).fill_nan(None)
+            for k, c in enumerate(H_COLUMNS)
+        )
     for col in ("width", "height"):
         if col in frame.columns:
             values = frame[col].cast(pl.Float64).to_numpy()
@@ -59,27 +84,46 @@ def pairs_table(source: Source | None, fmt: str | None) -> dict[str, dict[str, A
                 raise InvalidInput(
                     f"{where(frame, bad, col)} must be a whole number of pixels >= 1"
                 )
-            sizes[col] = values.astype(np.int64)
+            out = out.with_columns(pl.Series(col, values.astype(np.int64), dtype=pl.Int32))
     slice_cols = [
         c
         for c in frame.columns
         if c not in ("pair_id", "width", "height", *H_COLUMNS) and not c.startswith("_")
     ]
-    out: dict[str, dict[str, Any]] = {}
-    for i, pid in enumerate(ids):
-        h = None
-        if hs and not np.isnan(hs["h11"][i]):
-            h = np.array([hs[c][i] for c in H_COLUMNS]).reshape(3, 3)
-            geometry.check_homography(
-                h, f"{frame['_file'][i]} row {frame['_row'][i]} (pair {pid!r})"
-            )
-        out[pid] = {
-            "H": h,
-            "width": int(sizes["width"][i]) if "width" in sizes else None,
-            "height": int(sizes["height"][i]) if "height" in sizes else None,
-            "slices": {c: None if frame[c][i] is None else str(frame[c][i]) for c in slice_cols},
-        }
+    if slice_cols:
+        # str() of each value, as the slices were always written (True, not true)
+        text = pl.DataFrame(
+            {
+                c: frame[c]
+                if frame[c].dtype == pl.String
+                else pl.Series([None if v is None else str(v) for v in frame[c].to_list()])
+                for c in slice_cols
+            },
+            schema=dict.fromkeys(slice_cols, pl.String),
+        )
+        out = out.with_columns(
+            slice_keys=text.select(
+                pl.concat_list(
+                    pl.when(pl.col(c).is_not_null()).then(pl.lit(c)) for c in slice_cols
+                ).list.drop_nulls()
+            ).to_series(),
+            slice_values=text.select(pl.concat_list(slice_cols).list.drop_nulls()).to_series(),
+        )
     return out
+
+
+def no_pairs(ids: Sequence[str] | np.ndarray) -> pl.DataFrame:
+    """Rows of :data:`PAIR_COLUMNS` for pairs known only by their ids: no true homography,
+    no size, no slices."""
+    n = len(ids)
+    columns = [pl.Series("pair_id", ids, dtype=pl.String)]
+    columns += [pl.repeat(None, n, dtype=pl.Float64, eager=True).alias(c) for c in H_COLUMNS]
+    columns += [
+        pl.repeat(None, n, dtype=pl.Int32, eager=True).alias(c) for c in ("width", "height")
+    ]
+    empty = pl.Series("", [[]], dtype=pl.List(pl.String)).new_from_index(0, n)
+    columns += [empty.alias(c) for c in ("slice_keys", "slice_values")]
+    return pl.DataFrame(columns)
 
 
 def _find(directory: Path, pair_id: str, suffixes: Sequence[str]) -> Path | None:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pyarrow.parquet as pq
 
-from evalstore import queries
+from evalstore import estimates, queries
 from evalstore.errors import EvalstoreError, InvalidInput, SchemaError
 from evalstore.scale.layout import (
     BATCH_ROWS,
@@ -117,16 +117,19 @@ def _write_partition(
     columns: Sequence[Mapping[str, Any]],
     run_id: int,
     folder: Path,
+    copy: str | None = None,
 ) -> int:
-    """Stream one run's rows of ``table`` into ``folder/part-0.parquet``; returns the row
-    count (0: nothing is written)."""
+    """Stream one run's rows of ``table`` (or of ``copy``, a temporary table of its columns)
+    into ``folder/part-0.parquet``; returns the row count (0: nothing is written)."""
     allowed = {c["name"] for c in columns}
     # The table is from TABLES and the columns from the store's catalogue (quote_ident);
     # the run id is bound.
     sql = queries.template(
         "export/select_partition",
         columns=_select_list(columns, allowed),
-        table=queries.quote_ident(table, set(TABLES)),
+        table=queries.quote_ident(copy, {copy})
+        if copy
+        else queries.quote_ident(table, set(TABLES)),
     )
     reader = con.sql(sql, params={"run_id": run_id}).to_arrow_reader(BATCH_ROWS)
     rows = 0
@@ -229,7 +232,9 @@ def export_runs(
     ingested again with ``--replace``) replaces the older one.
 
     Args:
-        store: an open store (read-only is enough).
+        store: an open store (read-only is enough). A keypoint run's homographies still to
+            estimate are estimated first: kept by a writable store, for the export alone by
+            a read-only one.
         out_dir: the export folder; created when missing. It must be empty or an export
             whose raw tables have the same columns.
         runs: run references; default every run of the store.
@@ -250,6 +255,7 @@ def export_runs(
         wanted = [int(r[0]) for r in queries.fetch_rows(store.con, "export/all_runs")]
     else:
         wanted = list(dict.fromkeys(store.resolve(r) for r in runs))
+    _estimate_first(store, wanted)
     tables = {t: table_columns(store.con, t) for t in TABLES}
     fresh = _new_manifest(store, tables)
     root.mkdir(parents=True, exist_ok=True)
@@ -287,6 +293,18 @@ def export_runs(
     }
 
 
+def _estimate_first(store: Store, run_ids: Sequence[int]) -> None:
+    """Spark reads the estimated homographies from the export: a writable store makes and
+    keeps those still pending (:mod:`evalstore.estimates`) before the rows are written; a
+    read-only one makes them for the export alone (:func:`_export_run`)."""
+    if store.read_only:
+        return
+    pending = [run_id for run_id, _ in estimates.pending_runs(store, run_ids)]
+    if pending:
+        with store.transaction():
+            estimates.ensure_estimates(store, pending, needed_by="export")
+
+
 def _export_run(
     store: Store,
     root: Path,
@@ -307,7 +325,11 @@ def _export_run(
             for table in TABLES:
                 folder = staging_path(root, table, run_id, tag)
                 staged.append(folder)
-                rows[table] = _write_partition(store.con, table, tables[table], run_id, folder)
+                # pairs whose estimates are pending on a read-only store: made for the export
+                copy = estimates.with_estimates(store, run_id) if table == "pairs" else None
+                rows[table] = _write_partition(
+                    store.con, table, tables[table], run_id, folder, copy
+                )
         finally:
             store.con.execute("rollback")  # nothing was written to the store
     except BaseException:

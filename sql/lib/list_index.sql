@@ -3,8 +3,12 @@
 -- Included after a CTE index_rows(list_id, score, label) that the including query defines
 -- (the rows of the lists to index).
 -- CTEs it defines:
---   list_counts(list_id, n_rows, n_pos_labels, n_neg, n_ret, p_ret): the stored rows, the +1
---       labels, the -1 labels, the retrieved non-ignored rows, the retrieved positives;
+--   list_counts(list_id, n_rows, n_pos_labels, n_neg, n_ret, p_ret, n_scores): the stored
+--       rows, the +1 labels, the -1 labels, the retrieved non-ignored rows, the retrieved
+--       positives, and the distinct scores among the retrieved non-ignored rows: NULL here
+--       (a count of distinct values costs a pass of its own); the NumPy way counts them
+--       from its sort. A list with n_scores = n_ret has no tied scores, so every tie policy
+--       ranks it as `grouped` does;
 --   positive_points(list_id, tp, n): one row per retrieved positive, the point where it
 --       enters the ranking under `grouped` ties (the end of its tie group): tp positives and
 --       n non-ignored items score at least as high. With r the ascending rank() of a row
@@ -18,7 +22,8 @@ list_counts as (
            sum(case when label = 1 then 1 else 0 end) as n_pos_labels,
            sum(case when label = -1 then 1 else 0 end) as n_neg,
            sum(case when label <> 0 and score is not null then 1 else 0 end) as n_ret,
-           sum(case when label = 1 and score is not null then 1 else 0 end) as p_ret
+           sum(case when label = 1 and score is not null then 1 else 0 end) as p_ret,
+           cast(null as bigint) as n_scores
     from index_rows
     group by list_id
 ),

@@ -5,9 +5,11 @@
 -- under `grouped` ties the end of its tie group, else its own rank in the policy's order.
 -- Two ways, by tie policy:
 --   (a) `grouped`: no sort at all. Ingest stored, for each retrieved positive, the point where
---       its tie group ends (positive_ranks, sql/lib/list_index.sql): TP = tp, TP + FP = n;
---   (b) `optimistic`, `pessimistic`, `input`, `docid`: one point per rank, in the policy's
---       order: a positive at row_number() i among all items and j among the positives has
+--       its tie group ends (positive_ranks, sql/lib/list_index.sql): TP = tp, TP + FP = n.
+--       A list without tied scores (list_stats.n_scores = n_ret) is ranked alike by every
+--       policy, and takes this way under all of them;
+--   (b) `optimistic`, `pessimistic`, `input`, `docid` on the other lists: one point per
+--       rank, in the policy's order: a positive at row_number() i among all items and j among the positives has
 --       P_t = j / i. Windows are partitioned by list_id, unique across runs, tasks and lists.
 -- The sum over points is exact (docs/metrics.md, "Determinism"): each P_t, a double, is scaled
 -- by 2^90 and rounded to an integer (exact for P_t >= 2^-38; P_t >= 1 / rows > 2^-31), and the
@@ -19,18 +21,21 @@ with
 -- @include lib/lists.sql
 ,
 ranked as (
-    select run_id, list_id, score, label, seq, item_id
-    from items
-    where label <> 0 and score is not null and $ties <> 'grouped'
+    -- the rows that (b) sorts: of lists with tied scores (or not counted), other policies
+    select i.run_id, i.list_id, i.score, i.label, i.seq, i.item_id
+    from items i
+    join lists l on l.list_id = i.list_id
+    where i.label <> 0 and i.score is not null and $ties <> 'grouped'
+      and (l.n_scores is null or l.n_scores < l.n_ret)
 ),
 terms as (
-    -- (a) grouped: the stored points of the retrieved positives
+    -- (a) grouped, and any policy on a list without tied scores: the stored points
     select l.run_id, l.list_id,
            cast(cast(p.tp as double) / nullif(cast(p.n as double), 0) * pow(2, 90)
                 as decimal(38, 0)) as term
     from positive_ranks p
     join lists l on l.list_id = p.list_id
-    where $ties = 'grouped'
+    where $ties = 'grouped' or l.n_scores = l.n_ret
     union all
     -- (b) optimistic / pessimistic / input / docid: the j-th positive at row i, in the
     -- policy's order

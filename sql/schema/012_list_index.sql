@@ -11,13 +11,14 @@ create table list_stats (
     n_pos_labels bigint not null,
     n_neg bigint not null,
     n_ret bigint not null,
-    p_ret bigint not null
+    p_ret bigint not null,
+    n_scores bigint
 );
 create table positive_ranks (list_id integer not null, tp integer not null, n integer not null);
 insert into list_stats
 with index_rows as (select list_id, score, label from score_items),
 -- @include lib/list_index.sql
-select list_id, n_rows, n_pos_labels, n_neg, n_ret, p_ret from list_counts;
+select list_id, n_rows, n_pos_labels, n_neg, n_ret, p_ret, n_scores from list_counts;
 insert into positive_ranks
 with index_rows as (select list_id, score, label from score_items),
 -- @include lib/list_index.sql

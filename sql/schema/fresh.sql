@@ -1,5 +1,5 @@
--- version: 12
--- The schema of version 12 in one file: what a new store applies instead of
+-- version: 13
+-- The schema of version 13 in one file: what a new store applies instead of
 -- replaying sql/schema/001_*.sql onwards (the same catalogue; tests/test_store.py
 -- checks). Written by `python tools/write_fresh_schema.py`: run it after adding a
 -- migration.
@@ -11,12 +11,12 @@ CREATE TABLE list_rows_int_f32(list_id INTEGER NOT NULL, item INTEGER NOT NULL, 
 CREATE TABLE list_rows_int_f64(list_id INTEGER NOT NULL, item INTEGER NOT NULL, score DOUBLE, "label" TINYINT NOT NULL, seq INTEGER NOT NULL);
 CREATE TABLE list_rows_text_f32(list_id INTEGER NOT NULL, item VARCHAR NOT NULL, score FLOAT, "label" TINYINT NOT NULL, seq INTEGER NOT NULL);
 CREATE TABLE list_rows_text_f64(list_id INTEGER NOT NULL, item VARCHAR NOT NULL, score DOUBLE, "label" TINYINT NOT NULL, seq INTEGER NOT NULL);
-CREATE TABLE list_stats(list_id INTEGER NOT NULL, n_rows BIGINT NOT NULL, n_pos_labels BIGINT NOT NULL, n_neg BIGINT NOT NULL, n_ret BIGINT NOT NULL, p_ret BIGINT NOT NULL);
+CREATE TABLE list_stats(list_id INTEGER NOT NULL, n_rows BIGINT NOT NULL, n_pos_labels BIGINT NOT NULL, n_neg BIGINT NOT NULL, n_ret BIGINT NOT NULL, p_ret BIGINT NOT NULL, n_scores BIGINT);
 CREATE TABLE list_values(run_id INTEGER NOT NULL, task VARCHAR NOT NULL, metric VARCHAR NOT NULL, params VARCHAR NOT NULL, group_id VARCHAR, "value" DOUBLE, definition_sha VARCHAR NOT NULL);
 CREATE TABLE matches(run_id INTEGER NOT NULL, pair_id VARCHAR NOT NULL, x0 DOUBLE NOT NULL, y0 DOUBLE NOT NULL, x1 DOUBLE NOT NULL, y1 DOUBLE NOT NULL, score DOUBLE, gt_x1 DOUBLE NOT NULL, gt_y1 DOUBLE NOT NULL, seq BIGINT NOT NULL);
 CREATE TABLE metric_values(run_id INTEGER, task VARCHAR, metric VARCHAR, params VARCHAR, slice VARCHAR, "value" DOUBLE, n_lists BIGINT NOT NULL, n_skipped BIGINT NOT NULL, definition_sha VARCHAR NOT NULL, computed_at TIMESTAMP NOT NULL, "label" VARCHAR, engine VARCHAR DEFAULT('duckdb'), PRIMARY KEY(run_id, task, metric, params, slice));
 CREATE TABLE outcomes(run_id INTEGER NOT NULL, group_id VARCHAR NOT NULL, tp BIGINT NOT NULL, fp BIGINT NOT NULL, fn BIGINT NOT NULL);
-CREATE TABLE pairs(run_id INTEGER, pair_id VARCHAR, h11 DOUBLE, h12 DOUBLE, h13 DOUBLE, h21 DOUBLE, h22 DOUBLE, h23 DOUBLE, h31 DOUBLE, h32 DOUBLE, h33 DOUBLE, e11 DOUBLE, e12 DOUBLE, e13 DOUBLE, e21 DOUBLE, e22 DOUBLE, e23 DOUBLE, e31 DOUBLE, e32 DOUBLE, e33 DOUBLE, r11 DOUBLE, r12 DOUBLE, r13 DOUBLE, r21 DOUBLE, r22 DOUBLE, r23 DOUBLE, r31 DOUBLE, r32 DOUBLE, r33 DOUBLE, width INTEGER, height INTEGER, n_inliers INTEGER, n_invalid BIGINT DEFAULT(0) NOT NULL, slices MAP(VARCHAR, VARCHAR) DEFAULT("map"()) NOT NULL, e_direction VARCHAR, PRIMARY KEY(run_id, pair_id));
+CREATE TABLE pairs(run_id INTEGER, pair_id VARCHAR, h11 DOUBLE, h12 DOUBLE, h13 DOUBLE, h21 DOUBLE, h22 DOUBLE, h23 DOUBLE, h31 DOUBLE, h32 DOUBLE, h33 DOUBLE, e11 DOUBLE, e12 DOUBLE, e13 DOUBLE, e21 DOUBLE, e22 DOUBLE, e23 DOUBLE, e31 DOUBLE, e32 DOUBLE, e33 DOUBLE, r11 DOUBLE, r12 DOUBLE, r13 DOUBLE, r21 DOUBLE, r22 DOUBLE, r23 DOUBLE, r31 DOUBLE, r32 DOUBLE, r33 DOUBLE, width INTEGER, height INTEGER, n_inliers INTEGER, n_invalid BIGINT DEFAULT(0) NOT NULL, slices MAP(VARCHAR, VARCHAR) DEFAULT("map"()) NOT NULL, e_direction VARCHAR, estimated BOOLEAN DEFAULT(true), ransac_threshold DOUBLE, PRIMARY KEY(run_id, pair_id));
 CREATE TABLE positive_ranks(list_id INTEGER NOT NULL, tp INTEGER NOT NULL, n INTEGER NOT NULL);
 CREATE TABLE runs(run_id INTEGER DEFAULT(nextval('runs_seq')) PRIMARY KEY, experiment VARCHAR NOT NULL, "name" VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL, git_commit VARCHAR, params JSON DEFAULT('{}') NOT NULL, tags VARCHAR[] DEFAULT(list_value()) NOT NULL, notes VARCHAR, UNIQUE(experiment, "name"));
 CREATE TABLE store_info(store_id VARCHAR NOT NULL);

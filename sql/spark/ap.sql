@@ -7,9 +7,11 @@
 -- under `grouped` ties the end of its tie group, else its own rank in the policy's order.
 -- Two ways, by tie policy:
 --   (a) `grouped`: no sort at all. Ingest stored, for each retrieved positive, the point where
---       its tie group ends (positive_ranks, sql/lib/list_index.sql): TP = tp, TP + FP = n;
---   (b) `optimistic`, `pessimistic`, `input`, `docid`: one point per rank, in the policy's
---       order: a positive at row_number() i among all items and j among the positives has
+--       its tie group ends (positive_ranks, sql/lib/list_index.sql): TP = tp, TP + FP = n.
+--       A list without tied scores (list_stats.n_scores = n_ret) is ranked alike by every
+--       policy, and takes this way under all of them;
+--   (b) `optimistic`, `pessimistic`, `input`, `docid` on the other lists: one point per
+--       rank, in the policy's order: a positive at row_number() i among all items and j among the positives has
 --       P_t = j / i. Windows are partitioned by list_id, unique across runs, tasks and lists.
 -- The sum over points is exact (docs/metrics.md, "Determinism"): each P_t, a double, is scaled
 -- by 2^90 and rounded to an integer (exact for P_t >= 2^-38; P_t >= 1 / rows > 2^-31), and the
@@ -36,7 +38,8 @@ WITH items AS (
     COALESCE(g.n_positives, c.n_pos_labels) AS n_pos,
     c.n_neg,
     c.n_ret,
-    c.p_ret
+    c.p_ret,
+    c.n_scores
   FROM groups AS g
   JOIN list_stats AS c
     ON c.list_id = g.list_id
@@ -44,15 +47,22 @@ WITH items AS (
     ARRAY_CONTAINS(:runs, g.run_id) AND g.task = :task
 ), ranked AS (
   SELECT
-    run_id,
-    list_id,
-    score,
-    label,
-    seq,
-    item_id
-  FROM items
+    i.run_id,
+    i.list_id,
+    i.score,
+    i.label,
+    i.seq,
+    i.item_id
+  FROM items AS i
+  JOIN lists AS l
+    ON l.list_id = i.list_id
   WHERE
-    label <> 0 AND NOT score IS NULL AND :ties <> 'grouped'
+    i.label <> 0
+    AND NOT i.score IS NULL
+    AND :ties <> 'grouped'
+    AND (
+      l.n_scores IS NULL OR l.n_scores < l.n_ret
+    )
 ), terms AS (
   SELECT
     l.run_id,
@@ -62,7 +72,7 @@ WITH items AS (
   JOIN lists AS l
     ON l.list_id = p.list_id
   WHERE
-    :ties = 'grouped'
+    :ties = 'grouped' OR l.n_scores = l.n_ret
   UNION ALL
   SELECT
     run_id,

@@ -23,7 +23,8 @@ WITH items AS (
     COALESCE(g.n_positives, c.n_pos_labels) AS n_pos,
     c.n_neg,
     c.n_ret,
-    c.p_ret
+    c.p_ret,
+    c.n_scores
   FROM groups AS g
   JOIN list_stats AS c
     ON c.list_id = g.list_id

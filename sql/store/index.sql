@@ -8,7 +8,7 @@ with index_rows as (
     select list_id, score, label from {rows} where list_id >= $lo and list_id < $hi
 ),
 -- @include lib/list_index.sql
-select list_id, n_rows, n_pos_labels, n_neg, n_ret, p_ret from list_counts;
+select list_id, n_rows, n_pos_labels, n_neg, n_ret, p_ret, n_scores from list_counts;
 
 -- name: insert_positive_ranks
 -- The SQL way (scores stored as DOUBLE; float32 scores take the NumPy way).
@@ -32,9 +32,16 @@ cut as (
 )
 select min(list_id) as first, max(list_id) + 1 as stop from cut group by chunk order by first;
 
+-- name: set_n_scores
+-- The distinct scores of the lists evalstore/ingest/index.py ranked, registered as
+-- `_list_scores` (list_id, n_scores).
+update list_stats set n_scores = t.n_scores
+from _list_scores t
+where list_stats.list_id = t.list_id;
+
 -- name: index_rows
 -- The retrieved, non-ignored rows of the lists $lo <= list_id < $hi of {rows}, for NumPy.
-select list_id, score, label = 1 as positive
+select list_id, score, label
 from {rows}
 where list_id >= $lo and list_id < $hi and label <> 0 and score is not null;
 
@@ -47,7 +54,7 @@ insert into positive_ranks select list_id, tp, n from _positive_ranks;
 -- over an export) computes instead.
 with index_rows as (select list_id, score, label from score_items),
 -- @include lib/list_index.sql
-select list_id, n_rows, n_pos_labels, n_neg, n_ret, p_ret from list_counts;
+select list_id, n_rows, n_pos_labels, n_neg, n_ret, p_ret, n_scores from list_counts;
 
 -- name: positive_ranks_view
 -- positive_ranks of every list of score_items, as list_stats_view.

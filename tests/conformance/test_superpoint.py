@@ -106,7 +106,7 @@ def test_the_estimate_is_made_image_0_to_1_not_inverted(tmp_path: Path) -> None:
     1 -> 0 estimate (what evalstore stored before schema 10) is another matrix."""
     matches, pairs, truth = _pairs(30, 7)
     with Store(tmp_path / "s.duckdb") as store:
-        store.ingest_keypoints(matches, run="sp/a", pairs=pairs, git_commit=None)
+        store.ingest_keypoints(matches, run="sp/a", pairs=pairs, git_commit=None, estimate=True)
         rows = store.con.sql(
             "select pair_id, e_direction, [e11, e12, e13, e21, e22, e23, e31, e32, e33], "
             "[r11, r12, r13, r21, r22, r23, r31, r32, r33] from pairs order by pair_id"
@@ -127,7 +127,7 @@ def test_estimates_stored_before_schema_10_give_no_value(tmp_path: Path) -> None
     marks it e_direction = 'inverse') is not scored as SuperPoint would score another matrix."""
     matches, pairs, _ = _pairs(4, 3)
     with Store(tmp_path / "s.duckdb") as store:
-        store.ingest_keypoints(matches, run="sp/a", pairs=pairs, git_commit=None)
+        store.ingest_keypoints(matches, run="sp/a", pairs=pairs, git_commit=None, estimate=True)
         store.con.execute("update pairs set e_direction = 'inverse' where pair_id <> 'p000'")
         frame = evaluate(store, ["sp/a"], metrics=["homography_accuracy"], sweeps={"eps": [3.0]})
     row = frame.row(0, named=True)
