@@ -90,7 +90,7 @@ def main() -> None:
     np_mean = dict(zip(SIGMAS, np.asarray(values).mean(axis=0), strict=True))
     agree = all(abs(sql_mean[s] - np_mean[s]) <= 1e-12 for s in SIGMAS)
     print(
-        f"{args.pairs:,} pairs x {args.matches:,} matches; setup (ingest with RANSAC) {setup:.1f} s"
+        f"{args.pairs:,} pairs x {args.matches:,} matches; setup (data and ingest) {setup:.1f} s"
     )
     print(
         f"precision@sigma for sigma = {SIGMAS}: " + ", ".join(f"{sql_mean[s]:.6f}" for s in SIGMAS)

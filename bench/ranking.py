@@ -32,7 +32,7 @@ process's peak memory), the three kinds alternated, best of ``--repeat``:
 
   - DuckDB ``create table t as select * from read_parquet(...)`` (the reference);
   - ``Store.ingest`` of the file with the code of ``--before`` (the checkout before the list
-    index, e.g. ``git archive HEAD | tar -x -C /tmp/evalstore_before``; skipped if absent);
+    index, e.g. ``git archive 2266a22 | tar -x -C /tmp/evalstore_before``; skipped if absent);
   - ``Store.ingest`` with this checkout (list index included).
 
 ``--scale 0.1`` shrinks every case (lists: the number of lists) for a quick run. DuckDB uses

@@ -4,13 +4,14 @@
 
 One retrieval run of ``--lists`` x ``--items`` rows (default 10,000 x 1,000 = 10 M rows; the
 recipe of ``bench/ranking.py``'s ``lists`` case: 5 % positives and at least one per list,
-scores N(0, 1) + 1 for positives rounded to ``--decimals``, so that many scores tie) is
-ingested into a DuckDB store and exported to Parquet with ``export_runs``. Then ``ap`` is
+scores N(0, 1) + 1 for positives, rounded to ``--decimals`` if given so that many scores
+tie) is ingested into a DuckDB store and exported to Parquet with ``export_runs``. Then ``ap`` is
 computed per list
 
 - by DuckDB: the ``metrics/ap`` query over the store's table (``fetchall``);
 - by Spark: ``compute_per_list`` (the same SQL transpiled by sqlglot) over the export, with the
-  views registered once before timing;
+  views registered once before timing (an export has no list index: Spark's views compute it
+  from the rows, with window sorts, in every query);
 
 each the best of ``--repeat`` runs (Spark's first, cold run is printed too). Both use every
 core of the machine. The two results must agree to 1e-9 (mean AP and every list).
@@ -76,7 +77,9 @@ def main() -> None:
     )
     ap.add_argument("--lists", type=int, default=10_000)
     ap.add_argument("--items", type=int, default=1_000, help="items per list")
-    ap.add_argument("--decimals", type=int, default=4, help="round scores (ties); -1 = none")
+    ap.add_argument(
+        "--decimals", type=int, default=-1, help="round scores (ties); -1 = none (the default)"
+    )
     ap.add_argument("--repeat", type=int, default=3, help="best of N runs (default 3)")
     ap.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
     ap.add_argument("--driver-memory", default="4g", help="spark.driver.memory (default 4g)")
