@@ -152,10 +152,14 @@ def _register(spark: SparkSession, source: str, manifest: Mapping[str, Any]) -> 
         frame.createOrReplaceTempView(table)
     # the lean view of the ranked items that metric SQL reads, as in the store
     spark.table("scores").select(*SCORE_ITEMS).createOrReplaceTempView("score_items")
-    # the list index that a store keeps (sql/lib/list_index.sql), from the rows
+    # the list index that a store keeps (sql/lib/list_index.sql), from the rows: computed by
+    # the first query that reads it and kept for the session's later ones (a few rows per
+    # list, as ingest stores it)
     for view in INDEX_VIEWS:
+        if spark.catalog.tableExists(view):
+            spark.catalog.uncacheTable(view)
         text = to_spark_sql(queries.load(f"store/{view}_view").text)
-        spark.sql(text).createOrReplaceTempView(view)
+        spark.sql(text).persist().createOrReplaceTempView(view)
 
 
 def _run_list_key() -> Any:
