@@ -15,8 +15,6 @@ interval and sign-flip test, 1,000 resamples and 10,000 sign vectors).
 from __future__ import annotations
 
 import argparse
-import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +25,9 @@ import numpy as np
 from evalstore import Store, evaluate
 from evalstore.compare import paired_lists
 from evalstore.stats import paired_stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _measure
 
 
 def build(db: Path, lists: int, items: int) -> None:
@@ -48,13 +49,8 @@ def build(db: Path, lists: int, items: int) -> None:
 
 def timed(args: list[str]) -> tuple[float, float]:
     """(wall, CPU) seconds of one subprocess: CPU is user + sys of all its threads."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    subprocess.run(args, check=True, capture_output=True)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+    measured = _measure.run(args)
+    return measured.wall, measured.cpu
 
 
 def main() -> None:

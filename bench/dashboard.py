@@ -18,9 +18,7 @@ runs).
 from __future__ import annotations
 
 import argparse
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +29,9 @@ import numpy as np
 import polars as pl
 
 from evalstore import Store, evaluate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _measure
 
 T0 = datetime(2026, 1, 5, 9, 0)
 NOISE = ("easy", "hard", "tough")
@@ -151,13 +152,8 @@ def build(store: Store, runs: int) -> dict[str, int]:
 
 def timed(args: list[str]) -> tuple[float, float]:
     """(wall, CPU) seconds of one subprocess: CPU is user + sys of all its threads."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    subprocess.run(args, check=True, capture_output=True)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+    measured = _measure.run(args)
+    return measured.wall, measured.cpu
 
 
 def main() -> None:
