@@ -38,6 +38,7 @@ __all__ = [
     "Query",
     "bind",
     "fetch",
+    "fetch_columns",
     "fetch_rows",
     "fill",
     "literal",
@@ -228,6 +229,16 @@ def fetch(
     """Run a named query and return the fully fetched result as a polars frame."""
     text = name_or_query.text if isinstance(name_or_query, Query) else load(name_or_query).text
     return con.sql(text, params=bind(text, params)).pl()
+
+
+def fetch_columns(
+    con: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, Any] | None = None
+) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run a named query and return its column names and rows, without a frame (for output
+    that needs neither polars nor pyarrow)."""
+    text = load(name).text
+    result = con.execute(text, bind(text, params))
+    return [d[0] for d in result.description], result.fetchall()
 
 
 def fetch_rows(

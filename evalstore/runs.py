@@ -188,14 +188,30 @@ def list_runs(
         sort: ``created_at`` (newest first), ``name`` or ``id``.
         limit: at most this many rows.
     """
+    return store.query("store/list_runs", _run_filters(experiment, tag, sort, limit))
+
+
+def list_run_rows(
+    store: Database,
+    *,
+    experiment: str | None = None,
+    tag: str | None = None,
+    sort: str = "created_at",
+    limit: int | None = None,
+) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """:func:`list_runs` as column names and rows, without polars (`evalstore runs`)."""
+    filters = _run_filters(experiment, tag, sort, limit)
+    return queries.fetch_columns(store.con, "store/list_runs", filters)
+
+
+def _run_filters(
+    experiment: str | None, tag: str | None, sort: str, limit: int | None
+) -> dict[str, Any]:
     if sort not in SORT_KEYS:
         raise InvalidInput(f"unknown sort key {sort!r}; use one of {', '.join(SORT_KEYS)}")
     if limit is not None and limit < 0:
         raise InvalidInput(f"--limit must be >= 0, got {limit}")
-    return store.query(
-        "store/list_runs",
-        {"experiment": experiment, "tag": tag, "sort": sort, "limit": limit},
-    )
+    return {"experiment": experiment, "tag": tag, "sort": sort, "limit": limit}
 
 
 def get_run(store: Database, ref: RunRef) -> dict[str, Any]:

@@ -28,23 +28,13 @@ SHOWN = ("run_id", "experiment", "name", "created_at", "tasks", "n_rows", "tags"
 def _run_rows(
     db: Path | None, lock_timeout: float, **filters: Any
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """The rows of :meth:`Store.runs` as tuples: the same named query and checks, without
-    polars and pyarrow (or the ingest modules Store brings), so `evalstore runs` starts fast."""
-    from evalstore import queries
+    """The rows of :meth:`Store.runs` as tuples, without polars and pyarrow (or the ingest
+    modules Store brings), so `evalstore runs` starts fast."""
     from evalstore.database import Database
-    from evalstore.errors import InvalidInput
-    from evalstore.runs import SORT_KEYS
+    from evalstore.runs import list_run_rows
 
-    if filters["sort"] not in SORT_KEYS:
-        raise InvalidInput(
-            f"unknown sort key {filters['sort']!r}; use one of {', '.join(SORT_KEYS)}"
-        )
-    if filters["limit"] is not None and filters["limit"] < 0:
-        raise InvalidInput(f"--limit must be >= 0, got {filters['limit']}")
     with Database(db, read_only=True, lock_timeout=lock_timeout) as store:
-        text = queries.load("store/list_runs").text
-        result = store.con.execute(text, queries.bind(text, filters))
-        return [d[0] for d in result.description], result.fetchall()
+        return list_run_rows(store, **filters)
 
 
 @command("runs")
