@@ -243,6 +243,20 @@ def test_bad_keypoint_input_changes_nothing(cli: Any, db: Path, tmp_path: Path, 
     assert snapshot(db) == before
 
 
+def test_messages_name_the_row_in_its_own_file(store: Store, tmp_path: Path) -> None:
+    # rows of several files form one frame; a message counts rows within the file they
+    # came from, whichever files (the same one twice too) come before it
+    good, bad = tmp_path / "good.csv", tmp_path / "bad.csv"
+    head = "pair_id,x0,y0,x1,y1,gt_x1,gt_y1\n"
+    good.write_text(head + "a,1,1,2,2,2,2\na,3,3,4,4,4,4\na,5,5,6,6,6,6\n")
+    bad.write_text(head + "b,1,1,2,2,2,2\nb,1,,2,2,2,2\n")
+    with pytest.raises(InvalidInput, match=r"^\S*bad\.csv: column 'y0' row 2 is empty"):
+        store.ingest_keypoints([str(good), str(bad)], run="k")
+    with pytest.raises(InvalidInput, match=r"^\S*bad\.csv: column 'y0' row 2 is empty"):
+        store.ingest_keypoints([str(good), str(good), str(bad)], run="k")
+    assert store.runs().height == 0
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

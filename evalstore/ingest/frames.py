@@ -18,16 +18,18 @@ from evalstore.ingest.sources import Source, first_line, open_source, source_col
 if TYPE_CHECKING:
     from evalstore.database import Database
 
-__all__ = ["finite", "ids_of", "read_frame", "shown", "where", "write_tables"]
+__all__ = ["finite", "ids_of", "read_frame", "row_of", "shown", "where", "write_tables"]
 
 
 def read_frame(
     sources: Sequence[Source], fmt: str | None, mapping: dict[str, str], ids: Sequence[str]
 ) -> pl.DataFrame:
-    """All sources as one frame with our column names plus _file and _row (1-based); our id
-    columns ``ids`` read from CSV/TSV as text, exactly as written (``007`` stays ``007``)."""
+    """All sources as one frame with our column names plus ``_file``, the source of every row
+    (an enum of the source labels: four bytes a row, not a string), for messages (:func:`where`
+    finds a row's number in its file); our id columns ``ids`` read from CSV/TSV as text,
+    exactly as written (``007`` stays ``007``)."""
     text = [c for c in source_columns(mapping, ids).values() if c is not None]
-    frames = []
+    frames, labels = [], []
     for i, source in enumerate(sources):
         label, frame = open_source(source, fmt, i, text)[:2]
         if isinstance(frame, pl.LazyFrame):
@@ -45,16 +47,34 @@ def read_frame(
                 f"(columns: {', '.join(frame.columns)})"
             )
         frame = frame.drop([c for c in frame.columns if c in mapping and c not in rename])
-        frame = frame.rename(rename).with_columns(
-            _file=pl.lit(label), _row=pl.int_range(1, frame.height + 1, dtype=pl.Int64)
-        )
-        frames.append(frame)
-    return pl.concat(frames, how="diagonal_relaxed")
+        frames.append(frame.rename(rename))
+        labels.append(label)
+    # one category per source: a file given twice is told apart by its place in the list
+    seen: dict[str, int] = {}
+    for k, lb in enumerate(labels):
+        seen[lb] = seen.get(lb, 0) + 1
+        if seen[lb] > 1:
+            labels[k] = f"{lb} (copy {seen[lb]})"
+    files = pl.Enum(labels)
+    # one chunk per column (a no-op when it is one already): its columns are then NumPy and
+    # Arrow arrays without a copy, and DuckDB inserts them in whole row groups
+    return pl.concat(
+        [f.with_columns(_file=pl.lit(b, dtype=files)) for f, b in zip(frames, labels, strict=True)],
+        how="diagonal_relaxed",
+    ).rechunk()
+
+
+def row_of(frame: pl.DataFrame, i: int) -> int:
+    """The 1-based row in its source of the frame's row ``i``: the rows of a source are
+    contiguous, so it counts back to the first row of the same ``_file``."""
+    files = frame["_file"].to_physical()
+    other = (files[: i + 1] != files[i]).arg_true()
+    return i - (int(other[-1]) + 1 if len(other) else 0) + 1
 
 
 def where(frame: pl.DataFrame, mask: pl.Series | np.ndarray, col: str) -> str:
     i = int(np.flatnonzero(np.asarray(mask))[0])
-    return f"{frame['_file'][i]}: column {col!r} row {frame['_row'][i]}"
+    return f"{frame['_file'][i]}: column {col!r} row {row_of(frame, i)}"
 
 
 def finite(frame: pl.DataFrame, cols: Sequence[str], what: str) -> dict[str, np.ndarray]:

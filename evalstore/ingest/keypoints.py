@@ -165,7 +165,10 @@ def ingest_keypoints(
     given = pl.DataFrame([frame[c] for c in ("x1", "y1", "score") if c in frame.columns])
     if not all_kept:
         given = given.filter(pl.Series(keep))
-    given = given.with_columns(pl.col(c).cast(pl.Float64) for c in given.columns).to_arrow()
+    # one chunk per column, as the frame is (read_frame): DuckDB then fills whole row groups
+    # (chunked input leaves partial ones, which the checkpoint at close rewrites)
+    given = given.with_columns(pl.col(c).cast(pl.Float64) for c in given.columns)
+    given = given.rechunk().to_arrow()
     x0, y0 = rows(xy["x0"]), rows(xy["y0"])
     n_pairs = len(keys)
     est = {c: pa.nulls(n_pairs, pa.float64()) for c in (*_E, *_R)}

@@ -12,7 +12,7 @@ import polars as pl
 
 from evalstore.core import geometry
 from evalstore.errors import InvalidInput
-from evalstore.ingest.frames import ids_of, read_frame, shown, where
+from evalstore.ingest.frames import ids_of, read_frame, row_of, shown, where
 from evalstore.ingest.sources import Source, first_line
 
 __all__ = [
@@ -70,7 +70,7 @@ def pairs_table(source: Source | None, fmt: str | None) -> pl.DataFrame:
         for i in map(int, given[~(det >= geometry.DET_EPS)]):  # check_homography names the first
             geometry.check_homography(
                 raw[i].reshape(3, 3),
-                f"{frame['_file'][i]} row {frame['_row'][i]} (pair {ids[i]!r})",
+                f"{frame['_file'][i]} row {row_of(frame, i)} (pair {ids[i]!r})",
             )
         out = out.with_columns(
             pl.Series(c, raw[:, k], dtype=pl.Float64).fill_nan(None)
