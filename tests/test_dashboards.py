@@ -392,7 +392,7 @@ def test_comparison_matches_compare(sample: Store) -> None:
     assert frame.filter(pl.col("run").str.starts_with("demo/"))["diff"].is_sorted()
     fig = dash.panel_figure(panel, frame)
     assert fig is not None
-    titles = [a.text for a in fig.layout.annotations if " vs " in a.text]
+    titles = [a["text"] for a in fig.layout["annotations"] if " vs " in a["text"]]
     pairs = [
         ("demo/v4", f"demo/{XSS_RUN}"),
         (f"seeds/{XSS_RUN}-seed1", f"seeds/{XSS_RUN}-seed2"),
@@ -406,7 +406,7 @@ def test_comparison_matches_compare(sample: Store) -> None:
         assert f"mean {row['diff']:+.4f} [{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]" in title
         assert f"p={row['p_value']:.3g}" in title
         assert f"better/worse {row['wins']}/{row['losses']}" in title
-    lows = sorted(min(t.y) for t in fig.data if t.name == "95% interval of the mean")
+    lows = sorted(min(t["y"]) for t in fig.data if t["name"] == "95% interval of the mean")
     wanted = sorted(
         compare(sample, [b, r], metrics=["ap"])["ci_low"][0] for b, r in pairs
     )  # the band is the interval of compare
@@ -447,8 +447,8 @@ def test_best_so_far_follows_the_metric_direction() -> None:
     )
     fig = dash.panel_figure(panel, frame)
     assert fig is not None
-    best = [t for t in fig.data if t.name.endswith("best so far")]
-    assert [list(t.y) for t in best] == [[0.5, 0.5, 0.7], [0.3, 0.2, 0.2]]
+    best = [t for t in fig.data if t["name"].endswith("best so far")]
+    assert [list(t["y"]) for t in best] == [[0.5, 0.5, 0.7], [0.3, 0.2, 0.2]]
     mixed = frame.with_columns(m=pl.lit("all"))
     with pytest.raises(InvalidInput, match="opposite directions"):
         dash.panel_figure(panel, mixed)
@@ -552,10 +552,10 @@ def test_leaderboard_table_marks_the_best_and_escapes() -> None:
     assert "fpr95 &darr;" in text and "map &uarr;" in text
     fig = dash.panel_figure(panel, frame)
     assert fig is not None
-    fpr = next(t for t in fig.data if t.name == "verification fpr95")
-    assert list(fpr.x) == ["e/y", "e/&lt;b&gt;x&lt;/b&gt;"]
-    assert list(fpr.error_y.array) == [None, 0.01]
-    assert fpr.marker.color[1] == "#1f77b4"  # e/z (0.1, the best fpr95) is past the limit
+    fpr = next(t for t in fig.data if t["name"] == "verification fpr95")
+    assert list(fpr["x"]) == ["e/y", "e/&lt;b&gt;x&lt;/b&gt;"]
+    assert list(fpr["error_y"]["array"]) == [None, 0.01]
+    assert fpr["marker"]["color"][1] == "#1f77b4"  # e/z (0.1, the best fpr95) is past the limit
 
 
 def test_history_draws_a_band_for_configurations(sample: Store) -> None:
@@ -574,18 +574,18 @@ def test_history_draws_a_band_for_configurations(sample: Store) -> None:
     assert points["created_at"][0] == last.fetchall()[0][0]
     fig = dash.panel_figure(panel, frame)
     assert fig is not None
-    bands = [t for t in fig.data if t.name.endswith(": ± sd")]
-    assert [t.name for t in bands] == ["seeds: ± sd"]  # demo has one run per configuration
+    bands = [t for t in fig.data if t["name"].endswith(": ± sd")]
+    assert [t["name"] for t in bands] == ["seeds: ± sd"]  # demo has one run per configuration
     mean, sd = points["value"].to_list(), points["sd"].to_list()
     upper = [m + s for m, s in zip(mean, sd, strict=True)]
     lower = [m - s for m, s in zip(mean, sd, strict=True)]
-    assert np.allclose(bands[0].y, upper + lower[::-1])
-    assert bands[0].fill == "toself" and bands[0].hoverinfo == "skip"
+    assert np.allclose(bands[0]["y"], upper + lower[::-1])
+    assert bands[0]["fill"] == "toself" and bands[0]["hoverinfo"] == "skip"
     # marks and bars get error bars; a non-numeric spread is refused, naming the panel
     bars = dash.Panel(index=1, title="t", kind="bar", sql="select 1", x="experiment",
                       y="value", error="sd", where="spec: panel 1")  # fmt: skip
     drawn = dash.panel_figure(bars, points)
-    assert drawn is not None and list(drawn.data[0].error_y.array) == sd
+    assert drawn is not None and list(drawn.data[0]["error_y"]["array"]) == sd
     with pytest.raises(InvalidInput, match="spec: panel 1: `error` column 'sd' must be numeric"):
         dash.panel_figure(bars, points.with_columns(sd=pl.lit("x")))
 

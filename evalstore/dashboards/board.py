@@ -16,19 +16,17 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
 from evalstore.dashboards.grid import axis_titles, cell, grid_layout, make_grid, tick_room
+from evalstore.dashboards.plot import Figure, trace
 from evalstore.dashboards.specs import Panel
 from evalstore.dashboards.text import esc, plain
 from evalstore.errors import InvalidInput
 from evalstore.groups import label
 from evalstore.leaderboard import pivot
-
-if TYPE_CHECKING:
-    import plotly.graph_objects as go
 
 __all__ = ["BOARD_COLUMNS", "Board", "board", "board_figure", "board_html"]
 
@@ -175,11 +173,9 @@ def board_html(panel: Panel, frame: pl.DataFrame) -> str:
     return "\n".join(parts)
 
 
-def board_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
+def board_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
     """One chart per experiment and metric column: each configuration's mean with its sd as
     an error bar (none for one run), in the table's order, the best in green."""
-    import plotly.graph_objects as go
-
     b = board(panel, frame)
     charts = [(e, c) for e in b.experiments for c in b.columns[e]]
     cols = max(1, min(len(charts), panel.facet_cols))
@@ -203,7 +199,8 @@ def board_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
         sds = [b.cells[(e, g, c)][1] for g in shown]
         best = b.best.get(c, set())
         fig.add_trace(
-            go.Scatter(
+            trace(
+                "scatter",
                 x=[esc(g) for g in shown],
                 y=means,
                 mode="markers",

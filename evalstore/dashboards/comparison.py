@@ -11,29 +11,25 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
 from evalstore.dashboards.grid import axis_titles, cell, grid_layout, make_grid, rows_where
+from evalstore.dashboards.plot import Figure, trace
 from evalstore.dashboards.specs import Panel
 from evalstore.dashboards.text import esc, plot_values
 from evalstore.metrics import METRICS
 
-if TYPE_CHECKING:
-    import plotly.graph_objects as go
-
 __all__ = ["comparison_figure"]
 
 
-def comparison_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
+def comparison_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
     """Per-list differences (run - baseline) sorted, with the mean difference and its 95%
     interval as ``evalstore compare`` computes them (``mean_diff``, ``ci_low``, ``ci_high``,
     ``p_value``, ``wins``, ``losses``, ``resampled`` of each row's pair; without them, or
     with a ``note``, no interval); bars green where the run is better in the metric's
     direction."""
-    import plotly.graph_objects as go
-
     keys = ["run", "baseline", "task", "metric", "params"]
     groups = frame.select(keys).unique(maintain_order=True).rows()
     titles = []
@@ -58,7 +54,7 @@ def comparison_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
             )
         stats.append((part, s, higher))
     lay = grid_layout(panel, len(groups), titled=True)
-    fig = make_grid(lay, titles)
+    fig = make_grid(lay, titles, title_px=12)
     cols = lay.cols
     first = next((i for i, (_, s, _) in enumerate(stats) if s is not None), None)
     for index, (part, s, higher) in enumerate(stats):
@@ -71,7 +67,8 @@ def comparison_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
             even if d == 0 or d is None else (good if (d > 0) == higher else bad) for d in diffs
         ]
         fig.add_trace(
-            go.Bar(
+            trace(
+                "bar",
                 x=ranks,
                 y=diffs,
                 marker={"color": hues},
@@ -95,7 +92,8 @@ def comparison_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
         if s is not None:
             lo, hi, mean = s["ci_low"], s["ci_high"], s["mean_diff"]
             fig.add_trace(
-                go.Scatter(
+                trace(
+                    "scatter",
                     x=[0.5, n + 0.5, n + 0.5, 0.5, 0.5],
                     y=[lo, lo, hi, hi, lo],
                     fill="toself",
@@ -111,7 +109,8 @@ def comparison_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
                 col=col,
             )
             fig.add_trace(
-                go.Scatter(
+                trace(
+                    "scatter",
                     x=[0.5, n + 0.5],
                     y=[mean, mean],
                     mode="lines",
@@ -125,7 +124,6 @@ def comparison_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
                 col=col,
             )
     fig.update_yaxes(zeroline=True)
-    fig.update_annotations(font={"size": 12})
     axis_titles(fig, len(groups), cols, "lists, sorted by difference", "run - baseline")
     return fig
 

@@ -5,15 +5,14 @@ per ``color`` value in each ``facet``, optionally with the best so far, and with
 band ``y ± error`` around lines or error bars on markers and bars), heatmaps (one per facet,
 each with its own color range), run comparisons (:mod:`~evalstore.dashboards.comparison`)
 and leaderboards (:mod:`~evalstore.dashboards.board`). Every user string is escaped for
-Plotly, which renders some HTML in its labels. Plotly is imported when a figure is made, not
-with the module.
+Plotly, which renders some HTML in its labels. The figures are plain data
+(:mod:`~evalstore.dashboards.plot`), not Plotly's Python objects.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
@@ -28,22 +27,13 @@ from evalstore.dashboards.grid import (
     rows_where,
     tick_room,
 )
+from evalstore.dashboards.plot import Figure, palette, trace
 from evalstore.dashboards.specs import Panel
 from evalstore.dashboards.text import cut_label, esc, plain, plot_values
 from evalstore.errors import EvalstoreError, InvalidInput
 from evalstore.metrics import get
 
-if TYPE_CHECKING:
-    import plotly.graph_objects as go
-
 __all__ = ["panel_figure"]
-
-
-@cache
-def _palette() -> list[str]:
-    from plotly.colors import qualitative
-
-    return qualitative.Plotly + qualitative.D3 + qualitative.Dark24
 
 
 def _direction(panel: Panel, group: pl.DataFrame) -> bool:
@@ -95,17 +85,16 @@ def _spread(panel: Panel, group: pl.DataFrame) -> list[float] | None:
 
 def _band(
     x: list[Any], y: list[Any], spread: list[float], hue: str, name: str, what: str
-) -> go.Scatter:
+) -> dict[str, Any]:
     """The shaded band y - spread .. y + spread under a line, one closed shape (points without
     a y are left out; the band narrows to the line where the spread is 0)."""
-    import plotly.graph_objects as go
-
     kept = [(a, b, e) for a, b, e in zip(x, y, spread, strict=True) if b is not None]
     xs = [a for a, _, _ in kept]
     upper = [b + e for _, b, e in kept]
     lower = [b - e for _, b, e in kept]
     red, green, blue = (int(hue.lstrip("#")[i : i + 2], 16) for i in (0, 2, 4))
-    return go.Scatter(
+    return trace(
+        "scatter",
         x=xs + xs[::-1],
         y=upper + lower[::-1],
         fill="toself",
@@ -119,12 +108,10 @@ def _band(
     )
 
 
-def _xy_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
+def _xy_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
     """line, scatter, bar and pr_curve: one trace per color value in each facet; with
     ``error``, a band around each line (y ± error) or error bars on marks and bars."""
-    import plotly.graph_objects as go
-
-    palette = _palette()
+    colours = palette()
     x, y = panel.x or "", panel.y or ""
     facets = distinct(frame[panel.facet]) if panel.facet else [None]
     colors = distinct(frame[panel.color]) if panel.color else [None]
@@ -145,7 +132,7 @@ def _xy_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
             if panel.kind != "bar" and not categorical:  # lines run along x
                 group = group.sort(x, maintain_order=True, nulls_last=True)
             name = esc(plain(color)) if panel.color else esc(y)
-            hue = palette[c_index % len(palette)]
+            hue = colours[c_index % len(colours)]
             common = {
                 "x": plot_values(group[x]),
                 "y": plot_values(group[y]),
@@ -159,23 +146,25 @@ def _xy_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
             if spread is not None and panel.kind != "line":
                 common["error_y"] = {"type": "data", "array": spread, "visible": True}
             if panel.kind == "bar":
-                trace: Any = go.Bar(marker={"color": hue}, **common)
+                mark: dict[str, Any] = trace("bar", marker={"color": hue}, **common)
             elif panel.kind == "scatter":
-                trace = go.Scatter(mode="markers", marker={"color": hue, "size": 8}, **common)
+                mark = trace("scatter", mode="markers", marker={"color": hue, "size": 8}, **common)
             else:
                 if spread is not None:
                     band = _band(common["x"], common["y"], spread, hue, name, esc(panel.error))
                     fig.add_trace(band, row=row, col=col)
-                trace = go.Scatter(
+                mark = trace(
+                    "scatter",
                     mode="lines" if panel.kind == "pr_curve" else "lines+markers",
                     line={"color": hue, "shape": "hv" if panel.kind == "pr_curve" else "linear"},
                     **common,
                 )
-            fig.add_trace(trace, row=row, col=col)
+            fig.add_trace(mark, row=row, col=col)
             if panel.best_so_far:
                 best = _running_best(common["y"], _direction(panel, group))
                 fig.add_trace(
-                    go.Scatter(
+                    trace(
+                        "scatter",
                         x=common["x"],
                         y=best,
                         mode="lines",
@@ -201,11 +190,9 @@ def _xy_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
     return fig
 
 
-def _heatmap_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
+def _heatmap_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
     """One heatmap per facet, each with its own color range (metrics differ in scale): the
     cells print their values, and a single heatmap gets a color bar."""
-    import plotly.graph_objects as go
-
     x, y, z = panel.x or "", panel.y or "", panel.z or ""
     facets = distinct(frame[panel.facet]) if panel.facet else [None]
     parts = [rows_where(frame, panel.facet, f) for f in facets]
@@ -228,7 +215,8 @@ def _heatmap_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
             cells.setdefault((xv, yv), zv)
         row, col = cell(f_index, cols)
         fig.add_trace(
-            go.Heatmap(
+            trace(
+                "heatmap",
                 x=[esc(plain(v)) for v in xs],
                 y=[esc(plain(v)) for v in ys],
                 z=[[cells.get((xv, yv)) for xv in xs] for yv in ys],
@@ -258,7 +246,7 @@ def _heatmap_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure:
     return fig
 
 
-def panel_figure(panel: Panel, frame: pl.DataFrame) -> go.Figure | None:
+def panel_figure(panel: Panel, frame: pl.DataFrame) -> Figure | None:
     """The figure of a chart panel (None for tables and when ``frame`` is empty; for
     leaderboards, the charts under the tables)."""
     if frame.height == 0 or panel.kind == "table":

@@ -2,9 +2,9 @@
 
 :func:`distinct` lists a panel's facets (or series) in the query's order and
 :func:`rows_where` picks the rows of one; :func:`grid_layout` sizes a grid of charts in
-pixels (:class:`Layout`) and :func:`make_grid` makes the empty figure; :func:`tick_room`,
-:func:`cell` and :func:`axis_titles` place the ticks, the charts and the axis titles. Plotly
-is imported only when a figure is made.
+pixels (:class:`Layout`) and :func:`make_grid` makes the empty figure (a
+:class:`~evalstore.dashboards.plot.Figure`); :func:`tick_room`, :func:`cell` and
+:func:`axis_titles` place the ticks, the charts and the axis titles.
 """
 
 from __future__ import annotations
@@ -12,15 +12,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
+from evalstore.dashboards.plot import Figure, template
 from evalstore.dashboards.specs import Panel
 from evalstore.dashboards.text import cut_label, esc
-
-if TYPE_CHECKING:
-    import plotly.graph_objects as go
 
 __all__ = [
     "Layout",
@@ -77,22 +75,21 @@ def grid_layout(
     return Layout(n, cols, heights, top + 40 + tick_px, top, 100 + tick_px, left_px)
 
 
-def make_grid(lay: Layout, titles: list[str] | None) -> go.Figure:
+def make_grid(lay: Layout, titles: list[str] | None, title_px: int = 13) -> Figure:
     """An empty figure of subplots laid out as ``lay`` says, with the house style."""
-    from plotly.subplots import make_subplots
-
     rows = len(lay.row_px)
-    fig = make_subplots(
-        rows=rows,
-        cols=lay.cols,
-        subplot_titles=titles,
+    fig = Figure.grid(
+        rows,
+        lay.cols,
+        titles=titles,
         row_heights=list(lay.row_px),
         vertical_spacing=lay.gap_px / lay.plot_px if rows > 1 else 0.0,
         # the page is about 1200 px wide: keep the y labels of a column clear of the left
         horizontal_spacing=min(0.3, (lay.left_px + 10) / 1200) if lay.cols > 1 else 0.0,
+        title_font={"size": title_px},
     )
     fig.update_layout(
-        template="plotly_white",
+        template=template(),
         height=lay.plot_px + lay.top_px + lay.bottom_px,
         margin={"l": lay.left_px, "r": 30, "t": lay.top_px, "b": lay.bottom_px},
         # the legend sits under the x axis title, in the bottom margin
@@ -104,7 +101,6 @@ def make_grid(lay: Layout, titles: list[str] | None) -> go.Figure:
         },
         hoverlabel={"namelength": -1},
     )
-    fig.update_annotations(font={"size": 13})
     return fig
 
 
@@ -134,11 +130,11 @@ def cell(index: int, cols: int) -> tuple[int, int]:
     return index // cols + 1, index % cols + 1
 
 
-def axis_titles(fig: go.Figure, n: int, cols: int, x: str, y: str) -> None:
+def axis_titles(fig: Figure, n: int, cols: int, x: str, y: str) -> None:
     """Axis titles once: x under the lowest chart of each column, y left of each row."""
     for index in range(n):
         row, col = cell(index, cols)
         if index + cols >= n:
-            fig.update_xaxes(title_text=x, row=row, col=col)
+            fig.update_xaxes(title={"text": x}, row=row, col=col)
         if col == 1:
-            fig.update_yaxes(title_text=y, row=row, col=col)
+            fig.update_yaxes(title={"text": y}, row=row, col=col)

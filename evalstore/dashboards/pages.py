@@ -24,8 +24,7 @@ from evalstore.dashboards.text import plain
 from evalstore.errors import InvalidInput
 
 if TYPE_CHECKING:
-    import plotly.graph_objects as go
-
+    from evalstore.dashboards.plot import Figure
     from evalstore.database import Progress
     from evalstore.runs import RunRef
     from evalstore.store import Store
@@ -77,9 +76,9 @@ _SCRIPT = """
 """
 
 
-def _figure_json(fig: go.Figure) -> str:
-    # plotly's json engine escapes <, > and / (safe inside <script>) and writes NaN as null
-    text = fig.to_json(engine="json", validate=False)
+def _figure_json(fig: Figure) -> str:
+    # <, > and / escaped (safe inside <script>), NaN as null, as plotly's json engine writes
+    text = fig.to_json()
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
