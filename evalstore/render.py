@@ -82,6 +82,14 @@ def to_text(frame: pl.DataFrame, fmt: str) -> str:
                 if t.is_nested()
             ]
         )
+        # bytes as hex, any other type CSV cannot hold (objects, extension types) as its text
+        flat = flat.with_columns(
+            pl.col(c).bin.encode("hex")
+            if t == pl.Binary
+            else pl.Series(c, [cell(v) for v in flat[c].to_list()], dtype=pl.String)
+            for c, t in flat.schema.items()
+            if not _csv_type(t)
+        )
         buf = io.StringIO()
         flat.write_csv(buf)
         return buf.getvalue().rstrip("\n")
@@ -94,6 +102,16 @@ def to_text(frame: pl.DataFrame, fmt: str) -> str:
         ]
         return "\n".join([header, rule, *body])
     raise ValueError(f"unknown format {fmt!r}")
+
+
+def _csv_type(dtype: pl.DataType) -> bool:
+    import polars as pl
+
+    return (
+        dtype.is_numeric()
+        or dtype.is_temporal()
+        or isinstance(dtype, (pl.String, pl.Boolean, pl.Categorical, pl.Enum, pl.Null))
+    )
 
 
 def best_rows(frame: pl.DataFrame, higher: Mapping[str, bool]) -> dict[str, set[int]]:

@@ -1,4 +1,4 @@
-"""Users' own SQL: run a query on a read-only connection, write the result."""
+"""Users' own SQL: run a query in the sandbox of a read-only store, write the result."""
 
 from __future__ import annotations
 
@@ -6,37 +6,44 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import duckdb
-import polars as pl
-
-from evalstore import queries, render
+from evalstore import queries, render, sandbox
 from evalstore.errors import EvalstoreError, InvalidInput
 from evalstore.runs import parse_params
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from evalstore.store import Store
 
 __all__ = ["run_sql", "write_result"]
 
 
-def run_sql(store: Store, query: str, params: Sequence[str] | None = None) -> pl.DataFrame:
-    """Run ``query`` with ``$name`` parameters (``["name=value", ...]``) and fetch it all.
+def run_sql(
+    store: Store,
+    query: str,
+    params: Sequence[str] | None = None,
+    *,
+    allow_read: Sequence[str | Path] = (),
+    max_rows: int = sandbox.DEFAULT_MAX_ROWS,
+    timeout: float | None = sandbox.DEFAULT_TIMEOUT,
+) -> sandbox.Result:
+    """Run ``query`` with ``$name`` parameters (``["name=value", ...]``) in the sandbox
+    (:mod:`evalstore.sandbox`): the store's database instance is locked down first, for good,
+    so ``store`` serves user queries from then on.
 
     Raises:
-        InvalidInput: the query fails (syntax, unknown column, a write on the read-only
-            database...): the first line of DuckDB's message.
+        InvalidInput: the query is refused (several statements, not read-only, a file it may
+            not read), fails (syntax, unknown column...) or runs past ``timeout``: one line.
     """
     values = parse_params(params)
-    try:
-        return store.con.sql(query, params=queries.bind(query, values) if values else None).pl()
-    except duckdb.Error as exc:
-        first = str(exc).strip().splitlines()[0]
-        if "read-only" in first or "read only" in first:
-            raise InvalidInput(f"the database is opened read-only here: {first}") from None
-        raise InvalidInput(f"SQL error: {first}") from None
-    except AttributeError:
-        # a statement without a result (e.g. SET): nothing to show
-        return pl.DataFrame()
+    sandbox.lock_down(store.con, allow_read)
+    return sandbox.run_query(
+        store.con,
+        query,
+        queries.bind(query, values) if values else None,
+        max_rows=max_rows,
+        timeout=timeout,
+    )
 
 
 def write_result(frame: pl.DataFrame, fmt: str, path: Path | None) -> Path:

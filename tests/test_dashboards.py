@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -258,16 +259,26 @@ def test_query_errors_name_the_panel(sample: Store, tmp_path: Path) -> None:
     assert "panel 1 ('Bad'): column 'precision' is not in the query result" in str(err.value)
     assert "columns: run, threshold, mma, n_lists" in str(err.value)
     runs_before = sample.con.sql("select count(*) from runs").fetchall()
-    for sql, message in [
-        ("delete from runs", "single read-only SELECT"),
-        ("select 1; select 2", "single read-only SELECT"),
-        ("selec 1", "cannot parse `sql`"),
-        ("select * from no_such_table", "the query failed"),
-        ("select $nope as a", "the query failed"),
-    ]:
-        spec = write_spec(tmp_path, f'title = "x"\n{PANEL}kind = "table"\nsql = "{sql}"')
-        with pytest.raises(InvalidInput, match=re.escape(message)):
-            dash.write_dashboards(sample, tmp_path / "out", specs=[spec])
+    own = write_spec(tmp_path, f'title = "x"\n{PANEL}kind = "table"\nsql = "select 1 as a"', "own")
+    with pytest.raises(InvalidInput, match=r"panel 1 \('Bad'\): a spec's own `sql` runs only"):
+        dash.write_dashboards(sample, tmp_path / "out", specs=[own])  # a writable store
+    sample.con.execute("checkpoint")
+    copy = tmp_path / "copy.duckdb"
+    shutil.copyfile(sample.path, copy)
+    with Store(copy, read_only=True) as store:
+        for sql, message in [
+            ("delete from runs", "only a read-only query runs here"),
+            ("select 1; select 2", "one statement at a time, found 2"),
+            ("selec 1", "`sql`: SQL error: Parser Error"),
+            ("select * from no_such_table", "the query failed"),
+            ("select $nope as a", "the query failed"),
+            ("select * from read_csv('/etc/passwd')", "may not read '/etc/passwd'"),
+        ]:
+            spec = write_spec(tmp_path, f'title = "x"\n{PANEL}kind = "table"\nsql = "{sql}"')
+            with pytest.raises(InvalidInput, match=re.escape(message)):
+                dash.write_dashboards(store, tmp_path / "out", specs=[spec])
+        assert store.con.sql("select count(*) from runs").fetchall() == runs_before
+        assert dash.write_dashboards(store, tmp_path / "out", specs=[own])[1].exists()
     assert sample.con.sql("select count(*) from runs").fetchall() == runs_before
 
 

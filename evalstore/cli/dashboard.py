@@ -48,11 +48,21 @@ def dashboard_cmd(
             "--eval/--no-eval", help="Compute missing metrics first (--no-eval: read-only)."
         ),
     ] = True,
+    allow_read: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--allow-read",
+            help="Let the specs' own sql read this file or folder; repeatable.",
+        ),
+    ] = None,
     db: DbOpt = None,
     lock_timeout: LockOpt = 10.0,
 ) -> None:
-    """Render dashboards to static HTML pages that work offline (see docs/dashboards.md)."""
-    from evalstore import dashboards
+    """Render dashboards to static HTML pages that work offline (see docs/dashboards.md).
+
+    The pages' queries run in the sandbox of `evalstore sql`: a spec's own sql reads the
+    store only (and what --allow-read names), one read-only statement per panel."""
+    from evalstore import dashboards, sandbox
     from evalstore.database import default_path
     from evalstore.store import Store
 
@@ -60,13 +70,14 @@ def dashboard_cmd(
     if not path.exists():
         raise EvalstoreError(f"no evalstore database at {path} (ingest a run first, or pass --db)")
     chosen = {"experiments": experiment or (), "runs": runs or ()}
-    with (
-        Store(path, read_only=not evaluate, lock_timeout=lock_timeout) as store,
-        progress_bar(True, "dashboards") as cb,
-    ):
+    with progress_bar(True, "dashboards") as cb:
         if evaluate:
-            dashboards.evaluate_selected(store, **chosen, progress=cb)
-        pages = dashboards.write_dashboards(store, out, specs=spec, **chosen, progress=cb)
+            with Store(path, lock_timeout=lock_timeout) as store:
+                dashboards.evaluate_selected(store, **chosen, progress=cb)
+        # the pages from a read-only store in the sandbox: a spec's SQL reads the store only
+        with Store(path, read_only=True, lock_timeout=lock_timeout) as store:
+            sandbox.lock_down(store.con, allow_read or ())
+            pages = dashboards.write_dashboards(store, out, specs=spec, **chosen, progress=cb)
     typer.echo(f"wrote {len(pages) - 1} dashboard(s): {pages[0]}")
 
 

@@ -1,4 +1,4 @@
-"""evalstore sql: users' own queries on a read-only connection."""
+"""evalstore sql: users' own queries, in the sandbox of a read-only store."""
 
 from __future__ import annotations
 
@@ -31,15 +31,41 @@ def sql_cmd(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file (parquet needs it).")
     ] = None,
+    allow_read: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--allow-read",
+            help="Let the query read this file or folder (read_csv, read_parquet...); "
+            "repeatable. Nothing else outside the store can be read.",
+        ),
+    ] = None,
+    max_rows: Annotated[
+        int, typer.Option("--max-rows", min=1, help="Fetch at most this many rows.")
+    ] = 1_000_000,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.001, help="Stop the query after these seconds.")
+    ] = 300.0,
     db: DbOpt = None,
     lock_timeout: LockOpt = 10.0,
 ) -> None:
-    """Run any SQL query on a read-only connection (views: v_runs, v_metrics, v_lists)."""
+    """Run one read-only SQL query on the store (views: v_runs, v_metrics, v_lists).
+
+    The query runs in a sandbox: one statement, read-only (SELECT, WITH, DESCRIBE, SHOW,
+    SUMMARIZE, EXPLAIN), no file, folder, URL or other database but the store unless
+    --allow-read names it, settings locked, at most --max-rows rows and --timeout seconds.
+    """
     from evalstore.sql import run_sql, write_result
     from evalstore.store import Store
 
     with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
-        frame = run_sql(store, query, param)
+        result = run_sql(
+            store, query, param, allow_read=allow_read or (), max_rows=max_rows, timeout=timeout
+        )
+    frame = result.frame
+    if result.truncated:
+        err.print(
+            f"note: the first {max_rows:,} rows only (--max-rows to fetch more)", markup=False
+        )
     if output is not None or fmt == "parquet":
         path = write_result(frame, fmt, output)
         err.print(f"wrote {frame.height:,} rows to {path}", markup=False)

@@ -10,13 +10,12 @@ with the statistics of :func:`evalstore.compare.compare` for each pair of runs).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 import polars as pl
 
-from evalstore import queries
+from evalstore import queries, sandbox
 from evalstore.compare import compare
 from evalstore.dashboards.board import BOARD_COLUMNS
 from evalstore.dashboards.specs import AXES, Panel
@@ -118,19 +117,21 @@ def panel_data(store: Store, panel: Panel, filters: Mapping[str, Any]) -> pl.Dat
     """
     values = {**filters, **dict(panel.params)}
     if panel.sql is not None:
-        try:
-            statements = store.con.extract_statements(panel.sql)
-        except duckdb.Error as exc:
-            raise InvalidInput(f"{panel.where}: cannot parse `sql`: {_first_line(exc)}") from None
-        if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
-            raise InvalidInput(f"{panel.where}: `sql` must be a single read-only SELECT query")
-        query = queries.Query(panel.div_id, panel.sql, Path(panel.div_id))
+        # the spec's own SQL: in the sandbox (one read-only statement, nothing outside the
+        # store, settings locked), which write_dashboards set up
+        frame = sandbox.run_query(
+            store.con,
+            panel.sql,
+            queries.bind(panel.sql, values),
+            max_rows=sandbox.DEFAULT_MAX_ROWS,
+            where=f"{panel.where}: `sql`",
+            failed="the query failed",
+        ).frame
     else:
-        query = queries.load(panel.query or "")
-    try:
-        frame = queries.fetch(store.con, query, values)
-    except duckdb.Error as exc:
-        raise InvalidInput(f"{panel.where}: the query failed: {_first_line(exc)}") from None
+        try:
+            frame = queries.fetch(store.con, panel.query or "", values)
+        except duckdb.Error as exc:
+            raise InvalidInput(f"{panel.where}: the query failed: {_first_line(exc)}") from None
     needed = [getattr(panel, a) for a in AXES if getattr(panel, a)]
     needed += [*panel.columns, *panel.hover, *_FIXED_COLUMNS.get(panel.kind, ())]
     if panel.best_so_far and not {"base_metric", "metric"} & set(frame.columns):

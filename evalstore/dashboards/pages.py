@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from evalstore import sandbox
 from evalstore.dashboards.board import board_html
 from evalstore.dashboards.data import panel_data, query_filters
 from evalstore.dashboards.figures import panel_figure
@@ -240,7 +241,8 @@ def write_dashboards(
     ``plotly.min.js`` (written once, shared by the pages, which then work offline).
 
     Args:
-        store: an open store (read-only is enough).
+        store: an open store. Specs with their own ``sql`` need it read-only: it becomes a
+            sandbox (:mod:`evalstore.sandbox`) for the rest of its life.
         out_dir: the output folder, created if needed; existing pages are overwritten.
         specs: spec files; default :func:`default_specs`.
         experiments: show only these experiments' runs (default all).
@@ -263,6 +265,14 @@ def write_dashboards(
                 f"two dashboard specs are called {d.name!r}: {seen[d.name]} and {d.path}"
             )
         seen[d.name] = d.path
+    own_sql = [p for d in dashboards for p in d.panels if p.sql is not None]
+    if own_sql and not sandbox.is_locked(store.con):
+        if not store.read_only:
+            raise InvalidInput(
+                f"{own_sql[0].where}: a spec's own `sql` runs only in a sandbox: open the "
+                "store read-only (Store(path, read_only=True)), as `evalstore dashboard` does"
+            )
+        sandbox.lock_down(store.con)
     filters = query_filters(store, experiments, runs)
     shown = {
         "experiments": list(dict.fromkeys(experiments)),
