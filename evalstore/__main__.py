@@ -1,3 +1,17 @@
-from evalstore.cli import app
+"""``evalstore`` and ``python -m evalstore``: the command line. A Ctrl-C while it starts
+(importing the commands) ends as one line with exit 130, like one within a command."""
 
-app(prog_name="evalstore")
+import sys
+
+
+def main() -> None:
+    try:
+        from evalstore.cli import app
+    except KeyboardInterrupt:
+        sys.stderr.write("Error: interrupted while starting; nothing was done\n")
+        raise SystemExit(130) from None
+    app(prog_name="evalstore")
+
+
+if __name__ == "__main__":
+    main()

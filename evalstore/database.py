@@ -24,6 +24,8 @@ __all__ = ["DEFAULT_DB", "Database", "Progress", "default_path"]
 DEFAULT_DB = "evalstore.duckdb"
 Progress = Callable[[str, int, "int | None"], None]
 """Progress callback: (stage, done, total or None)."""
+WaitNotice = Callable[[str], None]
+"""Told once, with a one-line message, when opening a store must wait for another process."""
 
 
 def default_path() -> Path:
@@ -31,9 +33,12 @@ def default_path() -> Path:
     return Path(os.environ.get("EVALSTORE_DB") or DEFAULT_DB)
 
 
-def _connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBPyConnection:
+def _connect(
+    path: Path, read_only: bool, lock_timeout: float, on_wait: WaitNotice | None = None
+) -> duckdb.DuckDBPyConnection:
     deadline = time.monotonic() + lock_timeout
     delay = 0.05
+    told = False
     while True:
         try:
             con = duckdb.connect(str(path), read_only=read_only)
@@ -43,15 +48,19 @@ def _connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBP
             message = str(exc)
             if "lock" not in message.lower():
                 raise SchemaError(f"{path}: cannot open as a DuckDB database: {message}") from None
+            holder = re.search(r"\(PID (\d+)\)", message)
+            who = f" by process {holder.group(1)}" if holder else ""
             if time.monotonic() >= deadline:
-                holder = re.search(r"\(PID (\d+)\)", message)
-                who = f" by process {holder.group(1)}" if holder else ""
                 raise StoreLocked(
                     f"{path} is locked{who}; gave up after {lock_timeout:g} s "
                     "(raise --lock-timeout to wait longer)"
                 ) from None
-            time.sleep(delay)
-            delay = min(delay * 2, 0.5)
+            if on_wait is not None and not told:
+                on_wait(f"{path} is locked{who}; waiting up to {lock_timeout:g} s for it")
+                told = True
+            # short steps: a waiting process is in within 0.25 s of the lock's release
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 2, 0.25)
         except duckdb.Error as exc:
             raise SchemaError(f"{path}: cannot open as a DuckDB database: {exc}") from None
 
@@ -70,6 +79,7 @@ class Database:
         read_only: bool = False,
         lock_timeout: float = 10.0,
         memory_limit: str | None = None,
+        on_wait: WaitNotice | None = None,
     ) -> None:
         self.path = Path(path) if path is not None else default_path()
         self.read_only = read_only
@@ -78,7 +88,7 @@ class Database:
             raise EvalstoreError(
                 f"no evalstore database at {self.path} (ingest a run first, or pass --db)"
             )
-        self.con = _connect(self.path, read_only, lock_timeout)
+        self.con = _connect(self.path, read_only, lock_timeout, on_wait)
         limit = memory_limit or os.environ.get("EVALSTORE_MEMORY_LIMIT")
         if limit:
             try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "EvalstoreError",
+    "Interrupted",
     "InvalidInput",
     "RunExists",
     "RunNotFound",
@@ -18,6 +19,15 @@ __all__ = [
 
 class EvalstoreError(Exception):
     """Base class of every error evalstore raises on purpose."""
+
+    #: the CLI's exit status for it
+    exit_code = 1
+
+
+class Interrupted(EvalstoreError):
+    """The user stopped a command (Ctrl-C); the message says what the store holds now."""
+
+    exit_code = 130
 
 
 class InvalidInput(EvalstoreError, ValueError):

@@ -19,7 +19,7 @@ import polars as pl
 
 from evalstore import ingest as _ingest
 from evalstore import runs
-from evalstore.database import Database, Progress
+from evalstore.database import Database, Progress, WaitNotice
 from evalstore.errors import InvalidInput
 from evalstore.ingest import IngestResult, Source
 from evalstore.runs import RunRef
@@ -42,6 +42,7 @@ class Store(Database):
         lock_timeout: seconds to wait for another process to release the file.
         memory_limit: DuckDB's memory limit (e.g. ``"8GB"``; default ``$EVALSTORE_MEMORY_LIMIT``
             or DuckDB's 80% of RAM); larger work spills to ``<db>.tmp/``.
+        on_wait: told once, with a one-line message, when the file's lock must be waited for.
 
     Raises:
         StoreLocked: another process kept the file locked for ``lock_timeout`` seconds.
@@ -226,8 +227,10 @@ def write_store(
     action: Callable[[Store], T],
     *,
     lock_timeout: float = 10.0,
+    on_wait: WaitNotice | None = None,
 ) -> T:
-    """Run ``action`` on the writable store at ``path`` and return what it returns.
+    """Run ``action`` on the writable store at ``path`` and return what it returns
+    (``on_wait``: told once if the store's lock must be waited for).
 
     A store that does not exist yet is built in a private file beside ``path`` and appears
     at ``path`` only when ``action`` succeeds, by a hard link, which never replaces a file. A
@@ -241,7 +244,7 @@ def write_store(
     """
     target = FilePath(path)
     if target.exists():
-        with Store(target, lock_timeout=lock_timeout) as store:
+        with Store(target, lock_timeout=lock_timeout, on_wait=on_wait) as store:
             return action(store)
     folder = target.parent
     if not folder.is_dir():
@@ -257,7 +260,7 @@ def write_store(
         for leftover in (private, private.with_name(private.name + ".wal")):
             leftover.unlink(missing_ok=True)
         shutil.rmtree(private.with_name(private.name + ".tmp"), ignore_errors=True)
-    with Store(target, lock_timeout=lock_timeout) as store:  # another process was first
+    with Store(target, lock_timeout=lock_timeout, on_wait=on_wait) as store:  # another was first
         return action(store)
 
 

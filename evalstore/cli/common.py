@@ -110,8 +110,31 @@ RunArg = Annotated[
 ]
 
 
-def command(*args: Any, **kwargs: Any) -> Callable[[F], F]:
-    """Register a command whose library errors end as one line and exit code 1."""
+_INTERRUPTED = "interrupted; what was committed before stays, the rest was rolled back"
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Ctrl-C: Python's KeyboardInterrupt, or DuckDB's InterruptException (or RuntimeError)
+    when it came in a query (told apart by name: importing DuckDB here would slow every
+    command's start)."""
+    kind = type(exc)
+    return (
+        isinstance(exc, KeyboardInterrupt)
+        or (
+            kind.__name__ == "InterruptException"
+            and kind.__module__.lstrip("_").startswith("duckdb")
+        )
+        # what DuckDB raises when the signal stops a statement run for a registered frame
+        or (kind is RuntimeError and str(exc) == "Query interrupted")
+    )
+
+
+def command(
+    *args: Any, interrupt: Callable[[], str] | None = None, **kwargs: Any
+) -> Callable[[F], F]:
+    """Register a command whose library errors end as one line and exit code 1, and a
+    Ctrl-C as one line and exit code 130 (``interrupt()``: the message, saying what the
+    store holds now)."""
 
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
@@ -120,7 +143,13 @@ def command(*args: Any, **kwargs: Any) -> Callable[[F], F]:
                 return fn(*a, **kw)
             except EvalstoreError as exc:
                 err.print(f"Error: {exc}", markup=False)
-                raise typer.Exit(code=1) from None
+                raise typer.Exit(code=exc.exit_code) from None
+            except BaseException as exc:
+                if not interrupted(exc):
+                    raise
+                said = interrupt() if interrupt is not None else _INTERRUPTED
+                err.print(f"Error: {said}", markup=False)
+                raise typer.Exit(code=130) from None
 
         app.command(*args, **kwargs)(wrapper)
         return fn

@@ -24,7 +24,19 @@ if TYPE_CHECKING:
     from evalstore.store import Store
 
 
-@command("ingest")
+#: what the ingest of this process has done, for a Ctrl-C's message
+_state: dict[str, Any] = {}
+
+
+def _interrupted() -> str:
+    ref, saved = _state.get("ref"), _state.get("saved")
+    if saved is not None:
+        return f"interrupted after run {ref} (id {saved}) was saved: it is complete in the store"
+    what = f" before run {ref} was saved" if ref else ""
+    return f"interrupted{what}; the store is as it was"
+
+
+@command("ingest", interrupt=_interrupted)
 def ingest_cmd(
     files: Annotated[
         list[Path],
@@ -116,7 +128,8 @@ def ingest_cmd(
         typer.Option("--git-commit", help="Commit to record [default: the current directory's]."),
     ] = None,
     db: DbOpt = None,
-    lock_timeout: LockOpt = 10.0,
+    # writers queue: the store is held only for the merge, a second or so per 10 M rows
+    lock_timeout: LockOpt = 120.0,
     output: Annotated[
         Fmt, typer.Option("--output-format", help="How to print the summary.")
     ] = Fmt.table,
@@ -125,7 +138,8 @@ def ingest_cmd(
     import polars as pl
 
     from evalstore.database import default_path
-    from evalstore.store import write_store
+    from evalstore.runs import split_ref
+    from evalstore.staging import ingest_staged
 
     only: dict[str, dict[str, object]] = {
         "ranked": {
@@ -187,7 +201,22 @@ def ingest_cmd(
                 **meta,
             )
 
-    result = write_store(db or default_path(), run_ingest, lock_timeout=lock_timeout)
+    def waiting(message: str) -> None:
+        err.print(f"{message} (another process is writing; --lock-timeout)", markup=False)
+
+    ref = split_ref(run, experiment)
+    _state["ref"] = f"{ref[0]}/{ref[1]}"
+    # read, check and sort in a private staging store; hold the store only for the merge
+    result = ingest_staged(
+        db or default_path(),
+        run_ingest,
+        ref=ref,
+        replace=replace,
+        append=append,
+        lock_timeout=lock_timeout,
+        on_wait=waiting,
+        on_commit=lambda run_id: _state.update(saved=run_id),
+    )
     for warning in result.warnings:
         err.print(f"Warning: {warning}", markup=False)
     if output is Fmt.table:
