@@ -177,6 +177,8 @@ def ingest_staged(
     new = not path.exists()
     try:
         with Store(stage) as staging:
+            # a file read once and deleted: not worth compressing
+            staging.con.execute("set force_compression = 'uncompressed'")
             result = action(staging)
             staging.con.execute("checkpoint")  # the whole run in the file, no WAL to replay
         run_id, replaced = write_store(
