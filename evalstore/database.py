@@ -33,12 +33,24 @@ def default_path() -> Path:
     return Path(os.environ.get("EVALSTORE_DB") or DEFAULT_DB)
 
 
+#: the notice of stores opened without an ``on_wait`` of their own (:func:`notify_waits`)
+_default_notice: list[WaitNotice] = []
+
+
+def notify_waits(notice: WaitNotice | None) -> None:
+    """Tell ``notice`` (None: nobody) whenever a store opened without an ``on_wait`` of its
+    own must wait for another process's lock: the command line prints it."""
+    _default_notice[:] = [notice] if notice is not None else []
+
+
 def _connect(
     path: Path, read_only: bool, lock_timeout: float, on_wait: WaitNotice | None = None
 ) -> duckdb.DuckDBPyConnection:
     deadline = time.monotonic() + lock_timeout
     delay = 0.05
     told = False
+    if on_wait is None and _default_notice:
+        on_wait = _default_notice[0]
     while True:
         try:
             con = duckdb.connect(str(path), read_only=read_only)

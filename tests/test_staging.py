@@ -358,3 +358,31 @@ def test_stopped_at_any_point_the_store_is_before_or_whole(tmp_path: Path, sig: 
     remove_stale(db)
     assert not [p for p in tmp_path.iterdir() if ".stage" in p.name]
     assert "before" in seen
+
+
+@pytest.mark.slow
+def test_a_command_that_waits_for_the_lock_says_so_once(tmp_path: Path) -> None:
+    """Another process holds the store for 3 s: `evalstore runs` waits its turn, says so in
+    one line, then answers; with a shorter --lock-timeout it gives up in one line."""
+    db = tmp_path / "s.duckdb"
+    assert _ingest(db, _big(tmp_path / "small.parquet", 10, 10), "e/small").wait() == 0
+    hold = (
+        "import sys, time, duckdb\n"
+        "con = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(3)\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold, str(db)], stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    runs = [sys.executable, "-m", "evalstore", "runs", "--db", str(db)]
+    quick = subprocess.run([*runs, "--lock-timeout", "0.5"], capture_output=True, text=True)
+    waited = subprocess.run(runs, capture_output=True, text=True)
+    holder.wait()
+    assert quick.returncode == 1
+    lines = quick.stderr.strip().splitlines()
+    assert len(lines) == 2 and "waiting up to 0.5 s" in lines[0], quick.stderr
+    assert lines[1].startswith("Error: ") and "gave up after 0.5 s" in lines[1]
+    assert waited.returncode == 0 and "small" in waited.stdout, waited.stderr
+    notice = waited.stderr.strip().splitlines()
+    assert len(notice) == 1 and "is locked by process" in notice[0], waited.stderr
+    assert "waiting up to 60 s" in notice[0]

@@ -113,6 +113,10 @@ RunArg = Annotated[
 _INTERRUPTED = "interrupted; what was committed before stays, the rest was rolled back"
 
 
+def _waiting(message: str) -> None:
+    err.print(f"{message} (another process has it; --lock-timeout)", markup=False)
+
+
 def interrupted(exc: BaseException) -> bool:
     """Ctrl-C: Python's KeyboardInterrupt, or DuckDB's InterruptException (or RuntimeError)
     when it came in a query (told apart by name: importing DuckDB here would slow every
@@ -139,6 +143,9 @@ def command(
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*a: Any, **kw: Any) -> Any:
+            from evalstore.database import notify_waits
+
+            notify_waits(_waiting)  # a command that waits for a store's lock says so, once
             try:
                 return fn(*a, **kw)
             except EvalstoreError as exc:

@@ -79,7 +79,7 @@ def compare_cmd(
     n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples.")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
     db: DbOpt = None,
-    lock_timeout: LockOpt = 10.0,
+    lock_timeout: LockOpt = 60.0,
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """Compare runs or configurations (-g) list by list: differences, 95% CI, p-values and
@@ -151,7 +151,7 @@ def check_cmd(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
     protocol: ProtocolOpt = None,
     db: DbOpt = None,
-    lock_timeout: LockOpt = 10.0,
+    lock_timeout: LockOpt = 60.0,
 ) -> None:
     """Regression gate for CI: exit 3 when a metric is worse by more than --min-effect with a
     Holm-adjusted p-value below --alpha (the test of `compare`), else 0. One line per metric
@@ -195,7 +195,7 @@ def groups_cmd(
     group_by: GroupByOpt = None,
     protocol: ProtocolOpt = None,
     db: DbOpt = None,
-    lock_timeout: LockOpt = 10.0,
+    lock_timeout: LockOpt = 60.0,
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """Configurations (runs equal but for their seed): per metric n_runs, mean, sd, the 95%
@@ -237,7 +237,7 @@ def leaderboard_cmd(
     group_by: GroupByOpt = None,
     protocol: ProtocolOpt = None,
     db: DbOpt = None,
-    lock_timeout: LockOpt = 10.0,
+    lock_timeout: LockOpt = 60.0,
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """Configurations (or --runs) x headline metrics of each task, mean ± sd across seeds,
@@ -272,7 +272,7 @@ def history_cmd(
     ] = None,
     protocol: ProtocolOpt = None,
     db: DbOpt = None,
-    lock_timeout: LockOpt = 10.0,
+    lock_timeout: LockOpt = 60.0,
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """A metric over time (created_at) for the runs of an experiment, with the best so far."""

@@ -56,7 +56,7 @@ def dashboard_cmd(
         ),
     ] = None,
     db: DbOpt = None,
-    lock_timeout: LockOpt = 10.0,
+    lock_timeout: LockOpt = 60.0,
 ) -> None:
     """Render dashboards to static HTML pages that work offline (see docs/dashboards.md).
 
@@ -90,7 +90,7 @@ def demo_cmd(
     quick: Annotated[
         bool, typer.Option("--quick", help="A smaller demo (every task, fewer runs).")
     ] = False,
-    lock_timeout: LockOpt = 10.0,
+    lock_timeout: LockOpt = 60.0,
 ) -> None:
     """Build a database of real evaluation runs (digits classifiers, HPatches-style
     descriptors on real photographs), compute their metrics and write dashboards."""

@@ -201,9 +201,6 @@ def ingest_cmd(
                 **meta,
             )
 
-    def waiting(message: str) -> None:
-        err.print(f"{message} (another process is writing; --lock-timeout)", markup=False)
-
     ref = split_ref(run, experiment)
     _state["ref"] = f"{ref[0]}/{ref[1]}"
     # read, check and sort in a private staging store; hold the store only for the merge
@@ -214,7 +211,6 @@ def ingest_cmd(
         replace=replace,
         append=append,
         lock_timeout=lock_timeout,
-        on_wait=waiting,
         on_commit=lambda run_id: _state.update(saved=run_id),
     )
     for warning in result.warnings:

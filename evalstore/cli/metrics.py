@@ -144,7 +144,7 @@ def eval_cmd(
         ),
     ] = None,
     db: DbOpt = None,
-    lock_timeout: LockOpt = 10.0,
+    lock_timeout: LockOpt = 60.0,
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """Compute metrics of runs from their raw rows (cached by the SQL's SHA)."""
@@ -195,7 +195,7 @@ def metrics_cmd(
     ] = None,
     all_runs: Annotated[bool, typer.Option("--all", help="Every run in the database.")] = False,
     db: DbOpt = None,
-    lock_timeout: LockOpt = 10.0,
+    lock_timeout: LockOpt = 60.0,
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """Show stored metric values; `stale` marks values whose SQL has changed since."""

@@ -46,7 +46,7 @@ def sql_cmd(
         float, typer.Option("--timeout", min=0.001, help="Stop the query after these seconds.")
     ] = 300.0,
     db: DbOpt = None,
-    lock_timeout: LockOpt = 10.0,
+    lock_timeout: LockOpt = 60.0,
 ) -> None:
     """Run one read-only SQL query on the store (views: v_runs, v_metrics, v_lists).
 

@@ -50,7 +50,7 @@ def runs_cmd(
         int | None, typer.Option("--limit", "-n", help="At most this many runs.")
     ] = None,
     db: DbOpt = None,
-    lock_timeout: LockOpt = 10.0,
+    lock_timeout: LockOpt = 60.0,
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """List runs."""
@@ -76,7 +76,7 @@ def runs_cmd(
 
 @command("show")
 def show_cmd(
-    run: RunArg, db: DbOpt = None, lock_timeout: LockOpt = 10.0, fmt: FormatOpt = Fmt.table
+    run: RunArg, db: DbOpt = None, lock_timeout: LockOpt = 60.0, fmt: FormatOpt = Fmt.table
 ) -> None:
     """Show one run: metadata, params, tags and what it holds."""
     import polars as pl
@@ -113,7 +113,7 @@ def rm_cmd(
     run: RunArg,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
     db: DbOpt = None,
-    lock_timeout: LockOpt = 10.0,
+    lock_timeout: LockOpt = 60.0,
 ) -> None:
     """Delete a run and everything recorded for it."""
     from evalstore.store import Store
@@ -134,7 +134,7 @@ def tag_cmd(
     tags: Annotated[list[str], typer.Argument(help="Tags to add.", show_default=False)],
     remove: Annotated[bool, typer.Option("--remove", help="Remove these tags instead.")] = False,
     db: DbOpt = None,
-    lock_timeout: LockOpt = 10.0,
+    lock_timeout: LockOpt = 60.0,
 ) -> None:
     """Add tags to a run (or remove them with --remove)."""
     from evalstore.store import Store

@@ -21,7 +21,7 @@ def export_cmd(
         typer.Option("--runs", "-r", help="Only this run (repeatable) [default: every run]."),
     ] = None,
     db: DbOpt = None,
-    lock_timeout: LockOpt = 10.0,
+    lock_timeout: LockOpt = 60.0,
 ) -> None:
     """Write the raw tables as Parquet partitioned by run, with a manifest; a re-exported
     run replaces its partitions atomically."""
@@ -43,7 +43,7 @@ def import_cmd(
         bool, typer.Option("--replace", help="Replace runs of the same EXPERIMENT/NAME.")
     ] = False,
     db: DbOpt = None,
-    lock_timeout: LockOpt = 10.0,
+    lock_timeout: LockOpt = 60.0,
 ) -> None:
     """Import an export into this database (new run ids, one transaction per run)."""
     from evalstore.database import default_path
