@@ -1,22 +1,29 @@
 """Import checks rows as ingest does and is all or nothing: a tampered export (NaN or +inf
 scores, label 7, an item twice in a list, scores of lists without a groups row, bad matches
 or counts) is refused with one line and the store is unchanged; an import killed part-way
-leaves nothing of it, and the re-run imports every run."""
+leaves nothing of it, and the re-run imports every run. The whole folder is checked before
+anything is written: a damaged manifest, journal or partition, a file of the wrong columns,
+a link or a file an export does not hold is one line naming the file."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
 import pytest
 from conftest import snapshot
+from test_export_recovery import unwritable
 
 from evalstore import Store
 from evalstore.errors import EvalstoreError
@@ -266,3 +273,239 @@ def test_an_import_bringing_a_param_name_in_another_case_is_refused(tmp_path: Pa
     with Store(db) as b, pytest.raises(EvalstoreError, match="'LR' and 'lr' differ only in case"):
         import_runs(b, out)
     assert snapshot(db) == before
+
+
+# -- an export checked whole before anything is written -----------------------------------------
+
+
+def _set_manifest(out: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    manifest = json.loads((out / "manifest.json").read_text())
+    change(manifest)
+    (out / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _part(out: Path, table: str, name: str) -> Path:
+    return partition_path(out, table, _run_id(out, name)) / PART
+
+
+def _unlisted_extra_run(out: Path) -> None:
+    """A scores partition of a run id the manifest does not know, its lists in no groups."""
+    extra = partition_path(out, "scores", 77)
+    extra.mkdir()
+    pl.read_parquet(_part(out, "scores", "r0")).with_columns(
+        pl.lit(999, dtype=pl.Int32).alias("list_id")
+    ).write_parquet(extra / PART)
+
+
+def _uncounted(out: Path) -> None:
+    """The manifest says r1 has no scores: its partition would be read past."""
+    run_id = _run_id(out, "r1")
+    _set_manifest(
+        out,
+        lambda m: next(e for e in m["runs"] if e["run_id"] == run_id)["rows"].update(scores=0),
+    )
+
+
+def _retyped(out: Path) -> None:
+    path = _part(out, "scores", "r1")
+    pl.read_parquet(path).with_columns(pl.col("label").cast(pl.Int32)).write_parquet(path)
+
+
+def _renamed(out: Path) -> None:
+    path = _part(out, "groups", "r2")
+    pl.read_parquet(path).rename({"n_positives": "positives"}).write_parquet(path)
+
+
+def _link_outside(out: Path) -> None:
+    path = _part(out, "scores", "r0")
+    outside = out.parent / "elsewhere.parquet"
+    shutil.move(path, outside)
+    path.symlink_to(outside)  # the same bytes, outside the export
+
+
+def _link_to_text(out: Path) -> None:
+    path = _part(out, "groups", "r0")
+    path.unlink()
+    path.symlink_to(out.parent / "notes.txt")
+    (out.parent / "notes.txt").write_text("not Parquet")
+
+
+def _journal(out: Path, drop: str) -> None:
+    journal = {
+        "tag": "0123456789ab",
+        "moves": [{"table": "scores", "run_id": 1, "new": True}],
+        "manifest": json.loads((out / "manifest.json").read_text()),
+    }
+    del journal[drop]
+    (out / ".journal-0123456789ab.json").write_text(json.dumps(journal))
+
+
+def _truncated(out: Path) -> None:
+    path = _part(out, "matches", "m")
+    path.write_bytes(path.read_bytes()[:-100])
+
+
+def _other_run_row(out: Path) -> None:
+    path = _part(out, "runs", "r2")
+    pl.read_parquet(path).with_columns(pl.lit("r0").alias("name")).write_parquet(path)
+
+
+def _miscounted(out: Path) -> None:
+    run_id = _run_id(out, "m")
+    _set_manifest(
+        out,
+        lambda m: next(e for e in m["runs"] if e["run_id"] == run_id)["rows"].update(pairs=3),
+    )
+
+
+DAMAGE: dict[str, tuple[Callable[[Path], None], str, str]] = {
+    # what is done to the export, the file the message names, what it says
+    "list ids in no groups row": (
+        lambda out: _tamper(out, "scores", "r2", _first("list_id", 424_242)),
+        "scores/run_id=3/part-0.parquet",
+        r"run exp/r2: list id 424242 \(1 in all\) has no groups row in .*groups/run_id=3/",
+    ),
+    "a scores partition of an unknown run": (
+        _unlisted_extra_run,
+        "scores/run_id=77/part-0.parquet",
+        r"a run id that is not in .*manifest\.json",
+    ),
+    "a scores partition counted as none": (
+        _uncounted,
+        "scores/run_id=2/part-0.parquet",
+        r"a partition that .*manifest\.json says has no rows",
+    ),
+    "a missing partition": (
+        lambda out: shutil.rmtree(partition_path(out, "groups", _run_id(out, "r1"))),
+        "groups/run_id=2/part-0.parquet",
+        r"missing \(3 rows of run exp/r1\)",
+    ),
+    "an unknown file": (
+        lambda out: (out / "notes.txt").write_text("mine"),
+        "notes.txt",
+        r"not a file of an evalstore export \(here: groups, manifest\.json, .* only\)",
+    ),
+    "an unknown file in a partition": (
+        lambda out: (_part(out, "pairs", "m").parent / "part-1.parquet").write_bytes(b"PAR1"),
+        "pairs/run_id=4/part-1.parquet",
+        r"not a file of an evalstore export \(here: part-0\.parquet only\)",
+    ),
+    "a column of the wrong type": (
+        _retyped,
+        "scores/run_id=2/part-0.parquet",
+        r"column 'label' is INTEGER \(int32\), the manifest says TINYINT",
+    ),
+    "a column of another name": (
+        _renamed,
+        "groups/run_id=3/part-0.parquet",
+        r"no column 'n_positives'",
+    ),
+    "a symlink to a file outside": (
+        _link_outside,
+        "scores/run_id=1/part-0.parquet",
+        r"a symbolic link \(to .*elsewhere\.parquet\); an export holds regular files only",
+    ),
+    "a symlink to a non-Parquet file": (
+        _link_to_text,
+        "groups/run_id=1/part-0.parquet",
+        r"a symbolic link \(to .*notes\.txt\)",
+    ),
+    "a journal without moves": (
+        lambda out: _journal(out, "moves"),
+        ".journal-0123456789ab.json",
+        r"not a journal evalstore wrote \(no 'moves'\)",
+    ),
+    "a journal without its manifest": (
+        lambda out: _journal(out, "manifest"),
+        ".journal-0123456789ab.json",
+        r"not a journal evalstore wrote \(no 'manifest'\)",
+    ),
+    "a truncated Parquet file": (
+        _truncated,
+        "matches/run_id=4/part-0.parquet",
+        r"not a readable Parquet file \(.*\)",
+    ),
+    "a manifest with a wrong count": (
+        _miscounted,
+        "pairs/run_id=4/part-0.parquet",
+        r"2 rows, the manifest says 3",
+    ),
+    "a runs row of another run": (
+        _other_run_row,
+        "runs/run_id=3/part-0.parquet",
+        r"the runs row is exp/r0, the manifest says exp/r2",
+    ),
+    "a manifest with a version that is text": (
+        lambda out: _set_manifest(out, lambda m: m.update(format_version="1")),
+        "manifest.json",
+        r"export format version '1' is not a version",
+    ),
+    "a manifest run without rows": (
+        lambda out: _set_manifest(out, lambda m: m["runs"][0].pop("rows")),
+        "manifest.json",
+        r"has no run_id, experiment, name or rows",
+    ),
+    "a named pipe": (
+        lambda out: os.mkfifo(out / "outcomes" / "pipe"),
+        "outcomes/pipe",
+        r"not a regular file or folder",
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGE)
+def test_a_damaged_export_is_one_line_naming_the_file_and_the_store_is_unchanged(
+    exported: Path, db: Path, cli: Any, damage: str
+) -> None:
+    change, where, message = DAMAGE[damage]
+    with Store(db) as target:
+        target.ingest(_lists(2, 2), task="retrieval", run="mine/kept", git_commit=None)
+    change(exported)
+    files = {p: p.read_bytes() for p in exported.rglob("*") if p.is_file() and not p.is_symlink()}
+    before = snapshot(db)
+    result = cli("import", str(exported))
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    line = result.stderr
+    assert line.startswith("Error: ") and line.count("\n") == 1, line
+    assert f"{exported}/{where}" in line, line
+    assert re.search(message, line), line
+    assert snapshot(db) == before
+    # nothing of the export was changed either (an unusable journal is not applied)
+    assert {p: p.read_bytes() for p in files} == files
+
+
+def test_the_leftovers_of_a_killed_export_are_read_past(exported: Path, tmp_path: Path) -> None:
+    staged = exported / "scores" / ".tmp-run_id=1-0123456789ab"
+    staged.mkdir()
+    (staged / "part-0.parquet").write_bytes(b"PAR1")
+    (exported / ".manifest.json.0123abcd.tmp").write_text("{")
+    with Store(tmp_path / "dst.duckdb") as target:
+        assert len(import_runs(target, exported)) == 5
+    link = staged / "elsewhere"  # but a link is refused wherever it is
+    link.symlink_to(tmp_path)
+    with Store(tmp_path / "dst2.duckdb") as target, pytest.raises(EvalstoreError, match="link"):
+        import_runs(target, exported)
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("{tmp}/absent", "{tmp}/absent: no such folder"),
+        ("{tmp}/file.txt", "{tmp}/file.txt is a file, not an export folder"),
+        ("{tmp}/file.txt/sub", "{tmp}/file.txt/sub: no such folder"),
+        ("/proc/self", "/proc/self: not an evalstore export (no manifest.json)"),
+    ],
+)
+def test_an_import_path_that_holds_no_export_is_one_line(
+    cli: Any, db: Path, tmp_path: Path, source: str, message: str
+) -> None:
+    (tmp_path / "file.txt").write_text("mine")
+    result = cli("import", source.format(tmp=tmp_path))
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert result.stderr == f"Error: {message.format(tmp=tmp_path)}\n"
+    assert not db.exists()  # no store made for nothing
+
+
+def test_an_export_in_a_folder_nobody_can_write_imports(exported: Path, tmp_path: Path) -> None:
+    with unwritable(exported), Store(tmp_path / "dst.duckdb") as target:
+        assert len(import_runs(target, exported)) == 5

@@ -24,7 +24,7 @@ def export_cmd(
     lock_timeout: LockOpt = 60.0,
 ) -> None:
     """Write the raw tables as Parquet partitioned by run, with a manifest; a re-exported
-    run replaces its partitions atomically."""
+    run replaces its partitions atomically, and a killed export is finished by the next."""
     from evalstore.scale.export import export_runs
     from evalstore.store import Store
 
@@ -45,7 +45,8 @@ def import_cmd(
     db: DbOpt = None,
     lock_timeout: LockOpt = 60.0,
 ) -> None:
-    """Import an export into this database (new run ids, one transaction per run)."""
+    """Import an export into this database (new run ids, every run in one transaction);
+    the whole folder is checked before anything is written."""
     from evalstore.database import default_path
     from evalstore.scale.importer import import_runs
     from evalstore.store import write_store

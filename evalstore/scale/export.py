@@ -15,6 +15,13 @@ run of the same store replaces its folders atomically: every table of the run is
 the folders are swapped by renames, the manifest updated and the old folders removed. A
 failure while writing leaves the previous export untouched; a crash during the swap is rolled
 forward by the next export into the same folder.
+
+An export killed at any point is recovered by the next export into the folder: a new folder
+gets its manifest (no runs yet) before anything else, so a folder with table folders always
+has one; at any moment the manifest lists complete runs only. The next export finishes an
+interrupted swap from its journal, removes the staging folders and temporary files (names of
+the exact forms :mod:`~evalstore.scale.layout` writes, nothing else), and writes every run
+asked for. ``EVALSTORE_FAULT`` kills an export at a chosen step, for tests (see layout.py).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import duckdb
 import pyarrow.parquet as pq
 
 from evalstore import estimates, queries
-from evalstore.errors import EvalstoreError, InvalidInput, SchemaError
+from evalstore.errors import EvalstoreError, SchemaError
 from evalstore.scale.layout import (
     BATCH_ROWS,
     FORMAT,
@@ -41,10 +48,14 @@ from evalstore.scale.layout import (
     PARTITION_COLUMN,
     TABLES,
     apply_journal,
+    check_empty,
     check_manifest,
+    fault_point,
     journal_path,
+    journals,
     locked,
     partition_path,
+    prepare_folder,
     read_manifest,
     recover,
     staging_path,
@@ -229,7 +240,8 @@ def export_runs(
     Rows are streamed in batches (memory stays bounded), one run at a time. Exporting into a
     folder that already holds an export adds the runs to it; a run exported again replaces
     its folders atomically, and a run of the same EXPERIMENT/NAME under another id (a run
-    ingested again with ``--replace``) replaces the older one.
+    ingested again with ``--replace``) replaces the older one. An export killed part-way is
+    finished by the next one into the folder (module docstring).
 
     Args:
         store: an open store (read-only is enough). A keypoint run's homographies still to
@@ -245,46 +257,54 @@ def export_runs(
         "rows": {table: rows written}}``.
 
     Raises:
-        EvalstoreError: the folder holds something else, or raw tables of other columns.
+        EvalstoreError: the folder holds something else, or raw tables of other columns; it
+            cannot be created or written (one line naming the path).
         RunNotFound: an unknown run reference.
     """
     root = Path(out_dir)
-    if root.exists() and not root.is_dir():
-        raise InvalidInput(f"{root} is a file; --to needs a folder")
     if runs is None:
         wanted = [int(r[0]) for r in queries.fetch_rows(store.con, "export/all_runs")]
     else:
         wanted = list(dict.fromkeys(store.resolve(r) for r in runs))
+    prepare_folder(root)
+    try:
+        if not (root / MANIFEST).exists() and not journals(root):
+            check_empty(root)  # before the lock file: nothing is written into a foreign folder
+        with locked(root):
+            return _export_all(store, root, wanted, progress)
+    except OSError as exc:  # the disk is full, a folder is not writable...
+        where = exc.filename or root
+        raise EvalstoreError(f"{where}: cannot write the export ({exc.strerror or exc})") from None
+
+
+def _export_all(
+    store: Store, root: Path, wanted: list[int], progress: Progress | None
+) -> dict[str, Any]:
     _estimate_first(store, wanted)
     tables = {t: table_columns(store.con, t) for t in TABLES}
     fresh = _new_manifest(store, tables)
-    root.mkdir(parents=True, exist_ok=True)
-    totals = dict.fromkeys(TABLES, 0)
-    exported: list[dict[str, Any]] = []
     names = {
         int(r[0]): (r[1], r[2])
         for r in queries.fetch_rows(store.con, "export/run_names", {"runs": wanted})
     }
-    with locked(root):
-        recover(root)
-        if (root / MANIFEST).exists():
-            manifest = _merge_into(read_manifest(root), fresh, root, names)
-        else:
-            foreign = [p.name for p in root.iterdir() if not p.name.startswith(".")]
-            if foreign:
-                raise EvalstoreError(
-                    f"{root} is not empty and holds no evalstore export ({foreign[0]}, ...); "
-                    "export into an empty or new folder"
-                )
-            manifest = fresh
-        for done, run_id in enumerate(wanted):
-            experiment, name = names[run_id]
-            entry, manifest = _export_run(store, root, manifest, tables, run_id, experiment, name)
-            for table, n in entry["rows"].items():
-                totals[table] += n
-            exported.append(entry)
-            if progress is not None:
-                progress("export", done + 1, len(wanted))
+    recover(root)
+    if (root / MANIFEST).exists():
+        manifest = _merge_into(read_manifest(root), fresh, root, names)
+    else:
+        check_empty(root)
+        manifest = fresh
+        write_json(root / MANIFEST, manifest)  # first: the folder is an export from now on
+        fault_point("manifest")
+    totals = dict.fromkeys(TABLES, 0)
+    exported: list[dict[str, Any]] = []
+    for done, run_id in enumerate(wanted):
+        experiment, name = names[run_id]
+        entry, manifest = _export_run(store, root, manifest, tables, run_id, experiment, name)
+        for table, n in entry["rows"].items():
+            totals[table] += n
+        exported.append(entry)
+        if progress is not None:
+            progress("export", done + 1, len(wanted))
     return {
         "dir": str(root),
         "schema_version": manifest["schema_version"],
@@ -330,6 +350,8 @@ def _export_run(
                 rows[table] = _write_partition(
                     store.con, table, tables[table], run_id, folder, copy
                 )
+                if rows[table]:
+                    fault_point("partition")
         finally:
             store.con.execute("rollback")  # nothing was written to the store
     except BaseException:
@@ -355,5 +377,7 @@ def _export_run(
     moves += [{"table": t, "run_id": old, "new": False} for old in superseded for t in TABLES]
     journal = {"tag": tag, "moves": moves, "manifest": new_manifest}
     write_json(journal_path(root, tag), journal)
+    fault_point("journal")
     apply_journal(root, journal)
+    fault_point("run")
     return entry, new_manifest

@@ -20,15 +20,8 @@ from evalstore.ingest.index import index_lists
 from evalstore.ingest.write import check_list_ids
 from evalstore.runs import check_key_spellings, delete_run_rows
 from evalstore.scale.export import table_columns
-from evalstore.scale.layout import (
-    BATCH_ROWS,
-    PART,
-    TABLES,
-    locked,
-    partition_path,
-    read_manifest,
-    recover,
-)
+from evalstore.scale.layout import BATCH_ROWS, PART, TABLES, locked, partition_path, recover
+from evalstore.scale.verify import check_export, check_folder
 from evalstore.schema import ROW_TABLES, refresh_views, row_table
 
 if TYPE_CHECKING:
@@ -77,6 +70,8 @@ def import_runs(
 ) -> list[str]:
     """Import every run of an export folder into ``store``, all in one transaction.
 
+    The whole folder is checked first (:func:`~evalstore.scale.verify.check_export`: the
+    manifest, every file's columns, types and rows, list ids, no links or foreign files).
     Each run gets a new id in the target store; its rows are streamed from Parquet and
     checked as ingest checks them (scores that are NaN or +inf, labels other than -1, 0, 1,
     an item twice in a list, a list without its groups row, non-finite match coordinates, a
@@ -102,6 +97,7 @@ def import_runs(
             columns the store does not have.
     """
     root = Path(src_dir)
+    check_folder(root)
     with locked(root, required=False):  # no export swaps folders while we read them
         if any(root.glob(".journal-*.json")):  # an export crashed mid-swap: finish it first
             try:
@@ -116,7 +112,7 @@ def import_runs(
 
 
 def _import_all(store: Store, root: Path, replace: bool, progress: Progress | None) -> list[str]:
-    manifest = read_manifest(root)
+    manifest = check_export(root)  # all of it, before anything is written
     if int(manifest["schema_version"]) > store.schema_version():
         raise SchemaError(
             f"{root} is an export of schema version {manifest['schema_version']}, newer than "
@@ -125,27 +121,14 @@ def _import_all(store: Store, root: Path, replace: bool, progress: Progress | No
     target = {t: {c["name"] for c in table_columns(store.con, t)} for t in TABLES}
     columns: dict[str, list[str]] = {}
     for table, spec in manifest["tables"].items():
-        if table not in TABLES:
-            raise EvalstoreError(f"{root}: unknown table {table!r} in the manifest")
         names = [c["name"] for c in spec["columns"]]
         unknown = [n for n in names if n not in target[table]]
         if unknown:
             raise SchemaError(f"{root}: column {table}.{unknown[0]} is not in this store's schema")
         columns[table] = names
     entries = manifest["runs"]
-    seen: set[tuple[str, str]] = set()
     for entry in entries:
         key = (entry["experiment"], entry["name"])
-        if key in seen:
-            raise EvalstoreError(f"{root}: run {key[0]}/{key[1]} appears twice in the manifest")
-        seen.add(key)
-        for table in TABLES:
-            n = int(entry["rows"].get(table, 0))
-            part = partition_path(root, table, entry["run_id"]) / PART
-            if table == "runs" and n != 1:
-                raise EvalstoreError(f"{root}: run {key[0]}/{key[1]} has {n} runs rows")
-            if n and not part.is_file():
-                raise EvalstoreError(f"{part}: missing ({n:,} rows of run {key[0]}/{key[1]})")
         if not replace and queries.fetch_rows(
             store.con, "store/run_by_name", {"experiment": key[0], "name": key[1]}
         ):

@@ -7,7 +7,16 @@ Layout of an export folder ``DIR``::
 
 Staging folders (``.tmp-*``), folders moved aside (``.old-*``) and journals (``.journal-*``)
 start with ``.``, so Spark's partition discovery skips them. :func:`apply_journal` swaps a
-run's staged folders into place and :func:`recover` finishes a swap a crash interrupted.
+run's staged folders into place and :func:`recover` finishes a swap a crash interrupted and
+removes what a killed export left: only names of the exact forms evalstore writes, so that a
+file of anyone else is never deleted (:func:`is_leftover` tells those names).
+
+Fault injection, for tests: with ``EVALSTORE_FAULT=export:<step>:<n>`` in the environment,
+the process kills itself with SIGKILL the ``n``-th time it reaches ``<step>``, one of
+``manifest`` (a new folder's first manifest written), ``partition`` (a staged Parquet file
+written), ``journal`` (a run's journal written), ``rename`` (one folder of a swap renamed),
+``swap`` (a swap's manifest written, the old folders not yet removed), ``run`` (a run's swap
+done). See :func:`fault_point`.
 """
 
 from __future__ import annotations
@@ -15,11 +24,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
+import signal
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from evalstore.errors import EvalstoreError
 
@@ -27,15 +38,23 @@ __all__ = [
     "BATCH_ROWS",
     "FORMAT",
     "FORMAT_VERSION",
+    "LOCK",
     "MANIFEST",
     "PART",
     "PARTITION_COLUMN",
     "TABLES",
     "apply_journal",
+    "check_empty",
     "check_manifest",
+    "fault_point",
+    "is_leftover",
     "journal_path",
+    "journals",
     "locked",
     "partition_path",
+    "partition_run_id",
+    "prepare_folder",
+    "read_journal",
     "read_manifest",
     "recover",
     "staging_path",
@@ -51,7 +70,15 @@ FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 PART = "part-0.parquet"
 PARTITION_COLUMN = "run_id"
+LOCK = ".evalstore-export.lock"
 BATCH_ROWS = 1 << 20
+
+_TAG = r"[0-9a-f]{12}"  # an export's tag: uuid4().hex[:12]
+_PARTITION = re.compile(rf"{PARTITION_COLUMN}=(0|[1-9][0-9]*)")
+_JOURNAL = re.compile(rf"\.journal-({_TAG})\.json")
+_STAGED = re.compile(rf"\.(tmp|old)-{PARTITION_COLUMN}=[0-9]+-{_TAG}")  # in a table folder
+# write_json's temporary files: ".manifest.json.<hex>.tmp", "..journal-<tag>.json.<hex>.tmp"
+_WRITING = re.compile(rf"\.({re.escape(MANIFEST)}|\.journal-{_TAG}\.json)\.[0-9a-f]{{8}}\.tmp")
 
 
 def partition_path(root: str | os.PathLike[str], table: str, run_id: int) -> Path:
@@ -71,6 +98,18 @@ def _old(root: Path, table: str, run_id: int, tag: str) -> Path:
 def journal_path(root: Path, tag: str) -> Path:
     """The journal of export ``tag``: the folder moves of its swap and the new manifest."""
     return root / f".journal-{tag}.json"
+
+
+def fault_point(step: str) -> None:
+    """Kill the process here when ``EVALSTORE_FAULT`` says so (see the module docstring)."""
+    spec = os.environ.get("EVALSTORE_FAULT", "")
+    if spec.startswith(f"export:{step}:"):
+        _REACHED[step] = _REACHED.get(step, 0) + 1
+        if spec == f"export:{step}:{_REACHED[step]}":
+            os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
+
+
+_REACHED: dict[str, int] = {}
 
 
 def write_json(path: Path, data: Mapping[str, Any]) -> None:
@@ -105,7 +144,9 @@ def check_manifest(manifest: Any, where: str) -> dict[str, Any]:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise EvalstoreError(f"{where}: not an evalstore export manifest")
     version = manifest.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
+    if not _is_int(version) or version < 1:
+        raise EvalstoreError(f"{where}: export format version {version!r} is not a version")
+    if version > FORMAT_VERSION:
         raise EvalstoreError(
             f"{where}: export format version {version!r} is newer than this evalstore reads "
             f"({FORMAT_VERSION}); upgrade evalstore"
@@ -113,7 +154,54 @@ def check_manifest(manifest: Any, where: str) -> dict[str, Any]:
     for key in ("schema_version", "tables", "runs"):
         if key not in manifest:
             raise EvalstoreError(f"{where}: the manifest has no {key!r}")
+    if not _is_int(manifest["schema_version"]) or manifest["schema_version"] < 1:
+        raise EvalstoreError(f"{where}: schema_version {manifest['schema_version']!r} is not one")
     return manifest
+
+
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def prepare_folder(root: Path) -> None:
+    """Create the export folder ``root`` where missing.
+
+    Raises:
+        EvalstoreError: ``root`` is a file, lies under one, or cannot be created.
+    """
+    if root.is_file():
+        raise EvalstoreError(f"{root} is a file; an export needs a folder")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        files = [p for p in root.parents if p.is_file()]
+        why = f"{files[0]} is a file" if files else exc.strerror or str(exc)
+        raise EvalstoreError(f"{root}: cannot create the export folder ({why})") from None
+
+
+def check_empty(root: Path) -> None:
+    """Refuse a folder without a manifest that holds anything but hidden names and table
+    folders of leftovers alone (what an export killed before its manifest can leave).
+
+    Raises:
+        EvalstoreError: anything else is there; the message names it.
+    """
+    foreign = [
+        p.name
+        for p in sorted(root.iterdir())
+        if not p.name.startswith(".")
+        and not (
+            p.name in TABLES
+            and p.is_dir()
+            and not p.is_symlink()
+            and all(is_leftover(p, q.name) for q in p.iterdir())
+        )
+    ]
+    if foreign:
+        raise EvalstoreError(
+            f"{root} is not empty and holds no evalstore export ({foreign[0]}, ...); "
+            "export into an empty or new folder"
+        )
 
 
 @contextlib.contextmanager
@@ -127,10 +215,12 @@ def locked(root: Path, required: bool = True) -> Iterator[None]:
         yield
         return
     try:
-        fh = open(root / ".evalstore-export.lock", "a+")  # noqa: SIM115 (closed below)
-    except OSError:
+        fh = open(root / LOCK, "a+")  # noqa: SIM115 (closed below)
+    except OSError as exc:
         if required:
-            raise
+            raise EvalstoreError(
+                f"{root}: cannot write into the folder ({exc.strerror or exc})"
+            ) from None
         yield
         return
     with fh:
@@ -144,6 +234,45 @@ def locked(root: Path, required: bool = True) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def read_journal(path: Path) -> dict[str, Any]:
+    """A journal, checked to be one that :func:`apply_journal` can finish.
+
+    Raises:
+        EvalstoreError: unreadable, or without the keys of a journal evalstore writes.
+    """
+
+    def bad(what: str) -> EvalstoreError:
+        return EvalstoreError(
+            f"{path}: not a journal evalstore wrote ({what}); the export is damaged: export "
+            "into a new folder"
+        )
+
+    try:
+        journal = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:  # written atomically: only a foreign file fails
+        raise bad(f"unreadable: {exc}") from None
+    if not isinstance(journal, dict):
+        raise bad("not a JSON object")
+    for key in ("tag", "moves", "manifest"):
+        if key not in journal:
+            raise bad(f"no {key!r}")
+    match = _JOURNAL.fullmatch(path.name)
+    if match is None or journal["tag"] != match.group(1):
+        raise bad(f"tag {journal['tag']!r} is not the file's")
+    if not isinstance(journal["moves"], list):
+        raise bad("'moves' is not a list")
+    for move in journal["moves"]:
+        if not (
+            isinstance(move, dict)
+            and move.get("table") in TABLES
+            and _is_int(move.get("run_id"))
+            and isinstance(move.get("new"), bool)
+        ):
+            raise bad(f"a move {move!r:.60} is not a table, a run id and whether it is new")
+    check_manifest(journal["manifest"], f"{path}: 'manifest'")
+    return journal
 
 
 def apply_journal(root: Path, journal: Mapping[str, Any]) -> None:
@@ -161,24 +290,57 @@ def apply_journal(root: Path, journal: Mapping[str, Any]) -> None:
             continue  # swapped before a crash
         if final.exists():
             os.rename(final, old)
+            fault_point("rename")
         if new:
             os.rename(tmp, final)
+            fault_point("rename")
     write_json(root / MANIFEST, journal["manifest"])
+    fault_point("swap")
     for move in journal["moves"]:
         shutil.rmtree(_old(root, move["table"], int(move["run_id"]), tag), ignore_errors=True)
     journal_path(root, tag).unlink(missing_ok=True)
 
 
+def journals(root: Path) -> list[dict[str, Any]]:
+    """The journals of swaps that a crash interrupted in ``root``, each checked.
+
+    Raises:
+        EvalstoreError: a journal that is not one evalstore wrote.
+    """
+    paths = sorted(p for p in root.glob(".journal-*.json") if _JOURNAL.fullmatch(p.name))
+    return [read_journal(p) for p in paths]
+
+
 def recover(root: Path) -> None:
-    """Finish swaps a crash interrupted, then remove staging folders left by failed exports."""
-    for path in sorted(root.glob(".journal-*.json")):
-        try:
-            journal = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError:  # written atomically, so only a foreign file can be unreadable
-            raise EvalstoreError(f"{path}: unreadable export journal; remove it") from None
+    """Finish swaps a crash interrupted (every journal is checked before any is applied),
+    then remove the staging folders and temporary files of killed exports.
+
+    Raises:
+        EvalstoreError: a journal that is not one evalstore wrote (nothing is changed).
+    """
+    for journal in journals(root):
         apply_journal(root, journal)
+    for path in root.glob(".*.tmp"):
+        if _WRITING.fullmatch(path.name) and path.is_file() and not path.is_symlink():
+            path.unlink(missing_ok=True)
     for table in TABLES:
         folder = root / table
-        if folder.is_dir():
-            for leftover in [*folder.glob(".tmp-*"), *folder.glob(".old-*")]:
-                shutil.rmtree(leftover, ignore_errors=True)
+        if folder.is_dir() and not folder.is_symlink():
+            for leftover in folder.glob(".*"):
+                if _STAGED.fullmatch(leftover.name) and not leftover.is_symlink():
+                    shutil.rmtree(leftover, ignore_errors=True)
+
+
+def partition_run_id(name: str) -> int | None:
+    """The run id of a partition folder's name (``run_id=12`` -> 12), None for other names."""
+    match = _PARTITION.fullmatch(name)
+    return None if match is None else int(match.group(1))
+
+
+def is_leftover(folder: Path, name: str) -> bool:
+    """Whether ``name`` in ``folder`` (an export folder or one of its table folders) is what
+    an export leaves while it runs or when it is killed: the lock, a journal, a staged or
+    old partition, a temporary JSON file. Nothing of it is read as data."""
+    if folder.name in TABLES:
+        return _STAGED.fullmatch(name) is not None
+    return name == LOCK or bool(_JOURNAL.fullmatch(name) or _WRITING.fullmatch(name))
