@@ -14,8 +14,6 @@ from evalstore.errors import InvalidInput, RunExists, RunNotFound
 from evalstore.schema import ROW_TABLES, refresh_views, rows_sql
 
 if TYPE_CHECKING:
-    import polars as pl
-
     from evalstore.database import Database
 
 __all__ = [
@@ -24,7 +22,6 @@ __all__ = [
     "check_key_spellings",
     "current_commit",
     "get_run",
-    "list_runs",
     "open_run",
     "parse_params",
     "remove_run",
@@ -36,7 +33,6 @@ __all__ = [
 RunRef = str | int
 """A run: ``NAME``, ``EXPERIMENT/NAME``, or its numeric id (``12`` or ``id:12``)."""
 
-SORT_KEYS = ("created_at", "name", "id")
 DEFAULT_EXPERIMENT = "default"
 
 
@@ -118,7 +114,7 @@ def open_run(
     if existing:
         delete_run_rows(con, int(existing[0][0]))
         queries.run(con, "store/delete_run", {"run_id": int(existing[0][0])})
-    _check_key_case(meta.params, [k for (k,) in queries.fetch_rows(con, "store/param_keys")])
+    check_key_case(meta.params, [k for (k,) in queries.fetch_rows(con, "store/param_keys")])
     row = queries.fetch_rows(
         con,
         "store/insert_run",
@@ -170,48 +166,6 @@ def _pick(store: Database, text: str, rows: list[tuple[Any, ...]]) -> int:
             names = ", ".join(f"{r[1]}/{r[2]}" for r in hits)
             raise RunNotFound(f"run {text!r} is ambiguous: {names}; name it as EXPERIMENT/NAME")
     raise RunNotFound(f"no run {text!r} in {store.path}")
-
-
-def list_runs(
-    store: Database,
-    *,
-    experiment: str | None = None,
-    tag: str | None = None,
-    sort: str = "created_at",
-    limit: int | None = None,
-) -> pl.DataFrame:
-    """Runs with their metadata and row counts.
-
-    Args:
-        experiment: only this experiment.
-        tag: only runs carrying this tag.
-        sort: ``created_at`` (newest first), ``name`` or ``id``.
-        limit: at most this many rows.
-    """
-    return store.query("store/list_runs", _run_filters(experiment, tag, sort, limit))
-
-
-def list_run_rows(
-    store: Database,
-    *,
-    experiment: str | None = None,
-    tag: str | None = None,
-    sort: str = "created_at",
-    limit: int | None = None,
-) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """:func:`list_runs` as column names and rows, without polars (`evalstore runs`)."""
-    filters = _run_filters(experiment, tag, sort, limit)
-    return queries.fetch_columns(store.con, "store/list_runs", filters)
-
-
-def _run_filters(
-    experiment: str | None, tag: str | None, sort: str, limit: int | None
-) -> dict[str, Any]:
-    if sort not in SORT_KEYS:
-        raise InvalidInput(f"unknown sort key {sort!r}; use one of {', '.join(SORT_KEYS)}")
-    if limit is not None and limit < 0:
-        raise InvalidInput(f"--limit must be >= 0, got {limit}")
-    return {"experiment": experiment, "tag": tag, "sort": sort, "limit": limit}
 
 
 def get_run(store: Database, ref: RunRef) -> dict[str, Any]:
@@ -318,7 +272,7 @@ def _check_key(key: object) -> None:
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def _check_key_case(params: Mapping[str, Any], in_use: Iterable[str]) -> None:
+def check_key_case(params: Mapping[str, Any], in_use: Iterable[str]) -> None:
     """Refuse a new run's parameter name that differs only in ASCII case from another one
     (of this run, or in use in the store): DuckDB matches column names regardless of ASCII
     case, so ``v_runs`` cannot hold both ``param_lr`` and ``param_LR``.

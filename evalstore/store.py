@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 
 import polars as pl
 
+from evalstore import edit, runs, selection
 from evalstore import ingest as _ingest
-from evalstore import runs
 from evalstore.database import Database, Progress, WaitNotice
 from evalstore.errors import InvalidInput
 from evalstore.ingest import IngestResult, Source
@@ -60,11 +60,14 @@ class Store(Database):
         *,
         experiment: str | None = None,
         tag: str | None = None,
+        commit: str | None = None,
+        where: str | None = None,
         sort: str = "created_at",
         limit: int | None = None,
     ) -> pl.DataFrame:
-        """List runs, newest first by default; see :func:`evalstore.runs.list_runs`."""
-        return runs.list_runs(self, experiment=experiment, tag=tag, sort=sort, limit=limit)
+        """List runs, newest first by default; see :func:`evalstore.selection.list_runs`."""
+        return selection.list_runs(self, experiment=experiment, tag=tag, commit=commit,
+                                   where=where, sort=sort, limit=limit)  # fmt: skip
 
     def run(self, ref: RunRef) -> dict[str, Any]:
         """One run with its metadata and per-task counts."""
@@ -81,6 +84,27 @@ class Store(Database):
     def tag(self, ref: RunRef, tags: Sequence[str], *, remove: bool = False) -> list[str]:
         """Add (or remove) tags of a run; returns the run's tags afterwards."""
         return runs.tag_run(self, ref, tags, remove=remove)
+
+    def remove_many(
+        self, refs: Sequence[RunRef] = (), *, experiment: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Delete several runs, and every run of ``experiment``, in one transaction."""
+        return edit.remove_runs(self, refs, experiment=experiment)
+
+    def rename(self, ref: RunRef, new: str) -> dict[str, Any]:
+        """Rename a run: ``NAME``, or ``EXPERIMENT/NAME`` to move it; its id stays."""
+        return edit.rename_run(self, ref, new)
+
+    def set(
+        self,
+        ref: RunRef,
+        *,
+        notes: str | None = None,
+        params: Params = None,
+        unset: Sequence[str] = (),
+    ) -> dict[str, Any]:
+        """Edit a run's notes and parameters after ingest (``unset``: keys to remove)."""
+        return edit.set_run(self, ref, notes=notes, params=params, unset=unset)
 
     # -- ingest ----------------------------------------------------------------------------
 

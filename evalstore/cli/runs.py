@@ -1,4 +1,4 @@
-"""evalstore runs, show, rm, tag: the run registry."""
+"""evalstore runs, show, rm, mv, set, tag: the run registry."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def _run_rows(
     """The rows of :meth:`Store.runs` as tuples, without polars and pyarrow (or the ingest
     modules Store brings), so `evalstore runs` starts fast."""
     from evalstore.database import Database
-    from evalstore.runs import list_run_rows
+    from evalstore.selection import list_run_rows
 
     with Database(db, read_only=True, lock_timeout=lock_timeout) as store:
         return list_run_rows(store, **filters)
@@ -43,6 +43,18 @@ def runs_cmd(
         str | None, typer.Option("--experiment", "-e", help="Only this experiment.")
     ] = None,
     tag: Annotated[str | None, typer.Option("--tag", help="Only runs with this tag.")] = None,
+    commit: Annotated[
+        str | None,
+        typer.Option("--commit", help="Only runs of this git commit (or a prefix of it)."),
+    ] = None,
+    where: Annotated[
+        str | None,
+        typer.Option(
+            "--where",
+            help="Only runs where this SQL predicate over v_runs holds, e.g. "
+            '"param_lr > 0.01" (run in the sandbox of `evalstore sql`).',
+        ),
+    ] = None,
     sort: Annotated[
         str, typer.Option("--sort", help="created_at (newest first) | name | id.")
     ] = "created_at",
@@ -56,7 +68,8 @@ def runs_cmd(
     """List runs."""
     from evalstore import render
 
-    filters: dict[str, Any] = {"experiment": experiment, "tag": tag, "sort": sort, "limit": limit}
+    filters: dict[str, Any] = {"experiment": experiment, "tag": tag, "commit": commit,
+                               "where": where, "sort": sort, "limit": limit}  # fmt: skip
     if fmt not in (Fmt.table, Fmt.json):  # the frame writers
         from evalstore.store import Store
 
@@ -110,22 +123,93 @@ def show_cmd(
 
 @command("rm")
 def rm_cmd(
-    run: RunArg,
+    runs: Annotated[
+        list[str] | None,
+        typer.Argument(help="Runs: NAME, EXPERIMENT/NAME or id.", show_default=False),
+    ] = None,
+    experiment: Annotated[
+        str | None, typer.Option("--experiment", "-e", help="Every run of this experiment.")
+    ] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
     db: DbOpt = None,
     lock_timeout: LockOpt = 60.0,
 ) -> None:
-    """Delete a run and everything recorded for it."""
+    """Delete runs (several at once, or every run of an --experiment) and everything
+    recorded for them, in one transaction."""
+    from evalstore.errors import InvalidInput
+    from evalstore.store import Store
+
+    if not runs and experiment is None:
+        raise InvalidInput("name the runs to delete, or an --experiment")
+    with Store(db, lock_timeout=lock_timeout) as store:
+        ids = [store.run(r)["run_id"] for r in runs or ()]
+        if experiment is not None:
+            ids += store.runs(experiment=experiment, sort="id")["run_id"].to_list()
+            if not ids:
+                raise InvalidInput(f"no runs in experiment {experiment!r}")
+        infos = [store.run(i) for i in dict.fromkeys(ids)]
+        refs = [f"{i['experiment']}/{i['name']} (id {i['run_id']})" for i in infos]
+        what = refs[0] if len(refs) == 1 else f"{len(refs)} runs: {', '.join(refs)}"
+        if not yes and not typer.confirm(f"Delete run {what}?", err=True):
+            err.print("Nothing deleted.")
+            raise typer.Exit(code=1)
+        store.remove_many([i["run_id"] for i in infos])
+    for ref in refs:
+        out.print(f"deleted run {ref}", markup=False)
+
+
+@command("mv")
+def mv_cmd(
+    run: RunArg,
+    new: Annotated[
+        str,
+        typer.Argument(
+            help="The new name: NAME, or EXPERIMENT/NAME to move it.", show_default=False
+        ),
+    ],
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 60.0,
+) -> None:
+    """Rename a run, or move it to another experiment; its id, rows and metrics stay."""
     from evalstore.store import Store
 
     with Store(db, lock_timeout=lock_timeout) as store:
-        info = store.run(run)
-        ref = f"{info['experiment']}/{info['name']}"
-        if not yes and not typer.confirm(f"Delete run {ref} (id {info['run_id']})?", err=True):
-            err.print("Nothing deleted.")
-            raise typer.Exit(code=1)
-        store.remove(info["run_id"])
-    out.print(f"deleted run {ref} (id {info['run_id']})", markup=False)
+        before = store.run(run)
+        after = store.rename(before["run_id"], new)
+    out.print(
+        f"renamed run {before['experiment']}/{before['name']} to "
+        f"{after['experiment']}/{after['name']} (id {after['run_id']})",
+        markup=False,
+    )
+
+
+@command("set")
+def set_cmd(
+    run: RunArg,
+    notes: Annotated[
+        str | None, typer.Option("--notes", help='New notes ("" clears them).')
+    ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", "-p", help="Set a parameter key=value (JSON values stay typed)."),
+    ] = None,
+    unset: Annotated[
+        list[str] | None, typer.Option("--unset", help="Remove this parameter (repeatable).")
+    ] = None,
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 60.0,
+) -> None:
+    """Edit a run's notes and parameters after ingest."""
+    from evalstore.store import Store
+
+    with Store(db, lock_timeout=lock_timeout) as store:
+        info = store.set(run, notes=notes, params=param, unset=unset or ())
+    shown = ", ".join(f"{k}={json.dumps(v)}" for k, v in info["params"].items()) or "(none)"
+    out.print(
+        f"run {info['experiment']}/{info['name']} (id {info['run_id']}): params {shown}; "
+        f"notes {info['notes']!r}",
+        markup=False,
+    )
 
 
 @command("tag")

@@ -46,7 +46,9 @@ from runs r
 where r.run_id = $run_id;
 
 -- name: list_runs
--- $experiment: varchar or null (all); $tag: varchar or null (any); $limit: integer or null.
+-- $experiment: varchar or null (all); $tag: varchar or null (any); $commit: a git commit or
+-- a prefix of one, or null; $ids: integer[] or null (the runs a --where predicate kept);
+-- $limit: integer or null.
 -- Output: run_id, experiment, name, created_at, git_commit, tags, params, notes, tasks, rows.
 with per_task as (
     select g.run_id, cast(g.task as varchar) as task, cast(sum(c.n_rows) as bigint) as n
@@ -71,6 +73,8 @@ from runs r
 left join counts c on c.run_id = r.run_id
 where ($experiment is null or r.experiment = $experiment)
   and ($tag is null or list_contains(r.tags, $tag))
+  and ($commit is null or starts_with(r.git_commit, $commit))
+  and ($ids is null or list_contains($ids, r.run_id))
 order by
     case when $sort = 'created_at' then epoch(r.created_at) end desc nulls last,
     case when $sort = 'name' then r.experiment || '/' || r.name end asc nulls last,
@@ -95,3 +99,22 @@ delete from runs where run_id = $run_id;
 -- name: run_tasks
 select distinct cast(task as varchar) as task from groups
 where run_id = $run_id and list_id is not null order by 1;
+
+-- name: experiment_run_ids
+-- The ids of the runs of $experiment varchar, oldest first.
+select run_id from runs where experiment = $experiment order by created_at, run_id;
+
+-- name: rename_run
+-- $run_id: the run; $experiment, $name: its new experiment and name (checked free).
+update runs set experiment = $experiment, name = $name where run_id = $run_id;
+
+-- name: set_run_notes
+update runs set notes = $notes where run_id = $run_id;
+
+-- name: set_run_params
+-- $params: the whole new parameter object, as JSON text.
+update runs set params = $params::json where run_id = $run_id;
+
+-- name: runs_where
+-- {predicate}: the user's --where text, run in the sandbox (evalstore/selection.py).
+select run_id from v_runs where ({predicate})
