@@ -13,7 +13,7 @@ import polars as pl
 from evalstore import estimates, protocols, queries
 from evalstore.core.ranking import TIES
 from evalstore.errors import InvalidInput
-from evalstore.metrics import ALL_TASKS, LIST_NOUN, METRICS, Metric, metrics_for
+from evalstore.metrics import ALL_TASKS, LIST_NOUN, METRICS, Metric, get, metrics_for
 from evalstore.runs import resolve_many
 
 
@@ -369,7 +369,8 @@ def stored_metrics(
     SQL has changed since it was computed."""
     run_ids = _run_ids(store, runs, all_runs)
     shas = {name: m.sha for name, m in METRICS.items() if m.kind == "per_list"}
-    names = [METRICS[n].name if n in METRICS else n for n in metrics] if metrics else None
+    # a metric or the name of its mean, in any case (`-m map`, `-m mAP`: the stored ap means)
+    names = list(dict.fromkeys(get(n).name for n in metrics)) if metrics else None
     frame = store.query("eval/results", {"runs": run_ids, "metrics": names})
     frame = frame.with_columns(
         stale=pl.col("definition_sha") != pl.col("metric").replace_strict(shas, default=""),

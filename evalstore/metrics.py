@@ -21,6 +21,7 @@ in input order:
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -268,18 +269,23 @@ _BY_MEAN_NAME = {m.mean_name: m.name for m in METRICS.values()}
 
 
 def get(name: str) -> Metric:
-    """The metric called ``name``; the name of its mean (``map``) is accepted too.
+    """The metric called ``name``, in any case; the name of its mean (``map``) is accepted
+    too.
 
     Raises:
         InvalidInput: no such metric.
     """
-    key = name if name in METRICS else _BY_MEAN_NAME.get(name)
-    if key is None:
-        raise InvalidInput(
-            f"unknown metric {name!r}; known: {', '.join(sorted(METRICS))} "
-            f"(and their means: {', '.join(sorted(set(_BY_MEAN_NAME) - set(METRICS)))})"
-        )
-    return METRICS[key]
+    for candidate in (name, name.lower()):  # metric names are case-insensitive: mAP is map
+        key = candidate if candidate in METRICS else _BY_MEAN_NAME.get(candidate)
+        if key is not None:
+            return METRICS[key]
+    known = sorted({*METRICS, *_BY_MEAN_NAME})
+    close = difflib.get_close_matches(name.lower(), known, n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+    raise InvalidInput(
+        f"unknown metric {name!r}; {hint}known: {', '.join(sorted(METRICS))} "
+        f"(and their means: {', '.join(sorted(set(_BY_MEAN_NAME) - set(METRICS)))})"
+    )
 
 
 def metrics_for(task: str, names: list[str] | None) -> list[Metric]:

@@ -117,3 +117,15 @@ def test_runs_where_and_commit(cli: Any, filled: Path) -> None:
         lines = bad.stderr.strip().splitlines()
         assert len(lines) == 1 and message in lines[0] and "--where" in lines[0], bad.stderr
     assert snapshot(filled) == before
+
+
+def test_metrics_by_mean_name_in_any_case_and_did_you_mean(cli: Any, filled: Path) -> None:
+    for name in ("map", "mAP", "ap", "MAP"):
+        got = cli("metrics", "a/r0", "-m", name, "--format", "json")
+        assert got.exit_code == 0, got.output
+        rows = json.loads(got.stdout)
+        assert rows and {r["metric"] for r in rows} == {"map"}, name
+    bad = cli("metrics", "a/r0", "-m", "mapp")
+    assert bad.exit_code == 1 and "did you mean 'map'" in bad.stderr
+    typo = cli("show", "a/r00")
+    assert typo.exit_code == 1 and "did you mean 'a/r0'" in typo.stderr, typo.stderr

@@ -118,3 +118,7 @@ update runs set params = $params::json where run_id = $run_id;
 -- name: runs_where
 -- {predicate}: the user's --where text, run in the sandbox (evalstore/selection.py).
 select run_id from v_runs where ({predicate})
+
+-- name: run_names
+-- Every run's (experiment, name), for a "did you mean" when a reference matches none.
+select experiment, name from runs order by experiment, name;
