@@ -66,13 +66,16 @@ def cell(value: Any) -> str:
 
 
 def to_text(frame: pl.DataFrame, fmt: str) -> str:
-    """Render ``frame`` as ``json`` (a list of objects), ``csv`` or ``md``."""
+    """Render ``frame`` as ``json`` (a list of objects), ``nl`` (one JSON object a line),
+    ``csv``, ``tsv`` or ``md``."""
     import polars as pl  # here, not at the top: `evalstore runs` prints tables without it
 
     rows = frame.to_dicts()
     if fmt == "json":
         return json.dumps([jsonable(r) for r in rows], indent=2, default=str)
-    if fmt == "csv":
+    if fmt == "nl":  # one JSON object a line (newline-delimited JSON)
+        return "\n".join(json.dumps(jsonable(r), default=str) for r in rows)
+    if fmt in ("csv", "tsv"):
         flat = frame.with_columns(
             [
                 pl.col(c).cast(pl.List(pl.String)).list.join(", ")
@@ -91,7 +94,7 @@ def to_text(frame: pl.DataFrame, fmt: str) -> str:
             if not _csv_type(t)
         )
         buf = io.StringIO()
-        flat.write_csv(buf)
+        flat.write_csv(buf, separator="\t" if fmt == "tsv" else ",")
         return buf.getvalue().rstrip("\n")
     if fmt == "md":
         header = "| " + " | ".join(frame.columns) + " |"

@@ -166,9 +166,9 @@ def _pick(store: Database, text: str, rows: list[tuple[Any, ...]]) -> int:
         if len(hits) > 1:
             names = ", ".join(f"{r[1]}/{r[2]}" for r in hits)
             raise RunNotFound(f"run {text!r} is ambiguous: {names}; name it as EXPERIMENT/NAME")
-    names = [f"{e}/{n}" for e, n in queries.fetch_rows(store.con, "store/run_names")]
-    close = difflib.get_close_matches(text, names, n=3, cutoff=0.6) or difflib.get_close_matches(
-        text, [n.split("/", 1)[1] for n in names], n=3, cutoff=0.6
+    refs = [f"{e}/{n}" for e, n in queries.fetch_rows(store.con, "store/run_names")]
+    close = difflib.get_close_matches(text, refs, n=3, cutoff=0.6) or difflib.get_close_matches(
+        text, [r.split("/", 1)[1] for r in refs], n=3, cutoff=0.6
     )
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     raise RunNotFound(f"no run {text!r} in {store.path}{hint}")

@@ -47,12 +47,15 @@ def run_sql(
 
 
 def write_result(frame: pl.DataFrame, fmt: str, path: Path | None) -> Path:
-    """Write ``frame`` to ``path`` as parquet, csv, json, md or table text."""
+    """Write ``frame`` to ``path`` as parquet, csv, tsv, json, nl, md, latex or (table)
+    csv."""
     if path is None:
         raise InvalidInput("--format parquet needs --output FILE")
     try:
         if fmt == "parquet" or path.suffix == ".parquet":
             frame.write_parquet(path)
+        elif fmt == "latex":
+            path.write_text(render.latex_table(frame, None, None) + "\n")
         else:
             path.write_text(render.to_text(frame, "csv" if fmt == "table" else fmt) + "\n")
     except OSError as exc:

@@ -129,3 +129,17 @@ def test_metrics_by_mean_name_in_any_case_and_did_you_mean(cli: Any, filled: Pat
     assert bad.exit_code == 1 and "did you mean 'map'" in bad.stderr
     typo = cli("show", "a/r00")
     assert typo.exit_code == 1 and "did you mean 'a/r0'" in typo.stderr, typo.stderr
+
+
+def test_tsv_and_nl_formats(cli: Any, filled: Path) -> None:
+    tsv = cli("sql", "select 1 as a, 'x y' as b", "--format", "tsv")
+    assert tsv.exit_code == 0 and tsv.stdout.splitlines() == ["a\tb", "1\tx y"]
+    nl = cli("runs", "--format", "nl", "--sort", "id")
+    assert nl.exit_code == 0, nl.output
+    rows = [json.loads(line) for line in nl.stdout.splitlines()]
+    assert [r["name"] for r in rows] == ["r0", "r1", "r2"] and rows[0]["params"] == {"lr": 0.1}
+    metrics = cli("metrics", "--all", "--format", "nl")
+    assert metrics.exit_code == 0
+    assert {json.loads(line)["metric"] for line in metrics.stdout.splitlines()} == {"map"}
+    tex = cli("sql", "select 1 as a", "--format", "latex", "-o", str(filled.parent / "t.tex"))
+    assert tex.exit_code == 0 and "\\begin{tabular}" in (filled.parent / "t.tex").read_text()

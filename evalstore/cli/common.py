@@ -70,7 +70,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 class Fmt(str, Enum):
     table = "table"
     json = "json"
+    nl = "nl"  # one JSON object a line
     csv = "csv"
+    tsv = "tsv"
     md = "md"
     latex = "latex"
 

@@ -26,7 +26,10 @@ def sql_cmd(
         typer.Option("--param", "-p", help="Bind $name: name=value (JSON values stay typed)."),
     ] = None,
     fmt: Annotated[
-        str, typer.Option("--format", "-f", help="table | csv | json | md | latex | parquet.")
+        str,
+        typer.Option(
+            "--format", "-f", help="table | csv | tsv | json | nl | md | latex | parquet."
+        ),
     ] = "table",
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file (parquet needs it).")
@@ -69,9 +72,9 @@ def sql_cmd(
     if output is not None or fmt == "parquet":
         path = write_result(frame, fmt, output)
         err.print(f"wrote {frame.height:,} rows to {path}", markup=False)
-    elif fmt in ("table", "json", "csv", "md", "latex"):
+    elif fmt in {f.value for f in Fmt}:
         emit(frame, Fmt(fmt))
     else:
         raise EvalstoreError(
-            f"unknown --format {fmt!r}; use table, csv, json, md, latex or parquet"
+            f"unknown --format {fmt!r}; use {', '.join(f.value for f in Fmt)} or parquet"
         )

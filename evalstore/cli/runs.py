@@ -70,7 +70,7 @@ def runs_cmd(
 
     filters: dict[str, Any] = {"experiment": experiment, "tag": tag, "commit": commit,
                                "where": where, "sort": sort, "limit": limit}  # fmt: skip
-    if fmt not in (Fmt.table, Fmt.json):  # the frame writers
+    if fmt not in (Fmt.table, Fmt.json, Fmt.nl):  # the frame writers
         from evalstore.store import Store
 
         with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
@@ -78,9 +78,14 @@ def runs_cmd(
         return
     columns, rows = _run_rows(db, lock_timeout, **filters)
     records = [dict(zip(columns, row, strict=True)) for row in rows]
-    if fmt is Fmt.json:
-        decoded = [{**r, "params": json.loads(r["params"] or "{}")} for r in records]
-        typer.echo(json.dumps(render.jsonable(decoded), indent=2))
+    if fmt in (Fmt.json, Fmt.nl):
+        decoded = render.jsonable(
+            [{**r, "params": json.loads(r["params"] or "{}")} for r in records]
+        )
+        if fmt is Fmt.json:
+            typer.echo(json.dumps(decoded, indent=2))
+        else:
+            typer.echo("\n".join(json.dumps(r) for r in decoded))
         return
     for r in records:
         r["git_commit"] = r["git_commit"] and r["git_commit"][:10]
