@@ -15,6 +15,7 @@ from evalstore.core.ranking import TIES
 from evalstore.errors import InvalidInput
 from evalstore.metrics import ALL_TASKS, LIST_NOUN, METRICS, Metric, get, metrics_for
 from evalstore.runs import resolve_many
+from evalstore.selection import check_slice_keys
 
 
 class Engine(Protocol):
@@ -238,6 +239,7 @@ def evaluate(
     run_ids = _run_ids(store, runs, all_runs)
     if not run_ids:
         return pl.DataFrame(schema=dict.fromkeys(RESULT_COLUMNS, pl.String))
+    check_slice_keys(store, run_ids, by, {*LIST_NOUN.values(), "list"})
     plan = []
     presence = {
         "scores": "eval/runs_with_task",

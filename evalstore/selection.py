@@ -1,5 +1,6 @@
 """Which runs: the filters of ``evalstore runs`` and :meth:`Store.runs` (experiment, tag,
-git commit, a ``--where`` predicate over ``v_runs``), their order and limit.
+git commit, a ``--where`` predicate over ``v_runs``), their order and limit; and the check of
+the slice keys that ``eval --by`` names.
 
 A ``--where`` predicate is the user's own SQL: it runs in the sandbox of ``evalstore sql``
 (:mod:`evalstore.sandbox`) as ``select run_id from v_runs where (PREDICATE)``, one read-only
@@ -9,6 +10,8 @@ is a sandbox from then on.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalstore import queries, sandbox
@@ -19,7 +22,7 @@ if TYPE_CHECKING:
 
     from evalstore.database import Database
 
-__all__ = ["SORT_KEYS", "list_run_rows", "list_runs", "run_ids_where"]
+__all__ = ["SORT_KEYS", "check_slice_keys", "list_run_rows", "list_runs", "run_ids_where"]
 
 SORT_KEYS = ("created_at", "name", "id")
 
@@ -85,3 +88,27 @@ def list_run_rows(store: Database, **filters: Any) -> tuple[list[str], list[tupl
     values = {"experiment": None, "tag": None, "commit": None, "where": None,
               "sort": "created_at", "limit": None, **filters}  # fmt: skip
     return queries.fetch_columns(store.con, "store/list_runs", _filters(store, values))
+
+
+def check_slice_keys(
+    store: Database, run_ids: list[int], by: Sequence[str], nouns: Collection[str]
+) -> None:
+    """Refuse a ``--by`` key that is neither one of ``nouns`` (class, query, list...) nor a
+    slice key of any of the runs' lists: it would give the overall values alone, silently.
+
+    Raises:
+        InvalidInput: naming the key, the closest known ones and every key there is.
+    """
+    unknown = [k for k in by if k not in nouns]
+    if not unknown:
+        return
+    keys = {k for (k,) in queries.fetch_rows(store.con, "eval/slice_keys", {"runs": run_ids})}
+    for key in unknown:
+        if key not in keys:
+            known = sorted(keys | set(nouns))
+            close = difflib.get_close_matches(key, known, n=2, cutoff=0.6)
+            hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+            raise InvalidInput(
+                f"--by {key!r}: no list of these runs has that slice key; {hint}"
+                f"known: {', '.join(known)}"
+            )

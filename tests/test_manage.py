@@ -143,3 +143,11 @@ def test_tsv_and_nl_formats(cli: Any, filled: Path) -> None:
     assert {json.loads(line)["metric"] for line in metrics.stdout.splitlines()} == {"map"}
     tex = cli("sql", "select 1 as a", "--format", "latex", "-o", str(filled.parent / "t.tex"))
     assert tex.exit_code == 0 and "\\begin{tabular}" in (filled.parent / "t.tex").read_text()
+
+
+def test_eval_by_an_unknown_key_is_an_error(cli: Any, filled: Path) -> None:
+    bad = cli("eval", "a/r0", "--by", "qeury")
+    assert bad.exit_code == 1 and "did you mean 'query'" in bad.stderr, bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+    good = cli("eval", "a/r0", "--by", "query", "--format", "json")
+    assert good.exit_code == 0 and any(r["slice"] for r in json.loads(good.stdout))

@@ -158,3 +158,11 @@ where not exists (
 -- trec_eval scores a judged query without relevant documents 0 (map, P_k, recall_k) and
 -- averages it: the lists without a value (no positives) get 0.
 update _per_list set value = 0.0 where value is null;
+
+-- name: slice_keys
+-- $runs integer[]: the slice keys of any of their lists (groups.slices, pairs.slices).
+select distinct k from (
+    select unnest(map_keys(slices)) as k from groups where list_contains($runs, run_id)
+    union all
+    select unnest(map_keys(slices)) from pairs where list_contains($runs, run_id)
+);
