@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import polars as pl
 
-from evalstore import edit, runs, selection
+from evalstore import edit, runs, sandbox, selection
 from evalstore import ingest as _ingest
 from evalstore.database import Database, Progress, WaitNotice
 from evalstore.errors import InvalidInput
@@ -84,6 +84,32 @@ class Store(Database):
     def tag(self, ref: RunRef, tags: Sequence[str], *, remove: bool = False) -> list[str]:
         """Add (or remove) tags of a run; returns the run's tags afterwards."""
         return runs.tag_run(self, ref, tags, remove=remove)
+
+    def sql(
+        self,
+        query: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        max_rows: int = sandbox.DEFAULT_MAX_ROWS,
+        timeout: float | None = sandbox.DEFAULT_TIMEOUT,
+    ) -> pl.DataFrame:
+        """Run one read-only query of your own (``$name`` parameters from ``params``) and
+        return its rows, at most ``max_rows``.
+
+        A store opened read-only runs it in the sandbox of ``evalstore sql`` (nothing but the
+        store is read, settings locked; the store stays a sandbox). A writable store runs it
+        as the named queries run, checked to be one read-only statement, inside a
+        transaction that is rolled back.
+
+        Raises:
+            InvalidInput: not one read-only statement, or it fails: one line.
+        """
+        if self.read_only:
+            sandbox.lock_down(self.con)
+            return sandbox.run_query(self.con, query, params, max_rows=max_rows,
+                                     timeout=timeout).frame  # fmt: skip
+        return sandbox.run_query(self.con, query, params, max_rows=max_rows, timeout=timeout,
+                                 trusted=True).frame  # fmt: skip
 
     def remove_many(
         self, refs: Sequence[RunRef] = (), *, experiment: str | None = None

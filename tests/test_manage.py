@@ -151,3 +151,20 @@ def test_eval_by_an_unknown_key_is_an_error(cli: Any, filled: Path) -> None:
     assert len(bad.stderr.strip().splitlines()) == 1
     good = cli("eval", "a/r0", "--by", "query", "--format", "json")
     assert good.exit_code == 0 and any(r["slice"] for r in json.loads(good.stdout))
+
+
+def test_store_sql_runs_one_read_only_query(filled: Path) -> None:
+    import polars as pl
+
+    from evalstore import InvalidInput
+
+    with Store(filled) as store:  # writable: checked, rolled back
+        got = store.sql("select name from v_runs where param_lr > $lr order by name", {"lr": 0.01})
+        assert got.equals(pl.DataFrame({"name": ["r0", "r2"]}))
+        with pytest.raises(InvalidInput, match="only a read-only query"):
+            store.sql("delete from runs")
+        assert store.runs().height == 3
+    with Store(filled, read_only=True) as store:  # read-only: the sandbox
+        assert store.sql("select count(*) as n from runs")["n"].to_list() == [3]
+        with pytest.raises(InvalidInput, match="may not read"):
+            store.sql("select * from read_csv('/etc/passwd')")
