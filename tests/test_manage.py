@@ -168,3 +168,24 @@ def test_store_sql_runs_one_read_only_query(filled: Path) -> None:
         assert store.sql("select count(*) as n from runs")["n"].to_list() == [3]
         with pytest.raises(InvalidInput, match="may not read"):
             store.sql("select * from read_csv('/etc/passwd')")
+
+
+@pytest.mark.slow
+def test_the_demo_keeps_to_its_own_store(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "EVALSTORE_DB": str(tmp_path / "mine.duckdb")}
+    done = subprocess.run(
+        [sys.executable, "-m", "evalstore", "demo", "--quick"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "evalstore-demo.duckdb").exists() and not (tmp_path / "mine.duckdb").exists()
+    hints = [line for line in done.stderr.splitlines() if line.startswith("  evalstore ")]
+    assert hints and all("--db evalstore-demo.duckdb" in line for line in hints)

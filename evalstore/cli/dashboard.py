@@ -83,7 +83,14 @@ def dashboard_cmd(
 
 @command("demo")
 def demo_cmd(
-    db: DbOpt = None,
+    db: Annotated[
+        Path,
+        typer.Option(
+            "--db",
+            help="The demo's own database (never $EVALSTORE_DB: the demo's runs stay apart "
+            "from yours).",
+        ),
+    ] = Path("evalstore-demo.duckdb"),
     out: Annotated[Path, typer.Option("--out", help="Folder for the dashboards.")] = Path(
         "dashboards-out"
     ),
@@ -95,10 +102,9 @@ def demo_cmd(
     """Build a database of real evaluation runs (digits classifiers, HPatches-style
     descriptors on real photographs), compute their metrics and write dashboards."""
     from evalstore import demo
-    from evalstore.database import default_path
     from evalstore.store import Store
 
-    path = db or default_path()
+    path = db
     with Store(path, lock_timeout=lock_timeout) as store, progress_bar(True, "demo") as cb:
         result = demo.build(store, out=out, quick=quick, progress=cb)
         frame = store.runs()
@@ -124,6 +130,11 @@ def demo_cmd(
         "  evalstore history --metric map_voc07 --experiment digits",
         "  evalstore sql \"select run, metric, value from v_metrics where slice = ''\"",
     ]
-    if db is not None:
-        lines = [lines[0], *lines[1:4], *(f"{line} --db {path}" for line in lines[4:])]
+    lines = [*lines[:4], *(_with_db(line, path) for line in lines[4:])]
     err.print("\n".join(lines), markup=False)
+
+
+def _with_db(hint: str, path: Path) -> str:
+    """A hint's command with ``--db PATH``, before its comment in parentheses."""
+    command, _, comment = hint.partition("   (")
+    return f"{command.rstrip()} --db {path}" + (f"   ({comment}" if comment else "")
