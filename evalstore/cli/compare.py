@@ -13,6 +13,7 @@ from evalstore.cli.common import (
     FormatOpt,
     LockOpt,
     ProtocolOpt,
+    RunArg,
     TiesOpt,
     command,
     emit,
@@ -111,6 +112,44 @@ def compare_cmd(
         if frame["n_runs"].max() == 1 and frame["baseline_runs"].max() == 1:
             frame = frame.drop("n_runs", "baseline_runs")  # runs, not configurations
     emit(frame, fmt, caption="Differences to the baseline, 95% intervals, Holm-adjusted p")
+
+
+@command("diff")
+def diff_cmd(
+    run_a: RunArg,
+    run_b: RunArg,
+    task: Annotated[
+        str | None, typer.Option("--task", help="The task [default: the one the runs share].")
+    ] = None,
+    metric: Annotated[
+        str | None,
+        typer.Option("--metric", "-m", help="A per-list metric [default: the task's first]."),
+    ] = None,
+    items: Annotated[
+        str | None,
+        typer.Option(
+            "--items", help="Within this list (its group_id): the items whose rank moved."
+        ),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many rows.")] = 20,
+    db: DbOpt = None,
+    lock_timeout: LockOpt = 60.0,
+    fmt: FormatOpt = Fmt.table,
+) -> None:
+    """What changed between two runs: the lists whose value moved most (value in each run,
+    the difference), or with --items the items of one list whose rank moved."""
+    from evalstore.diff import diff_items, diff_lists
+    from evalstore.store import Store
+
+    with Store(db, lock_timeout=lock_timeout) as store:
+        if items is not None:
+            frame = diff_items(store, run_a, run_b, items, task=task, limit=limit)
+            title = f"{run_a} -> {run_b}: items of list {items} by rank moved"
+        else:
+            frame = diff_lists(store, run_a, run_b, task=task, metric=metric, limit=limit)
+            shown = frame["metric"][0] if frame.height else metric or ""
+            title = f"{run_a} -> {run_b}: lists by {shown} moved (b - a)"
+    emit(frame, fmt, title=title)
 
 
 @command("check")
