@@ -40,6 +40,9 @@ _MIN_ROW_GROUP = 8192  # mean rows per row group below which DuckDB's insert is 
 # list ids a direct ingest may leave unused (group ids absent from the files) beyond one per
 # list: more, and the streaming path numbers the lists densely instead
 _SPARE_IDS = 1 << 10
+# integer types whose Parquet columns DuckDB reads as integers, that a BIGINT holds (not
+# UInt64; nor Int128, which DuckDB reads as bytes)
+_INTEGERS = frozenset({pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32})
 
 
 @dataclass
@@ -92,12 +95,12 @@ def plan_direct(
         if not all(c in schema for c in (item, score, label)):
             return None
         ids = [schema[item]] + ([schema[group]] if group is not None and has_group else [])
-        if not all(d.is_integer() and d != pl.UInt64 for d in ids):
+        if not all(d in _INTEGERS for d in ids):
             return None
         if schema[score] not in (pl.Float32, pl.Float64):
             return None
         if (schema[label] == pl.Boolean) != (spec.labels == "bool") or not (
-            schema[label] == pl.Boolean or schema[label].is_integer()
+            schema[label] == pl.Boolean or schema[label] in _INTEGERS
         ):
             return None
     files, bounds = [], []

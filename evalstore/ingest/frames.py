@@ -13,7 +13,15 @@ import polars as pl
 
 from evalstore import queries, runs
 from evalstore.errors import InvalidInput
-from evalstore.ingest.sources import Source, first_line, open_source, source_columns
+from evalstore.ingest.sources import (
+    READ_ERRORS,
+    Source,
+    first_line,
+    names_text,
+    open_source,
+    source_columns,
+)
+from evalstore.ingest.validate import ids_text
 
 if TYPE_CHECKING:
     from evalstore.database import Database
@@ -27,7 +35,8 @@ def read_frame(
     """All sources as one frame with our column names plus ``_file``, the source of every row
     (an enum of the source labels: four bytes a row, not a string), for messages (:func:`where`
     finds a row's number in its file); our id columns ``ids`` read from CSV/TSV as text,
-    exactly as written (``007`` stays ``007``)."""
+    exactly as written (``007`` stays ``007``), and present in every source (integers beyond
+    64 bits as text)."""
     text = [c for c in source_columns(mapping, ids).values() if c is not None]
     frames, labels = [], []
     for i, source in enumerate(sources):
@@ -35,7 +44,7 @@ def read_frame(
         if isinstance(frame, pl.LazyFrame):
             try:
                 frame = frame.collect()
-            except pl.exceptions.PolarsError as exc:
+            except READ_ERRORS as exc:
                 raise InvalidInput(f"{label}: cannot read: {first_line(exc)}") from None
         if frame.height == 0:
             raise InvalidInput(f"{label}: no rows")
@@ -44,10 +53,19 @@ def read_frame(
         if missing:
             raise InvalidInput(
                 f"{label}: missing column {missing[0]!r} named by --column "
-                f"(columns: {', '.join(frame.columns)})"
+                f"(columns: {names_text(frame.columns)})"
             )
         frame = frame.drop([c for c in frame.columns if c in mapping and c not in rename])
-        frames.append(frame.rename(rename))
+        frame = frame.rename(rename)
+        absent = [c for c in ids if c not in frame.columns]
+        if absent:
+            raise InvalidInput(
+                f"{label}: missing column {absent[0]!r} (columns: {names_text(frame.columns)})"
+            )
+        # integer ids beyond 64 bits (an NDJSON file's 2^63) as their text: NumPy has no
+        # 128-bit integers, and ids are stored as text
+        wide = [c for c in ids if frame[c].dtype in (pl.Int128, pl.UInt128)]
+        frames.append(frame.with_columns(pl.col(wide).cast(pl.String)) if wide else frame)
         labels.append(label)
     # one category per source: a file given twice is told apart by its place in the list
     seen: dict[str, int] = {}
@@ -58,10 +76,19 @@ def read_frame(
     files = pl.Enum(labels)
     # one chunk per column (a no-op when it is one already): its columns are then NumPy and
     # Arrow arrays without a copy, and DuckDB inserts them in whole row groups
-    return pl.concat(
-        [f.with_columns(_file=pl.lit(b, dtype=files)) for f, b in zip(frames, labels, strict=True)],
-        how="diagonal_relaxed",
-    ).rechunk()
+    try:
+        combined = pl.concat(
+            [
+                f.with_columns(_file=pl.lit(b, dtype=files))
+                for f, b in zip(frames, labels, strict=True)
+            ],
+            how="diagonal_relaxed",
+        )
+    except pl.exceptions.PolarsError as exc:  # a column of types that have no common one
+        raise InvalidInput(
+            f"{', '.join(labels)}: cannot combine these inputs: {first_line(exc)}"
+        ) from None
+    return combined.rechunk()
 
 
 def row_of(frame: pl.DataFrame, i: int) -> int:
@@ -83,7 +110,7 @@ def finite(frame: pl.DataFrame, cols: Sequence[str], what: str) -> dict[str, np.
         if col not in frame.columns:
             raise InvalidInput(
                 f"{frame['_file'][0]}: missing column {col!r} (columns: "
-                f"{', '.join(c for c in frame.columns if not c.startswith('_'))})"
+                f"{names_text([c for c in frame.columns if not c.startswith('_')])})"
             )
         series = frame[col]
         if not (series.dtype.is_numeric() or series.dtype == pl.Null):
@@ -112,7 +139,7 @@ def ids_of(frame: pl.DataFrame, col: str) -> np.ndarray:
         raise InvalidInput(
             f"{frame['_file'][0]}: column {col!r} holds floats; ids must be integers or strings"
         )
-    ids = frame[col].cast(pl.String)
+    ids = ids_text(frame[col], str(frame["_file"][0]), col)
     if ids.null_count():
         raise InvalidInput(f"{where(frame, ids.is_null().to_numpy(), col)} is empty")
     return ids.to_numpy().astype(object)

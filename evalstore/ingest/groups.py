@@ -6,8 +6,8 @@ from __future__ import annotations
 import polars as pl
 
 from evalstore.errors import InvalidInput
-from evalstore.ingest.sources import Source, first_line, open_source
-from evalstore.ingest.validate import first_row
+from evalstore.ingest.sources import READ_ERRORS, Source, first_line, names_text, open_source
+from evalstore.ingest.validate import INT32, first_row, ids_text
 
 __all__ = ["NO_GROUPS", "read_groups"]
 
@@ -17,17 +17,17 @@ def read_groups(source: Source, fmt: str | None, task: str) -> pl.DataFrame:
     if isinstance(frame, pl.LazyFrame):
         try:
             frame = frame.collect()
-        except pl.exceptions.PolarsError as exc:
+        except READ_ERRORS as exc:
             raise InvalidInput(f"{label}: cannot read: {first_line(exc)}") from None
     if "group_id" not in frame.columns:
         raise InvalidInput(
-            f"{label}: missing column 'group_id' (columns: {', '.join(frame.columns)})"
+            f"{label}: missing column 'group_id' (columns: {names_text(frame.columns)})"
         )
     if frame["group_id"].dtype.is_float():
         raise InvalidInput(
             f"{label}: column 'group_id' holds floats; ids must be integers or strings"
         )
-    gid = frame["group_id"].cast(pl.String)
+    gid = ids_text(frame["group_id"], label, "group_id")
     if gid.null_count() and task != "verification":
         raise InvalidInput(
             f"{label}: column 'group_id' row {first_row(gid.is_null()) + 1} is empty"
@@ -46,11 +46,18 @@ def read_groups(source: Source, fmt: str | None, task: str) -> pl.DataFrame:
             raise InvalidInput(
                 f"{label}: column 'n_positives' must hold whole numbers, found {npos.dtype}"
             )
-        npos = npos.cast(pl.Int64)
-        bad = (npos < 0).fill_null(False)
+        # as floats, which hold any integer type's range (a CSV's 2^64 is an Int128)
+        size = npos.cast(pl.Float64)
+        bad = (size < 0).fill_null(False)
         if bad.any():
             raise InvalidInput(
                 f"{label}: column 'n_positives' row {first_row(bad) + 1} is negative"
+            )
+        big = (size > INT32[1]).fill_null(False)
+        if big.any():
+            raise InvalidInput(
+                f"{label}: column 'n_positives' row {first_row(big) + 1} is "
+                f"{npos[first_row(big)]}, more than {INT32[1]:,}"
             )
     else:
         npos = pl.Series("n_positives", [None] * frame.height, dtype=pl.Int64)

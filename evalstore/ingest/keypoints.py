@@ -108,6 +108,10 @@ def ingest_keypoints(
     _check_finite(frame, ("x1", "y1"), "coordinates")
     if "score" in frame.columns:
         score = frame["score"]
+        if not (score.dtype.is_numeric() or score.dtype == pl.Null):
+            raise InvalidInput(
+                f"{frame['_file'][0]}: column 'score' must be numeric, found {score.dtype}"
+            )
         if score.dtype != pl.Float64 or score.null_count() or score.is_nan().any():
             values = score.cast(pl.Float64).to_numpy()
             bad = np.isnan(values)

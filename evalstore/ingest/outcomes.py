@@ -13,6 +13,7 @@ from evalstore import runs
 from evalstore.errors import InvalidInput
 from evalstore.ingest.frames import finite, ids_of, read_frame, where, write_tables
 from evalstore.ingest.sources import Source, as_sources, parse_columns
+from evalstore.ingest.validate import first_row
 from evalstore.ingest.write import IngestResult
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def ingest_outcomes(
     frame = read_frame(sources, fmt, parse_columns(columns, OUTCOME_COLUMNS), ["group_id"])
     groups = ids_of(frame, "group_id")
     if "outcome" in frame.columns and not {"tp", "fp", "fn"} & set(frame.columns):
-        kind = frame["outcome"].cast(pl.String).str.to_lowercase()
+        kind = _text(frame, "outcome").str.to_lowercase()
         bad = ~kind.is_in(["tp", "fp", "fn"]).fill_null(False)
         if bad.any():
             raise InvalidInput(
@@ -64,24 +65,13 @@ def ingest_outcomes(
             .agg(**{k: (pl.col("kind") == k).sum().cast(pl.Int64) for k in ("tp", "fp", "fn")})
         )
     else:
-        values = finite(frame, ("tp", "fp", "fn"), "counts")
-        for col, v in values.items():
-            bad = (v < 0) | (v != np.round(v))
-            if bad.any():
-                raise InvalidInput(
-                    f"{where(frame, bad, col)} is {v[bad][0]:g}; counts must be whole numbers >= 0"
-                )
+        values = {col: _counts(frame, col) for col in ("tp", "fp", "fn")}
         dup = pl.Series(groups).is_duplicated().to_numpy()
         if dup.any():
             raise InvalidInput(
                 f"{where(frame, dup, 'group_id')}: group {groups[dup][0]!r} appears twice"
             )
-        counts = pl.DataFrame(
-            {
-                "group_id": groups.astype(str),
-                **{c: values[c].astype(np.int64) for c in ("tp", "fp", "fn")},
-            }
-        )
+        counts = pl.DataFrame({"group_id": groups.astype(str), **values})
     _outcomes = counts.to_arrow()
     run_id, replaced = write_tables(
         store, meta, "outcomes", replace, append, {"_outcomes": _outcomes}
@@ -97,3 +87,46 @@ def ingest_outcomes(
         replaced=replaced,
         files=[str(s) for s in sources if isinstance(s, (str, os.PathLike))],
     )
+
+
+_MAX_COUNT = (1 << 63) - 1  # the most a BIGINT holds
+_EXACT = 1 << 53  # beyond it a float skips whole numbers: a count must be an integer there
+
+
+def _counts(frame: pl.DataFrame, col: str) -> pl.Series:
+    """A column of counts as int64: whole numbers from 0, up to 2^63 - 1 as integers and up
+    to 2^53 as floats (which hold those exactly)."""
+    series = frame[col] if col in frame.columns else None
+    if series is not None and series.dtype.is_integer() and not series.null_count():
+        counts = series.cast(pl.Int64, strict=False)  # null: beyond a BIGINT
+        for bad, limit in ((counts < 0, ">= 0"), (counts.is_null(), f"from 0 to {_MAX_COUNT:,}")):
+            if bad.any():
+                raise InvalidInput(
+                    f"{where(frame, bad.to_numpy(), col)} is {series[first_row(bad)]}; counts "
+                    f"must be whole numbers {limit}"
+                )
+        return counts
+    v = finite(frame, (col,), "counts")[col]
+    bad = (v < 0) | (v != np.round(v))
+    if bad.any():
+        raise InvalidInput(
+            f"{where(frame, bad, col)} is {v[bad][0]:g}; counts must be whole numbers >= 0"
+        )
+    big = v > _EXACT
+    if big.any():
+        raise InvalidInput(
+            f"{where(frame, big, col)} is {v[big][0]:g}; a count above {_EXACT:,} must be "
+            "written as an integer"
+        )
+    return pl.Series(col, v.astype(np.int64))
+
+
+def _text(frame: pl.DataFrame, col: str) -> pl.Series:
+    """A column of words (lists, structs and bytes that are not UTF-8 text refused)."""
+    dtype = frame[col].dtype
+    if not dtype.is_nested():
+        try:
+            return frame[col].cast(pl.String)
+        except pl.exceptions.PolarsError:  # bytes that are not UTF-8
+            pass
+    raise InvalidInput(f"{frame['_file'][0]}: column {col!r} holds {dtype}, not words")

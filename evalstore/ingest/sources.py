@@ -4,8 +4,13 @@ as polars frames with their schema, and the ``--column`` mapping of their column
 from __future__ import annotations
 
 import io
+import lzma
 import os
 import re
+import tokenize
+import warnings
+import zipfile
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -20,13 +25,18 @@ __all__ = [
     "COLUMNS",
     "FORMATS",
     "GLOB",
+    "NPY_ERRORS",
+    "READ_ERRORS",
     "TEXT_FORMATS",
     "Input",
     "Source",
     "as_sources",
     "batches",
+    "check_file",
     "first_line",
+    "names_text",
     "open_source",
+    "parquet_rows",
     "parse_columns",
     "source_columns",
 ]
@@ -46,6 +56,9 @@ _EXTENSIONS = {
     ".npz": "npz",
 }
 COLUMNS = ("group_id", "item_id", "score", "label")
+#: what polars raises on a file it cannot read: its errors, and a panic of its reader (a
+#: BaseException, which some damaged Parquet files cause)
+READ_ERRORS = (pl.exceptions.PolarsError, pl.exceptions.PanicException)
 BATCH_ROWS = 1 << 20
 TEXT_FORMATS = ("csv", "tsv")  # formats without types: their id columns are read as text
 
@@ -145,8 +158,41 @@ def _lazy_file(path: Path, fmt: str, text: Sequence[str]) -> pl.LazyFrame | pl.D
     if fmt == "ndjson":  # scan_ndjson has no glob=False; a name like run[1].ndjson is read whole
         source = io.BytesIO(path.read_bytes()) if GLOB.search(str(path)) else path
         return pl.scan_ndjson(source, infer_schema_length=10_000)
-    with np.load(path, allow_pickle=False) as npz:
-        return _frame_from_mapping({k: npz[k] for k in npz.files}, str(path))
+    return _frame_from_mapping(_read_npz(path), str(path))
+
+
+#: what NumPy's reading of a damaged ``.npy`` array raises: ValueError (a bad header or
+#: data, a pickle refused), EOFError, the tokenizer's errors on a header it re-reads as
+#: Python 2's, MemoryError for a shape too large to allocate
+NPY_ERRORS = (OSError, ValueError, EOFError, SyntaxError, tokenize.TokenError, MemoryError)
+# and of an .npz archive, the zip layer's: a bad header or CRC, damaged compressed data, a
+# compression method, version or flag it cannot read (RuntimeError: the encryption flag)
+_NPZ_ERRORS = (
+    *NPY_ERRORS,
+    zipfile.BadZipFile,
+    zlib.error,
+    lzma.LZMAError,
+    NotImplementedError,
+    RuntimeError,
+)
+
+
+def _read_npz(path: Path) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` file (without pickles: an object array is refused)."""
+    try:
+        # the file opened here, so that it is closed whatever np.load raises
+        with open(path, "rb") as file, warnings.catch_warnings():
+            # NumPy warns of a header it had to read as Python 2 wrote it: read all the same
+            warnings.simplefilter("ignore", UserWarning)
+            loaded = np.load(file, allow_pickle=False)
+            if not isinstance(loaded, np.lib.npyio.NpzFile):  # one .npy array
+                raise InvalidInput(f"{path}: cannot read as npz: a .npy array, not a zip of arrays")
+            with loaded as npz:
+                return {k: npz[k] for k in npz.files}
+    except InvalidInput:
+        raise
+    except _NPZ_ERRORS as exc:
+        raise InvalidInput(f"{path}: cannot read as npz: {first_line(exc)}") from None
 
 
 def _frame_from_mapping(data: Mapping[str, Any], label: str) -> pl.DataFrame:
@@ -159,7 +205,18 @@ def _frame_from_mapping(data: Mapping[str, Any], label: str) -> pl.DataFrame:
     lengths = {k: len(v) for k, v in columns.items()}
     if len(set(lengths.values())) > 1:
         raise InvalidInput(f"{label}: arrays have different lengths: {lengths}")
-    return pl.DataFrame(columns)
+    series = []
+    for key, arr in columns.items():
+        try:
+            column = pl.Series(key, arr)
+        except (TypeError, ValueError, pl.exceptions.PolarsError) as exc:
+            raise InvalidInput(
+                f"{label}: array {key!r} of dtype {arr.dtype} is not a column: {first_line(exc)}"
+            ) from None
+        if column.dtype == pl.Object:  # complex, structured, raw bytes: no column type of ours
+            raise InvalidInput(f"{label}: array {key!r} of dtype {arr.dtype} is not a column")
+        series.append(column)
+    return pl.DataFrame(series)
 
 
 def batches(frame: pl.LazyFrame | pl.DataFrame, label: str) -> Iterator[pl.DataFrame]:
@@ -171,13 +228,46 @@ def batches(frame: pl.LazyFrame | pl.DataFrame, label: str) -> Iterator[pl.DataF
         return
     try:
         yield from frame.collect_batches(chunk_size=BATCH_ROWS)
-    except pl.exceptions.PolarsError as exc:
+    except READ_ERRORS as exc:
         raise InvalidInput(f"{label}: cannot read: {first_line(exc)}") from None
 
 
+def parquet_rows(path: Path) -> int:
+    """The rows a Parquet file says it has (its footer): a panic of polars' reader on a
+    damaged page ends its batches early without an error, so the rows read are counted
+    against these."""
+    try:
+        return int(pl.scan_parquet(path, glob=False).select(pl.len()).collect().item())
+    except READ_ERRORS as exc:
+        raise InvalidInput(f"{path}: cannot read as parquet: {first_line(exc)}") from None
+
+
 def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (or its type's name), for a message of one
+    line."""
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
+
+
+def names_text(names: Sequence[str]) -> str:
+    """Column names for a message: ``a, b``; a name with a line break, a control character or
+    surrounding space quoted, so that the message stays one line and says what is there.
+
+    >>> names_text(["group_id", "score\\n", ""])
+    "group_id, 'score\\\\n', ''"
+    """
+    return ", ".join(
+        name if name and name.isprintable() and name.strip() == name else repr(name)
+        for name in names
+    )
+
+
+def check_file(path: Path, empty_ok: bool = False) -> None:
+    """Refuse a path that is not a file, or an empty one unless ``empty_ok``."""
+    if not path.is_file():
+        raise InvalidInput(f"{path}: {'a folder, not a file' if path.is_dir() else 'no such file'}")
+    if not empty_ok and path.stat().st_size == 0:
+        raise InvalidInput(f"{path}: empty file")
 
 
 def open_source(source: Source, fmt: str | None, index: int, text: Sequence[str] = ()) -> Input:
@@ -185,17 +275,14 @@ def open_source(source: Source, fmt: str | None, index: int, text: Sequence[str]
     (its id columns: no type is inferred from ids, whose text is what they are)."""
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
-        if not path.is_file():
-            raise InvalidInput(f"{path}: no such file")
-        if path.stat().st_size == 0:
-            raise InvalidInput(f"{path}: empty file")
+        check_file(path)
         kind = _format_of(path, fmt)
         try:
             frame = _lazy_file(path, kind, text)
             schema = _schema(frame)
         except InvalidInput:
             raise
-        except (pl.exceptions.PolarsError, OSError, ValueError, EOFError) as exc:
+        except (*READ_ERRORS, OSError, ValueError, EOFError) as exc:
             raise InvalidInput(f"{path}: cannot read as {kind}: {first_line(exc)}") from None
         if not schema:
             raise InvalidInput(f"{path}: no columns")

@@ -16,7 +16,7 @@ import polars as pl
 import pyarrow as pa
 
 from evalstore.errors import EvalstoreError, InvalidInput
-from evalstore.ingest.sources import Input, batches
+from evalstore.ingest.sources import Input, batches, parquet_rows
 from evalstore.ingest.validate import MAX_ROWS, Spec, validate_batch
 from evalstore.ingest.write import Written, check_list_ids
 from evalstore.schema import rows_sql
@@ -132,7 +132,7 @@ class Stream:
 
     def _rows(self) -> Iterator[pa.RecordBatch]:
         try:
-            for label, frame, *_ in self.opened:
+            for label, frame, _, path, kind in self.opened:
                 start = self.rows
                 for batch in batches(frame, label):
                     clean = validate_batch(batch, self.spec, label, self.rows - start)
@@ -157,6 +157,13 @@ class Stream:
                     yield from table.to_batches()
                     if self.progress is not None:
                         self.progress("ingest", self.rows, None)
+                if kind == "parquet" and path is not None:
+                    expected = parquet_rows(path)
+                    if self.rows - start != expected:
+                        raise InvalidInput(
+                            f"{label}: cannot read as parquet: read {self.rows - start:,} of "
+                            f"its {expected:,} rows"
+                        )
                 if self.rows == start:
                     raise InvalidInput(f"{label}: no rows")
                 self.spans.append((label, start, self.rows))
@@ -168,12 +175,15 @@ class Stream:
         """The list ids of a batch: ``first_list_id`` + 0, 1, 2, ... in order of first
         appearance of the group ids (NULL included: the one list of a verification run)."""
         seen, first = self._list_ids, self.first_list_id
-        keys = group_id.drop_nulls().unique(maintain_order=True).to_list()
+        uniques = group_id.drop_nulls().unique(maintain_order=True)
+        keys = uniques.to_list()
         for key in keys:
             seen.setdefault(key, first + len(seen))
         check_list_ids(first, len(seen) + 1)
+        # the old values as a Series of the ids' type: a list of Python ints would be read
+        # as Int64, which an Int128 id (a Parquet file's 10^30) does not fit
         ids = group_id.replace_strict(
-            keys, [seen[k] for k in keys], default=None, return_dtype=pl.Int32
+            uniques, [seen[k] for k in keys], default=None, return_dtype=pl.Int32
         )
         if group_id.null_count():  # rows without a list id form one list of their own
             ids = ids.fill_null(seen.setdefault(None, first + len(seen)))

@@ -4,6 +4,9 @@ columns), one homography file per pair (HPatches' ``H_1_k``) and one disparity m
 
 from __future__ import annotations
 
+import struct
+import warnings
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,8 +15,9 @@ import polars as pl
 
 from evalstore.core import geometry
 from evalstore.errors import InvalidInput
-from evalstore.ingest.frames import ids_of, read_frame, row_of, shown, where
-from evalstore.ingest.sources import Source, first_line
+from evalstore.ingest.frames import finite, ids_of, read_frame, row_of, shown, where
+from evalstore.ingest.sources import NPY_ERRORS, Source, first_line, names_text
+from evalstore.ingest.validate import INT32
 
 __all__ = [
     "H_COLUMNS",
@@ -47,6 +51,12 @@ def pairs_table(source: Source | None, fmt: str | None) -> pl.DataFrame:
     if dup.any():
         raise InvalidInput(f"{where(frame, dup, 'pair_id')}: pair {ids[dup][0]!r} appears twice")
     present = [c for c in H_COLUMNS if c in frame.columns]
+    for col in present:
+        dtype = frame[col].dtype
+        if not (dtype.is_numeric() or dtype == pl.Null):
+            raise InvalidInput(
+                f"{frame['_file'][0]}: column {col!r} must be numeric, found {dtype}"
+            )
     if present and len(present) != 9:
         missing = [c for c in H_COLUMNS if c not in frame.columns]
         raise InvalidInput(
@@ -78,11 +88,12 @@ def pairs_table(source: Source | None, fmt: str | None) -> pl.DataFrame:
         )
     for col in ("width", "height"):
         if col in frame.columns:
-            values = frame[col].cast(pl.Float64).to_numpy()
-            bad = ~np.isfinite(values) | (values < 1) | (values != np.round(values))
+            values = finite(frame, (col,), "image sizes")[col]
+            bad = (values < 1) | (values > INT32[1]) | (values != np.round(values))
             if bad.any():
                 raise InvalidInput(
-                    f"{where(frame, bad, col)} must be a whole number of pixels >= 1"
+                    f"{where(frame, bad, col)} must be a whole number of pixels from 1 to "
+                    f"{INT32[1]:,}"
                 )
             out = out.with_columns(pl.Series(col, values.astype(np.int64), dtype=pl.Int32))
     slice_cols = [
@@ -134,18 +145,42 @@ def _find(directory: Path, pair_id: str, suffixes: Sequence[str]) -> Path | None
     return None
 
 
+def _names(pair_id: str, suffixes: Sequence[str]) -> str:
+    """The file names a pair's file may have, for a message: ``a, a.npy or a.txt``."""
+    names = [names_text([f"{pair_id}{suffix}"]) for suffix in suffixes]
+    return f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
+
+
+def _numbers(path: Path, what: str) -> np.ndarray:
+    """The array of numbers in a ``.npy`` file (no pickles) or, under any other name, a text
+    file of whitespace-separated numbers, as float64."""
+    try:
+        # NumPy warns of a text file without numbers (refused below by its shape) and of a
+        # .npy header it had to read as Python 2 wrote it
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            if path.suffix != ".npy":
+                array = np.loadtxt(path)
+            else:  # opened here, so that it is closed whatever np.load raises
+                with open(path, "rb") as file:
+                    array = np.load(file, allow_pickle=False)
+    except NPY_ERRORS as exc:
+        raise InvalidInput(f"{path}: cannot read {what}: {first_line(exc)}") from None
+    if not isinstance(array, np.ndarray):  # an .npz archive under a .npy name
+        raise InvalidInput(f"{path}: cannot read {what}: an .npz archive, not one array")
+    if array.dtype.kind not in "biuf":
+        raise InvalidInput(f"{path}: cannot read {what}: it holds {array.dtype}, not numbers")
+    return array.astype(np.float64)
+
+
 def load_homography(directory: Path, pair_id: str) -> np.ndarray:
-    path = _find(directory, pair_id, ("", ".npy", ".txt"))
+    suffixes = ("", ".npy", ".txt")
+    path = _find(directory, pair_id, suffixes)
     if path is None:
         raise InvalidInput(
-            f"{directory}: no homography file for pair {pair_id!r} "
-            f"({pair_id}, {pair_id}.npy or {pair_id}.txt)"
+            f"{directory}: no homography file for pair {pair_id!r} ({_names(pair_id, suffixes)})"
         )
-    try:
-        h = np.load(path) if path.suffix == ".npy" else np.loadtxt(path)
-    except (OSError, ValueError) as exc:
-        raise InvalidInput(f"{path}: cannot read a 3x3 homography: {first_line(exc)}") from None
-    h = np.asarray(h, dtype=np.float64)
+    h = _numbers(path, "a 3x3 homography")
     if h.shape != (3, 3):
         raise InvalidInput(f"{path}: expected a 3x3 homography, found shape {h.shape}")
     geometry.check_homography(h, str(path))
@@ -155,23 +190,22 @@ def load_homography(directory: Path, pair_id: str) -> np.ndarray:
 def load_disparity(
     directory: Path, pair_id: str, scale: float | None
 ) -> tuple[np.ndarray, float, Path]:
-    path = _find(directory, pair_id, (".npy", ".png"))
+    suffixes = (".npy", ".png")
+    path = _find(directory, pair_id, suffixes)
     if path is None:
         raise InvalidInput(
-            f"{directory}: no disparity map for pair {pair_id!r} ({pair_id}.npy or {pair_id}.png)"
+            f"{directory}: no disparity map for pair {pair_id!r} ({_names(pair_id, suffixes)})"
         )
     if path.suffix == ".npy":
-        try:
-            return (
-                np.asarray(np.load(path), dtype=np.float64),
-                1.0 if scale is None else scale,
-                path,
-            )
-        except (OSError, ValueError) as exc:
-            raise InvalidInput(f"{path}: cannot read: {first_line(exc)}") from None
+        return _numbers(path, "a disparity map"), 1.0 if scale is None else scale, path
     import cv2
 
-    raw = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot read: {exc.strerror or exc}") from None
+    _check_png(data, path)  # what libpng would print on stderr, said in one line
+    raw = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), cv2.IMREAD_UNCHANGED)
     if raw is None or raw.ndim != 2:
         raise InvalidInput(f"{path}: not a single-channel PNG disparity map")
     if raw.dtype != np.uint16:
@@ -179,3 +213,53 @@ def load_disparity(
             f"{path}: expected a 16-bit PNG (disparity x 256, as DSEC), found {raw.dtype}"
         )
     return raw.astype(np.float64), 1.0 / 256.0 if scale is None else scale, path
+
+
+_PNG = b"\x89PNG\r\n\x1a\n"
+_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}  # by colour type
+
+
+def _check_png(data: bytes, path: Path) -> None:
+    """Refuse a damaged PNG before libpng reads it (libpng prints its complaints on stderr):
+    the signature, each chunk's length and CRC, IHDR first, IEND last, and image data that
+    inflates to the size IHDR gives (for an image without interlacing)."""
+
+    def bad(why: str) -> InvalidInput:
+        return InvalidInput(f"{path}: not a valid PNG file: {why}")
+
+    if not data.startswith(_PNG):
+        raise bad("no PNG signature")
+    at, chunks, idat, header = len(_PNG), [], [], b""
+    while at < len(data):
+        if at + 12 > len(data):
+            raise bad(f"a chunk cut short at byte {at}")
+        (length,) = struct.unpack(">I", data[at : at + 4])
+        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
+        if len(body) < length or at + 12 + length > len(data):
+            raise bad(f"chunk {kind!r} cut short")
+        (crc,) = struct.unpack(">I", data[at + 8 + length : at + 12 + length])
+        if zlib.crc32(kind + body) != crc:
+            raise bad(f"chunk {kind!r} at byte {at} fails its CRC")
+        chunks.append(kind)
+        if kind == b"IHDR":
+            header = body
+        elif kind == b"IDAT":
+            idat.append(body)
+        at += 12 + length
+        if kind == b"IEND":
+            break
+    if not chunks or chunks[0] != b"IHDR" or len(header) != 13:
+        raise bad("no IHDR chunk first")
+    if chunks[-1] != b"IEND":
+        raise bad("no IEND chunk at the end")
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", header)
+    if colour not in _CHANNELS or depth not in (1, 2, 4, 8, 16) or not idat:
+        raise bad(f"colour type {colour}, bit depth {depth}, {len(idat)} IDAT chunk(s)")
+    size = height * (1 + (width * _CHANNELS[colour] * depth + 7) // 8)
+    inflate = zlib.decompressobj()
+    try:
+        pixels = inflate.decompress(b"".join(idat), size + 1)
+    except zlib.error as exc:
+        raise bad(f"image data: {exc}") from None
+    if interlace == 0 and (len(pixels) != size or not inflate.eof):
+        raise bad(f"image data of {len(pixels):,} bytes, not {size:,}")

@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from evalstore.errors import InvalidInput
-from evalstore.ingest.sources import TEXT_FORMATS, Input
+from evalstore.ingest.sources import READ_ERRORS, TEXT_FORMATS, Input, names_text
 from evalstore.schema import row_table
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "check_labels",
     "decide_storage",
     "first_row",
+    "ids_text",
     "inputs_text",
     "score_warnings",
     "validate_batch",
@@ -92,13 +93,25 @@ def _int32_column(source: Input, column: str) -> bool:
             (pl.col(column).str.contains(_INT_TEXT).all() if text else pl.lit(True)).alias("ok"),
         )
         lo, hi, ok = (bounds.collect() if isinstance(bounds, pl.LazyFrame) else bounds).row(0)
-    except pl.exceptions.PolarsError:  # the streaming read reports what is wrong
+    except READ_ERRORS:  # the streaming read reports what is wrong
         return False
     return bool(ok) and (lo is None or (lo >= INT32[0] and hi <= INT32[1]))
 
 
 def first_row(mask: pl.Series) -> int:
     return int(mask.arg_true()[0])
+
+
+def ids_text(ids: pl.Series, label: str, col: str) -> pl.Series:
+    """An id column (not of floats) as text; lists, structs and bytes that are not UTF-8
+    text are refused."""
+    what = str(ids.dtype)
+    if not ids.dtype.is_nested():
+        try:
+            return ids.cast(pl.String)
+        except pl.exceptions.PolarsError:  # bytes that are not UTF-8
+            what += " that is not UTF-8 text"
+    raise InvalidInput(f"{label}: column {col!r} holds {what}; ids must be integers or strings")
 
 
 def validate_batch(batch: pl.DataFrame, spec: Spec, label: str, offset: int) -> pl.DataFrame:
@@ -108,7 +121,7 @@ def validate_batch(batch: pl.DataFrame, spec: Spec, label: str, offset: int) -> 
     if missing_sources:
         raise InvalidInput(
             f"{label}: missing column {missing_sources[0]!r} named by --column "
-            f"(columns: {', '.join(batch.columns)})"
+            f"(columns: {names_text(batch.columns)})"
         )
     shadowed = [c for c in batch.columns if c in set(spec.columns) and c not in rename]
     batch = batch.drop(shadowed).rename(rename)
@@ -116,7 +129,7 @@ def validate_batch(batch: pl.DataFrame, spec: Spec, label: str, offset: int) -> 
     for col in required:
         if col not in batch.columns:
             raise InvalidInput(
-                f"{label}: missing column {col!r} (columns: {', '.join(batch.columns)}); "
+                f"{label}: missing column {col!r} (columns: {names_text(batch.columns)}); "
                 f"map one with --column {col}=NAME"
             )
     if "group_id" not in batch.columns:
@@ -131,10 +144,8 @@ def validate_batch(batch: pl.DataFrame, spec: Spec, label: str, offset: int) -> 
             raise InvalidInput(
                 f"{label}: column {col!r} holds floats ({dtype}); ids must be integers or strings"
             )
-        if dtype.is_nested():
-            raise InvalidInput(
-                f"{label}: column {col!r} holds {dtype}; ids must be integers or strings"
-            )
+        if dtype.is_nested() or dtype == pl.Binary:
+            batch = batch.with_columns(ids_text(batch[col], label, col))
     group, item = batch["group_id"], batch["item_id"]
     if item.null_count():
         raise InvalidInput(f"{where('item_id', item.is_null())} is empty")

@@ -34,7 +34,7 @@ import numpy as np
 import polars as pl
 
 from evalstore.errors import InvalidInput
-from evalstore.ingest.sources import Source
+from evalstore.ingest.sources import Source, check_file
 
 __all__ = ["MISSING_SCORE", "read_classification"]
 
@@ -44,20 +44,32 @@ MISSING_SCORE = float(np.finfo(np.float64).min)
 _RESULTS = re.compile(r"^comp\d+_cls_(?P<set>[A-Za-z0-9]+)_(?P<cls>.+)\.txt$")
 
 
+def _lines(path: Path) -> pl.DataFrame:
+    """The lines of a UTF-8 text file (a BOM, line ends ``\\n`` or ``\\r\\n``), numbered
+    from 1 (``row``)."""
+    check_file(path, empty_ok=True)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InvalidInput(f"{path} line {line}: not UTF-8 text") from None
+    lines = text.removeprefix("\ufeff").split("\n")
+    if lines[-1] == "":  # the end of the last line
+        lines.pop()
+    return pl.DataFrame(
+        {"line": [line.removesuffix("\r") for line in lines]}, schema={"line": pl.String}
+    ).with_row_index("row", offset=1)
+
+
 def _pairs(path: Path, second: str, empty_ok: bool = False) -> pl.DataFrame:
     """Two whitespace-separated fields per line -> (image_id, second) as strings; a file
     without lines is refused unless ``empty_ok`` (a results file: the devkit then ranks
     every image at -Inf)."""
-    if not path.is_file():
-        raise InvalidInput(f"{path}: no such file")
-    try:
-        lines = pl.read_csv(
-            path, has_header=False, new_columns=["line"], separator="\x1f", quote_char=None
-        )
-    except pl.exceptions.NoDataError:
-        lines = pl.DataFrame(schema={"line": pl.String})
-    lines = lines.with_row_index("row", offset=1)
-    lines = lines.filter(pl.col("line").str.strip_chars() != "")
+    lines = _lines(path).filter(pl.col("line").str.strip_chars() != "")
     if lines.height == 0:
         if not empty_ok:
             raise InvalidInput(f"{path}: no rows")
