@@ -208,6 +208,13 @@ BAD_INPUTS = {
         [],
         "scores.csv: missing column 'score'",
     ),
+    "missing_columns": (
+        "scores.csv",
+        "item_id,label\na,1\n",
+        [],
+        "scores.csv: missing columns 'score', 'group_id' (columns: item_id, label); map each "
+        "with --column score=NAME --column group_id=NAME",
+    ),
     "misnamed_mapping": (
         "scores.csv",
         GOOD,

@@ -114,24 +114,30 @@ def ids_text(ids: pl.Series, label: str, col: str) -> pl.Series:
     raise InvalidInput(f"{label}: column {col!r} holds {what}; ids must be integers or strings")
 
 
+def _columns(names: list[str]) -> str:
+    """``column 'a'`` or ``columns 'a', 'b'``."""
+    return ("column " if len(names) == 1 else "columns ") + ", ".join(repr(n) for n in names)
+
+
 def validate_batch(batch: pl.DataFrame, spec: Spec, label: str, offset: int) -> pl.DataFrame:
     """Check one batch and return it in the stored layout (without seq)."""
     rename = {theirs: ours for ours, theirs in spec.columns.items()}
     missing_sources = [t for t in rename if t not in batch.columns]
     if missing_sources:
         raise InvalidInput(
-            f"{label}: missing column {missing_sources[0]!r} named by --column "
+            f"{label}: missing {_columns(missing_sources)} named by --column "
             f"(columns: {names_text(batch.columns)})"
         )
     shadowed = [c for c in batch.columns if c in set(spec.columns) and c not in rename]
     batch = batch.drop(shadowed).rename(rename)
     required = ["item_id", "score", "label"] + ([] if spec.task == "verification" else ["group_id"])
-    for col in required:
-        if col not in batch.columns:
-            raise InvalidInput(
-                f"{label}: missing column {col!r} (columns: {names_text(batch.columns)}); "
-                f"map one with --column {col}=NAME"
-            )
+    absent = [c for c in required if c not in batch.columns]  # every one at once
+    if absent:
+        raise InvalidInput(
+            f"{label}: missing {_columns(absent)} (columns: {names_text(batch.columns)}); "
+            f"map {'it' if len(absent) == 1 else 'each'} with "
+            + " ".join(f"--column {c}=NAME" for c in absent)
+        )
     if "group_id" not in batch.columns:
         batch = batch.with_columns(group_id=pl.lit(None, dtype=pl.Int32))
 
