@@ -189,3 +189,10 @@ def test_the_demo_keeps_to_its_own_store(tmp_path: Path) -> None:
     assert (tmp_path / "evalstore-demo.duckdb").exists() and not (tmp_path / "mine.duckdb").exists()
     hints = [line for line in done.stderr.splitlines() if line.startswith("  evalstore ")]
     assert hints and all("--db evalstore-demo.duckdb" in line for line in hints)
+
+
+def test_a_misspelt_task_gets_a_did_you_mean(cli: Any, tmp_path: Path) -> None:
+    csv = tmp_path / "s.csv"
+    csv.write_text("group_id,item_id,score,label\nq,a,1,1\n")
+    bad = cli("ingest", str(csv), "--task", "retreival", "--run", "x/y")
+    assert bad.exit_code == 1 and "did you mean 'retrieval'?" in bad.stderr, bad.stderr

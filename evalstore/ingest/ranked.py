@@ -11,6 +11,7 @@ there or not at all, whatever goes wrong (bad input, a crash, ``kill -9``).
 from __future__ import annotations
 
 import contextlib
+import difflib
 import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -112,7 +113,8 @@ def ingest(
         )
     if task not in TASKS:
         raise InvalidInput(
-            f"unknown task {task!r}; use one of {', '.join((*TASKS, 'keypoints', 'outcomes'))}"
+            f"unknown task {task!r}; {_did_you_mean(task, (*TASKS, 'keypoints', 'outcomes'))}"
+            f"use one of {', '.join((*TASKS, 'keypoints', 'outcomes'))}"
         )
     if labels is not None and labels not in LABEL_CONVENTIONS:
         raise InvalidInput(
@@ -165,3 +167,8 @@ def ingest(
         )
     result.warnings = warnings
     return result
+
+
+def _did_you_mean(name: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name.lower(), known, n=2, cutoff=0.6)
+    return f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
