@@ -176,8 +176,7 @@ def run_query(
         if reader is not None:
             reader.close()  # a result left open would refuse the rollback
         con.execute("rollback")
-    frame = pl.from_arrow(table)
-    assert isinstance(frame, pl.DataFrame)
+    frame = pl.DataFrame(table)  # a Table's columns, not a Series
     return Result(frame, count > max_rows)
 
 

@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -77,3 +81,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for fixture, mark in _FIXTURE_MARKS.items():
             if fixture in getattr(item, "fixturenames", ()):
                 item.add_marker(mark)
+
+
+def export_lists(n_groups: int, n_items: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """Ranked lists with every label kind, distinct scores (the export and import tests)."""
+    rng = np.random.default_rng(seed)
+    return {
+        "group_id": np.repeat(np.arange(n_groups), n_items),
+        "item_id": np.tile(np.arange(n_items), n_groups),
+        "score": rng.standard_normal(n_groups * n_items),
+        "label": np.resize([1, -1, 0, -1], n_groups * n_items),
+    }
+
+
+@contextlib.contextmanager
+def unwritable(folder: Path) -> Iterator[Path]:
+    """A folder nobody can create files in: without write permission, and for root, whom
+    permissions do not stop, immutable (chattr +i)."""
+    folder.mkdir(exist_ok=True)
+    root = os.geteuid() == 0
+    if root:
+        subprocess.run(["chattr", "+i", str(folder)], check=True)
+    else:
+        folder.chmod(0o555)
+    try:
+        with pytest.raises(OSError):
+            (folder / "probe").write_text("x")
+        yield folder
+    finally:
+        if root:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        else:
+            folder.chmod(0o755)

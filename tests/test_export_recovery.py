@@ -7,7 +7,6 @@ export is one line and exit code 1."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -15,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import export_lists, unwritable
 
 from evalstore import Store
 from evalstore.errors import EvalstoreError
@@ -31,16 +30,6 @@ from evalstore.scale.importer import import_runs
 
 LOCK = ".evalstore-export.lock"
 SLOW = pytest.mark.slow
-
-
-def _lists(n_groups: int, n_items: int, seed: int = 0) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return {
-        "group_id": np.repeat(np.arange(n_groups), n_items),
-        "item_id": np.tile(np.arange(n_items), n_groups),
-        "score": rng.standard_normal(n_groups * n_items),
-        "label": np.resize([1, -1, 0, -1], n_groups * n_items),
-    }
 
 
 def _keypoints(store: Store) -> None:
@@ -88,7 +77,9 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     old, new = base / "old.duckdb", base / "new.duckdb"
     with Store(old) as store:
         for i in range(3):
-            store.ingest(_lists(8, 30, seed=i), task="retrieval", run=f"e/r{i}", git_commit=None)
+            store.ingest(
+                export_lists(8, 30, seed=i), task="retrieval", run=f"e/r{i}", git_commit=None
+            )
         _keypoints(store)
         store.ingest_outcomes(
             {"group_id": ["g"], "tp": [1], "fp": [2], "fn": [3]}, run="out/o", git_commit=None
@@ -96,7 +87,7 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         export_runs(store, base / "old_export")  # the keypoint estimates are kept from here on
     shutil.copy(old, new)  # the same store (same store id), then changed
     with Store(new) as store:
-        store.ingest(_lists(4, 6, seed=9), task="classification", run="e/r1", append=True)
+        store.ingest(export_lists(4, 6, seed=9), task="classification", run="e/r1", append=True)
         store.ingest_outcomes(
             {"group_id": ["g", "h"], "tp": [0, 4], "fp": [1, 1], "fn": [0, 2]},
             run="out/o",
@@ -195,7 +186,9 @@ def test_exports_killed_at_moments_across_their_work_are_finished_by_the_rerun(
     db = tmp_path / "big.duckdb"
     with Store(db) as store:
         for i in range(12):
-            store.ingest(_lists(24, 1000, seed=i), task="retrieval", run=f"e/r{i}", git_commit=None)
+            store.ingest(
+                export_lists(24, 1000, seed=i), task="retrieval", run=f"e/r{i}", git_commit=None
+            )
     proc, started = _start_export(tmp_path / "clean", db)
     assert proc.wait(timeout=60) == 0
     work = time.monotonic() - started
@@ -326,27 +319,6 @@ def test_a_damaged_journal_is_refused_and_nothing_is_changed(
 # -- paths that cannot hold an export ---------------------------------------------------------
 
 
-@contextlib.contextmanager
-def unwritable(folder: Path) -> Iterator[Path]:
-    """A folder nobody can create files in: without write permission, and for root, whom
-    permissions do not stop, immutable (chattr +i)."""
-    folder.mkdir(exist_ok=True)
-    root = os.geteuid() == 0
-    if root:
-        subprocess.run(["chattr", "+i", str(folder)], check=True)
-    else:
-        folder.chmod(0o555)
-    try:
-        with pytest.raises(OSError):
-            (folder / "probe").write_text("x")
-        yield folder
-    finally:
-        if root:
-            subprocess.run(["chattr", "-i", str(folder)], check=True)
-        else:
-            folder.chmod(0o755)
-
-
 def _one_line_error(result: Any) -> str:
     assert result.exit_code == 1, result.output
     assert isinstance(result.exception, SystemExit)  # no other exception: no traceback
@@ -366,7 +338,7 @@ def _one_line_error(result: Any) -> str:
 def test_a_path_that_cannot_hold_an_export_is_one_line(
     cli: Any, store: Store, tmp_path: Path, to: str, message: str
 ) -> None:
-    store.ingest(_lists(2, 3), task="retrieval", run="e/a", git_commit=None)
+    store.ingest(export_lists(2, 3), task="retrieval", run="e/a", git_commit=None)
     store.close()
     (tmp_path / "file.txt").write_text("mine")
     stderr = _one_line_error(cli("export", "--to", to.format(tmp=tmp_path)))
@@ -375,7 +347,7 @@ def test_a_path_that_cannot_hold_an_export_is_one_line(
 
 
 def test_an_unwritable_folder_is_one_line(cli: Any, store: Store, tmp_path: Path) -> None:
-    store.ingest(_lists(2, 3), task="retrieval", run="e/a", git_commit=None)
+    store.ingest(export_lists(2, 3), task="retrieval", run="e/a", git_commit=None)
     store.close()
     with unwritable(tmp_path / "locked") as folder:
         stderr = _one_line_error(cli("export", "--to", str(folder)))

@@ -19,11 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 import pytest
-from conftest import snapshot
-from test_export_recovery import unwritable
+from conftest import export_lists, snapshot, unwritable
 
 from evalstore import Store
 from evalstore.errors import EvalstoreError
@@ -33,22 +31,14 @@ from evalstore.scale.importer import import_runs
 PART = "part-0.parquet"
 
 
-def _lists(n_groups: int, n_items: int, seed: int = 0) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return {
-        "group_id": np.repeat(np.arange(n_groups), n_items),
-        "item_id": np.tile(np.arange(n_items), n_groups),
-        "score": rng.standard_normal(n_groups * n_items),
-        "label": np.resize([1, -1, 0, -1], n_groups * n_items),
-    }
-
-
 @pytest.fixture
 def exported(tmp_path: Path) -> Path:
     out = tmp_path / "export"
     with Store(tmp_path / "src.duckdb") as store:
         for i in range(3):
-            store.ingest(_lists(3, 5, seed=i), task="retrieval", run=f"exp/r{i}", git_commit=None)
+            store.ingest(
+                export_lists(3, 5, seed=i), task="retrieval", run=f"exp/r{i}", git_commit=None
+            )
         store.ingest_keypoints(
             {
                 "pair_id": ["p1", "p1", "p2"],
@@ -132,7 +122,7 @@ def test_a_tampered_export_is_refused_and_the_store_is_unchanged(
     _tamper(exported, table, name, change)
     db = tmp_path / "dst.duckdb"
     with Store(db) as target:
-        target.ingest(_lists(2, 2), task="retrieval", run="mine/kept", git_commit=None)
+        target.ingest(export_lists(2, 2), task="retrieval", run="mine/kept", git_commit=None)
     before = snapshot(db)
     with Store(db) as target, pytest.raises(EvalstoreError, match=message) as caught:
         import_runs(target, exported)
@@ -172,7 +162,9 @@ def test_an_import_killed_part_way_leaves_nothing_and_the_rerun_imports_all(
     out = tmp_path / "export"
     with Store(tmp_path / "src.duckdb") as store:
         for i in range(30):
-            store.ingest(_lists(20, 200, seed=i), task="retrieval", run=f"e/r{i}", git_commit=None)
+            store.ingest(
+                export_lists(20, 200, seed=i), task="retrieval", run=f"e/r{i}", git_commit=None
+            )
         export_runs(store, out)
     command = [sys.executable, "-m", "evalstore", "import", str(out)]
     deadline = time.monotonic() + 60
@@ -182,7 +174,7 @@ def test_an_import_killed_part_way_leaves_nothing_and_the_rerun_imports_all(
             break
         db = tmp_path / f"dst-{kill}.duckdb"
         with Store(db) as target:  # an existing store: the kill happens inside it
-            target.ingest(_lists(1, 3), task="retrieval", run="mine/kept", git_commit=None)
+            target.ingest(export_lists(1, 3), task="retrieval", run="mine/kept", git_commit=None)
         proc = subprocess.Popen([*command, "--db", str(db)], stderr=subprocess.DEVNULL)
         time.sleep(0.8 + 0.4 * kill)
         proc.send_signal(signal.SIGKILL)
@@ -208,12 +200,12 @@ def test_an_import_killed_part_way_leaves_nothing_and_the_rerun_imports_all(
 def test_exporting_another_store_into_an_export_folder_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "export"
     with Store(tmp_path / "a.duckdb") as a:
-        a.ingest(_lists(2, 3, seed=1), task="retrieval", run="exp/a", git_commit=None)
+        a.ingest(export_lists(2, 3, seed=1), task="retrieval", run="exp/a", git_commit=None)
         export_runs(a, out)
         first_id = a.store_id()
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     with Store(tmp_path / "b.duckdb") as b:  # run id 1 too, another run
-        b.ingest(_lists(2, 3, seed=2), task="retrieval", run="exp/b", git_commit=None)
+        b.ingest(export_lists(2, 3, seed=2), task="retrieval", run="exp/b", git_commit=None)
         assert b.store_id() != first_id
         with pytest.raises(EvalstoreError, match="export of another store"):
             export_runs(b, out)
@@ -230,7 +222,7 @@ def test_exporting_another_store_into_an_export_folder_is_refused(tmp_path: Path
     assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
     # the same store again: its runs are added and re-exported runs replaced, as before
     with Store(tmp_path / "a.duckdb") as a:
-        a.ingest(_lists(1, 2), task="retrieval", run="exp/c", git_commit=None)
+        a.ingest(export_lists(1, 2), task="retrieval", run="exp/c", git_commit=None)
         export_runs(a, out)
     manifest = json.loads((out / "manifest.json").read_text())
     assert [r["name"] for r in manifest["runs"]] == ["a", "c"]
@@ -239,13 +231,13 @@ def test_exporting_another_store_into_an_export_folder_is_refused(tmp_path: Path
 def test_an_export_without_a_store_id_is_checked_by_run_names(tmp_path: Path) -> None:
     out = tmp_path / "export"
     with Store(tmp_path / "a.duckdb") as a:
-        a.ingest(_lists(2, 3, seed=1), task="retrieval", run="exp/a", git_commit=None)
+        a.ingest(export_lists(2, 3, seed=1), task="retrieval", run="exp/a", git_commit=None)
         export_runs(a, out)
     manifest = json.loads((out / "manifest.json").read_text())
     del manifest["store_id"]  # written before stores had an identity
     (out / "manifest.json").write_text(json.dumps(manifest))
     with Store(tmp_path / "b.duckdb") as b:
-        b.ingest(_lists(2, 3, seed=2), task="retrieval", run="exp/b", git_commit=None)
+        b.ingest(export_lists(2, 3, seed=2), task="retrieval", run="exp/b", git_commit=None)
         with pytest.raises(EvalstoreError, match="run id 1 as exp/a, which is exp/b"):
             export_runs(b, out)
     with Store(tmp_path / "a.duckdb") as a:
@@ -264,11 +256,15 @@ def test_every_store_draws_its_own_identity(tmp_path: Path) -> None:
 def test_an_import_bringing_a_param_name_in_another_case_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "export"
     with Store(tmp_path / "a.duckdb") as a:
-        a.ingest(_lists(1, 3), task="retrieval", run="exp/a", params={"LR": 1}, git_commit=None)
+        a.ingest(
+            export_lists(1, 3), task="retrieval", run="exp/a", params={"LR": 1}, git_commit=None
+        )
         export_runs(a, out)
     db = tmp_path / "b.duckdb"
     with Store(db) as b:
-        b.ingest(_lists(1, 3), task="retrieval", run="exp/b", params={"lr": 2}, git_commit=None)
+        b.ingest(
+            export_lists(1, 3), task="retrieval", run="exp/b", params={"lr": 2}, git_commit=None
+        )
     before = snapshot(db)
     with Store(db) as b, pytest.raises(EvalstoreError, match="'LR' and 'lr' differ only in case"):
         import_runs(b, out)
@@ -459,7 +455,7 @@ def test_a_damaged_export_is_one_line_naming_the_file_and_the_store_is_unchanged
 ) -> None:
     change, where, message = DAMAGE[damage]
     with Store(db) as target:
-        target.ingest(_lists(2, 2), task="retrieval", run="mine/kept", git_commit=None)
+        target.ingest(export_lists(2, 2), task="retrieval", run="mine/kept", git_commit=None)
     change(exported)
     files = {p: p.read_bytes() for p in exported.rglob("*") if p.is_file() and not p.is_symlink()}
     before = snapshot(db)
