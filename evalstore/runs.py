@@ -27,6 +27,7 @@ __all__ = [
     "parse_params",
     "remove_run",
     "resolve",
+    "run_exists",
     "split_ref",
     "tag_run",
 ]
@@ -109,9 +110,7 @@ def open_run(
             raise RunExists(f"run {ref} already has {task} rows; use --replace")
         return run_id, False
     if existing and not replace:
-        raise RunExists(
-            f"run {ref} exists; use --replace to overwrite it or --append to add a task"
-        )
+        raise run_exists(meta.experiment, meta.name)
     if existing:
         delete_run_rows(con, int(existing[0][0]))
         queries.run(con, "store/delete_run", {"run_id": int(existing[0][0])})
@@ -131,6 +130,13 @@ def open_run(
     )
     refresh_views(con)
     return int(row[0][0]), bool(existing)
+
+
+def run_exists(experiment: str, name: str) -> RunExists:
+    """The error of an ingest into a run that exists, without --replace or --append."""
+    return RunExists(
+        f"run {experiment}/{name} exists; use --replace to overwrite it or --append to add a task"
+    )
 
 
 def resolve(store: Database, ref: RunRef) -> int:

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 __all__ = ["SORT_KEYS", "check_slice_keys", "list_run_rows", "list_runs", "run_ids_where"]
 
 SORT_KEYS = ("created_at", "name", "id")
+_NO_FILTER: dict[str, Any] = {"experiment": None, "tag": None, "commit": None, "where": None,
+                              "sort": "created_at", "limit": None}  # fmt: skip
 
 
 def run_ids_where(store: Database, predicate: str) -> list[int]:
@@ -47,7 +49,8 @@ def run_ids_where(store: Database, predicate: str) -> list[int]:
     return [int(v) for v in found.frame["run_id"].to_list()]
 
 
-def _filters(store: Database, filters: dict[str, Any]) -> dict[str, Any]:
+def _filters(store: Database, given: dict[str, Any]) -> dict[str, Any]:
+    filters = {**_NO_FILTER, **given}
     sort, limit = filters["sort"], filters["limit"]
     if sort not in SORT_KEYS:
         raise InvalidInput(f"unknown sort key {sort!r}; use one of {', '.join(SORT_KEYS)}")
@@ -85,9 +88,7 @@ def list_runs(
 
 def list_run_rows(store: Database, **filters: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
     """:func:`list_runs` (the same keywords) as column names and rows, without polars."""
-    values = {"experiment": None, "tag": None, "commit": None, "where": None,
-              "sort": "created_at", "limit": None, **filters}  # fmt: skip
-    return queries.fetch_columns(store.con, "store/list_runs", _filters(store, values))
+    return queries.fetch_columns(store.con, "store/list_runs", _filters(store, filters))
 
 
 def check_slice_keys(

@@ -24,7 +24,7 @@ from evalstore.errors import InvalidInput
 from evalstore.ingest import IngestResult, Source
 from evalstore.runs import RunRef
 
-__all__ = ["Store", "write_store"]
+__all__ = ["Store", "remove_store_files", "write_store"]
 
 T = TypeVar("T")
 
@@ -307,11 +307,16 @@ def write_store(
         if _publish(private, target):
             return result
     finally:
-        for leftover in (private, private.with_name(private.name + ".wal")):
-            leftover.unlink(missing_ok=True)
-        shutil.rmtree(private.with_name(private.name + ".tmp"), ignore_errors=True)
+        remove_store_files(private)
     with Store(target, lock_timeout=lock_timeout, on_wait=on_wait) as store:  # another was first
         return action(store)
+
+
+def remove_store_files(path: FilePath) -> None:
+    """Remove a private store file, its WAL and its spill folder (``<file>.tmp``)."""
+    for leftover in (path, path.with_name(path.name + ".wal")):
+        leftover.unlink(missing_ok=True)
+    shutil.rmtree(path.with_name(path.name + ".tmp"), ignore_errors=True)
 
 
 def _publish(private: FilePath, target: FilePath) -> bool:
