@@ -23,7 +23,6 @@ import contextlib
 import json
 import os
 import secrets
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,11 +30,11 @@ import duckdb
 
 from evalstore import queries, runs
 from evalstore.database import WaitNotice
-from evalstore.errors import RunExists, StoreLocked
+from evalstore.errors import StoreLocked
 from evalstore.ingest import IngestResult
 from evalstore.ingest.write import check_list_ids
 from evalstore.schema import ROW_TABLES, rows_sql
-from evalstore.store import Store, write_store
+from evalstore.store import Store, remove_store_files, write_store
 
 __all__ = ["ingest_staged", "merge_staged", "remove_stale", "staging_path"]
 
@@ -46,12 +45,6 @@ def staging_path(store_path: Path) -> Path:
     """A new private staging file beside ``store_path``."""
     token = secrets.token_hex(4)
     return store_path.parent / f".{store_path.name}.{os.getpid()}-{token}{_SUFFIX}"
-
-
-def _remove(stage: Path) -> None:
-    for leftover in (stage, stage.with_name(stage.name + ".wal")):
-        leftover.unlink(missing_ok=True)
-    shutil.rmtree(stage.with_name(stage.name + ".tmp"), ignore_errors=True)
 
 
 def _alive(pid: int) -> bool:
@@ -71,7 +64,7 @@ def remove_stale(store_path: Path) -> list[Path]:
     for stage in store_path.parent.glob(f".{store_path.name}.*-*{_SUFFIX}"):
         pid = stage.name[len(store_path.name) + 2 :].split("-", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-            _remove(stage)
+            remove_store_files(stage)
             removed.append(stage)
     return removed
 
@@ -88,9 +81,7 @@ def _refuse_existing(path: Path, ref: tuple[str, str]) -> None:
     except StoreLocked:
         return  # a writer has it: the merge checks
     if found:
-        raise RunExists(
-            f"run {ref[0]}/{ref[1]} exists; use --replace to overwrite it or --append to add a task"
-        )
+        raise runs.run_exists(*ref)
 
 
 def merge_staged(
@@ -99,6 +90,7 @@ def merge_staged(
     *,
     replace: bool,
     on_commit: Callable[[int], None] | None = None,
+    on_merge: Callable[[int], None] | None = None,
 ) -> tuple[int, bool]:
     """Copy the one run of the staging store ``stage`` into ``store``, in one transaction,
     with new list ids; returns (run_id, replaced).
@@ -117,6 +109,8 @@ def merge_staged(
             run_id, replaced = runs.open_run(
                 con, meta, replace=replace, append=False, has_task=lambda _: False, task=""
             )
+            if on_merge is not None:  # run ids are never given twice: the id tells, later,
+                on_merge(run_id)  # whether this transaction committed
             ((lo, hi),) = queries.fetch_rows(con, "store/staged_list_span")
             ((first,),) = queries.fetch_rows(con, "store/next_list_id")
             check_list_ids(first, hi - lo)
@@ -146,12 +140,15 @@ def ingest_staged(
     lock_timeout: float = 10.0,
     on_wait: WaitNotice | None = None,
     on_commit: Callable[[int], None] | None = None,
+    on_merge: Callable[[int], None] | None = None,
 ) -> IngestResult:
     """Run the ingest ``action`` on a staging store, then merge its run into the store at
     ``path`` (created if missing, as :func:`~evalstore.store.write_store` does), holding the
     store's lock for the merge alone. ``ref`` is the run's (experiment, name); with
     ``append`` the ingest runs on the store itself. ``on_commit`` is called with the run id
-    as soon as the run is committed (a caller stopped later can say the run is saved).
+    as soon as the run is committed (a caller stopped later can say the run is saved);
+    ``on_merge`` with the id the run gets in the store, before the commit (a caller stopped
+    between the two can look that id up).
 
     Raises:
         RunExists: the run exists and ``replace`` is false (before the work when the store is
@@ -184,7 +181,7 @@ def ingest_staged(
         run_id, replaced = write_store(
             path,
             lambda store: merge_staged(
-                store, stage, replace=replace, on_commit=None if new else done
+                store, stage, replace=replace, on_commit=None if new else done, on_merge=on_merge
             ),
             lock_timeout=lock_timeout,
             on_wait=on_wait,
@@ -192,6 +189,6 @@ def ingest_staged(
         if new:
             done(run_id)
     finally:
-        _remove(stage)
+        remove_store_files(stage)
     result.run_id, result.replaced = run_id, replaced
     return result

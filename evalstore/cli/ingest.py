@@ -29,11 +29,27 @@ _state: dict[str, Any] = {}
 
 
 def _interrupted() -> str:
-    ref, saved = _state.get("ref"), _state.get("saved")
+    ref, saved, merging = _state.get("ref"), _state.get("saved"), _state.get("merging")
+    if saved is None and merging is not None:
+        saved = _committed(_state["db"], merging)  # stopped between the commit and its news
     if saved is not None:
         return f"interrupted after run {ref} (id {saved}) was saved: it is complete in the store"
     what = f" before run {ref} was saved" if ref else ""
     return f"interrupted{what}; the store is as it was"
+
+
+def _committed(db: Path, run_id: int) -> int | None:
+    """``run_id`` if the store holds it (run ids are never given twice), else None."""
+    from evalstore import queries
+    from evalstore.database import Database
+    from evalstore.errors import EvalstoreError
+
+    try:
+        with Database(db, read_only=True, lock_timeout=10) as store:
+            found = queries.fetch_rows(store.con, "store/get_run", {"run_id": run_id})
+    except EvalstoreError:
+        return None
+    return run_id if found else None
 
 
 @command("ingest", interrupt=_interrupted)
@@ -202,7 +218,7 @@ def ingest_cmd(
             )
 
     ref = split_ref(run, experiment)
-    _state["ref"] = f"{ref[0]}/{ref[1]}"
+    _state.update(ref=f"{ref[0]}/{ref[1]}", db=db or default_path())
     # read, check and sort in a private staging store; hold the store only for the merge
     result = ingest_staged(
         db or default_path(),
@@ -212,6 +228,7 @@ def ingest_cmd(
         append=append,
         lock_timeout=lock_timeout,
         on_commit=lambda run_id: _state.update(saved=run_id),
+        on_merge=lambda run_id: _state.update(merging=run_id),
     )
     for warning in result.warnings:
         err.print(f"Warning: {warning}", markup=False)
