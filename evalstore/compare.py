@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -22,6 +22,14 @@ from evalstore import pairing, protocols
 from evalstore.errors import InvalidInput
 from evalstore.evaluate import evaluate, resolve_ties, with_protocol
 from evalstore.groups import Unit, experiment_run_ids, run_unit, select
+from evalstore.logged import (
+    LOGGED_TASK,
+    NO_TEST,
+    higher_is_better,
+    latest_values,
+    logged_history,
+    split_logged,
+)
 from evalstore.metrics import DEFAULTS, METRICS, get
 from evalstore.pairing import RESAMPLING, name, paired_lists
 from evalstore.stats import TIE_TOLERANCE, Stats, holm, paired_stats
@@ -185,7 +193,10 @@ def compare_units(
             else "compare needs runs or -g groups to compare"
         )
     ids = [i for u in found for i in u.run_ids]
-    evaluate(store, ids, metrics=metrics, ties=ties, k=k, progress=progress, protocol=protocol)
+    logged, metrics = split_logged(store, metrics)  # logged values: no test (_logged_rows)
+    computed = not logged or bool(metrics)
+    if computed:
+        evaluate(store, ids, metrics=metrics, ties=ties, k=k, progress=progress, protocol=protocol)
     proto = None if protocol is None else protocols.get(protocol)
     ties = resolve_ties(ties, proto)
     overall = store.query("compare/overall", {"runs": ids})
@@ -193,7 +204,8 @@ def compare_units(
     rows = []
     base = found[0]
     for other in found[1:]:
-        for key in _shared(overall, base, other):
+        rows += _logged_rows(store, base, other, logged or [])
+        for key in _shared(overall, base, other) if computed else []:
             task, label, params = key
             metric = METRICS[_base_name(overall, key)]
             if wanted is not None:
@@ -252,8 +264,45 @@ def compare_units(
             "effect_size": pl.Float64,
             "ci_low": pl.Float64,
             "ci_high": pl.Float64,
+            **dict.fromkeys(("wins", "ties", "losses", "n_lists"), pl.Int64),
         },
     ).select(COMPARE_COLUMNS)
+
+
+def _logged_rows(
+    store: Store, base: Unit, other: Unit, names: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Rows of logged values (each unit's value the mean of its runs' latest ones): both
+    values and their difference, no interval, p-value or counts (no per-list values)."""
+    ids = [*base.run_ids, *other.run_ids]
+    values = latest_values(store, ids, names)
+    rows: list[dict[str, Any]] = []
+    for metric in names:
+        part = values.filter(pl.col("metric") == metric)
+        a, b = (
+            part.filter(pl.col("run_id").is_in(list(u.run_ids)))["value"] for u in (base, other)
+        )
+        if a.len() == 0 or b.len() == 0:
+            continue
+        value_a, value_b = float(a.mean()), float(b.mean())  # type: ignore[arg-type]
+        rows.append(
+            dict.fromkeys(COMPARE_COLUMNS)
+            | {
+                "run": other.label,
+                "baseline": base.label,
+                "task": LOGGED_TASK,
+                "metric": metric,
+                "params": "{}",
+                "baseline_value": value_a,
+                "value": value_b,
+                "diff": value_b - value_a,
+                "n_runs": len(other.run_ids),
+                "baseline_runs": len(base.run_ids),
+                "resampled": NO_TEST,
+                "higher_is_better": higher_is_better(metric),
+            }
+        )
+    return rows
 
 
 def _standard(task: str, proto: protocols.Protocol | None) -> tuple[str, ...]:
@@ -312,6 +361,10 @@ def history(
     Returns:
         run, run_id, experiment, created_at, task, metric, params, value, n_lists, best_so_far.
     """
+    if split_logged(store, [metric])[0]:  # a value logged from outside: each run's latest
+        if protocol is not None:
+            raise InvalidInput(f"{metric} is a logged value: it has no --protocol")
+        return logged_history(store, metric, experiment)
     registered = get(metric)
     ids = experiment_run_ids(store, experiment)
     with contextlib.suppress(InvalidInput):  # no run has the metric's task: reported below

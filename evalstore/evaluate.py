@@ -13,6 +13,7 @@ import polars as pl
 from evalstore import estimates, protocols, queries
 from evalstore.core.ranking import TIES
 from evalstore.errors import InvalidInput
+from evalstore.logged import latest_values, split_logged
 from evalstore.metrics import ALL_TASKS, LIST_NOUN, METRICS, Metric, get, metrics_for
 from evalstore.runs import resolve_many
 from evalstore.selection import check_slice_keys
@@ -368,18 +369,21 @@ def stored_metrics(
     metrics: Sequence[str] | None = None,
 ) -> pl.DataFrame:
     """Every cached value of the runs (overall and slices), flagged ``stale`` when the metric's
-    SQL has changed since it was computed."""
+    SQL has changed since it was computed; then their logged values (task ``logged``)."""
     run_ids = _run_ids(store, runs, all_runs)
     shas = {name: m.sha for name, m in METRICS.items() if m.kind == "per_list"}
+    logged, metrics = split_logged(store, metrics)  # (evalstore.logged: rows of their own)
     # a metric or the name of its mean, in any case (`-m map`, `-m mAP`: the stored ap means)
-    names = list(dict.fromkeys(get(n).name for n in metrics)) if metrics else None
+    names = None if metrics is None else list(dict.fromkeys(get(n).name for n in metrics))
     frame = store.query("eval/results", {"runs": run_ids, "metrics": names})
     frame = frame.with_columns(
         stale=pl.col("definition_sha") != pl.col("metric").replace_strict(shas, default=""),
         metric=pl.col("label"),
     )
     frame = with_protocol(frame).select(RESULT_COLUMNS)
-    return frame.sort(["run_id", "task", "metric", "params", "slice"])
+    frame = frame.sort(["run_id", "task", "metric", "params", "slice"])
+    extra = latest_values(store, run_ids, logged).select(RESULT_COLUMNS)
+    return pl.concat([frame, extra], how="vertical_relaxed").sort("run_id", maintain_order=True)
 
 
 def with_protocol(frame: pl.DataFrame) -> pl.DataFrame:

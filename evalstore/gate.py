@@ -16,6 +16,7 @@ import polars as pl
 from evalstore.compare import compare_units
 from evalstore.errors import InvalidInput
 from evalstore.groups import Unit, run_unit, select
+from evalstore.logged import LOGGED_TASK
 
 if TYPE_CHECKING:
     from evalstore.runs import RunRef
@@ -78,6 +79,18 @@ def check(
     )
     lines = []
     regressed = False
+    for r in frame.filter(pl.col("task") == LOGGED_TASK).iter_rows(named=True):
+        lines.append(
+            f"untested {r['task']} {r['metric']}: {r['baseline_value']:.4g} -> {r['value']:.4g} "
+            f"({r['diff']:+.4g}); a logged value has no per-list statistics, so no test"
+        )
+    if len(lines) == frame.height:
+        raise InvalidInput(
+            f"check cannot test logged values ({', '.join(frame['metric'])}): they have no "
+            "per-list statistics; name a computed metric too"
+        )
+    untested, frame = lines[:], frame.filter(pl.col("task") != LOGGED_TASK)
+    lines = []
     for r in frame.iter_rows(named=True):
         sign = 1.0 if r["higher_is_better"] else -1.0
         worse_by = -sign * (r["diff"] if r["diff"] is not None else float("nan"))
@@ -105,6 +118,7 @@ def check(
         else:
             why = f"ok {what}: {values}; not worse"
         lines.append(why)
+    lines += untested
     n = frame.height
     lines.append(
         f"{n} comparison{'s' if n != 1 else ''} (Holm-corrected at alpha {alpha:g}; "

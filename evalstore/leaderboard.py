@@ -14,6 +14,7 @@ from evalstore import protocols
 from evalstore.errors import InvalidInput
 from evalstore.evaluate import resolve_ties
 from evalstore.groups import groups
+from evalstore.logged import LOGGED_TASK, higher_is_better, latest_values, logged_names
 from evalstore.metrics import HEADLINE, METRICS
 
 if TYPE_CHECKING:
@@ -75,13 +76,24 @@ def leaderboard(
     group_by: Sequence[str] | None = None,
     runs: bool = False,
     protocol: str | None = None,
+    logged: Sequence[str] = (),
 ) -> Leaderboard:
     """The headline metrics (:data:`evalstore.metrics.HEADLINE`) of every configuration (or,
-    with ``runs``, of every run), computing what is missing.
+    with ``runs``, of every run), computing what is missing; then a column ``logged NAME``
+    per name of ``logged``: the mean and sd of the runs' latest logged values
+    (:mod:`evalstore.logged`).
 
     Raises:
-        InvalidInput: no runs, or none with a headline value.
+        InvalidInput: no runs, none with a headline value, or a name of ``logged`` that no
+            run has logged.
     """
+    known = logged_names(store)
+    unknown = [n for n in logged if n not in known]
+    if unknown:
+        raise InvalidInput(
+            f"no run has logged values of {unknown[0]!r} (logged: {', '.join(known) or 'none'}); "
+            "the leaderboard's computed columns are the headline metrics"
+        )
     wanted = sorted({m for specs in HEADLINE.values() for m, _ in specs})
     if protocol is not None:
         own = {m for names in protocols.get(protocol).metrics.values() for m in names}
@@ -110,7 +122,39 @@ def leaderboard(
     chosen = pl.concat(keep).drop("_p") if keep else frame.clear()
     if chosen.height == 0:
         raise InvalidInput("no run has a headline value (map, map_voc07, precision_at_sigma, ...)")
-    return pivot(chosen, protocol)
+    board = pivot(chosen, protocol)
+    return _with_logged(store, board, chosen, list(dict.fromkeys(logged))) if logged else board
+
+
+def _with_logged(
+    store: Store, board: Leaderboard, chosen: pl.DataFrame, names: list[str]
+) -> Leaderboard:
+    """``board`` with a column per logged metric: per row, the mean and sd (None for one
+    value) of its runs' latest logged values."""
+    ids = pl.col("run_ids") if "run_ids" in chosen.columns else pl.concat_list("run_id")
+    rows = chosen.select("experiment", "group", "n_runs", ids.alias("run_id"))
+    rows = rows.unique(["experiment", "group"], maintain_order=True).explode("run_id")
+    values = latest_values(store, None, names).select("run_id", "metric", "value")
+    found = rows.join(values, on="run_id").group_by(
+        ["experiment", "group", "n_runs", "metric"], maintain_order=True
+    ).agg(
+        mean=pl.col("value").mean(),
+        sd=pl.when(pl.len() > 1).then(pl.col("value").std()),
+    )  # fmt: skip
+    long = found.select(
+        "experiment", "group", "n_runs",
+        column=pl.lit(f"{LOGGED_TASK} ") + pl.col("metric"), task=pl.lit(LOGGED_TASK),
+        metric="metric", params=pl.lit("{}"), mean="mean", sd="sd",
+        higher_is_better=pl.col("metric").map_elements(higher_is_better, return_dtype=pl.Boolean),
+    ).cast(board.long.schema)  # fmt: skip
+    columns = [f"{LOGGED_TASK} {n}" for n in names if n in set(found["metric"])]
+    higher = {f"{LOGGED_TASK} {n}": higher_is_better(n) for n in names}
+    return Leaderboard(
+        pl.concat([board.long, long]),
+        [*board.columns, *columns],
+        {**board.higher, **{c: higher[c] for c in columns}},
+        board.protocol,
+    )
 
 
 def _suffix(params: str) -> str:

@@ -111,7 +111,10 @@ def compare_cmd(
         frame = frame.select(c for c in COMPARE_COLUMNS if c != "higher_is_better")
         if frame["n_runs"].max() == 1 and frame["baseline_runs"].max() == 1:
             frame = frame.drop("n_runs", "baseline_runs")  # runs, not configurations
-    emit(frame, fmt, caption="Differences to the baseline, 95% intervals, Holm-adjusted p")
+    logged = (frame["task"] == "logged").any()  # evalstore.logged.LOGGED_TASK
+    title = "task logged: values logged with `evalstore log`, no per-list statistics: no test"
+    emit(frame, fmt, title if logged else None,
+         caption="Differences to the baseline, 95% intervals, Holm-adjusted p")  # fmt: skip
 
 
 @command("diff")
@@ -275,12 +278,18 @@ def leaderboard_cmd(
     seed_param: SeedParamOpt = "seed",
     group_by: GroupByOpt = None,
     protocol: ProtocolOpt = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric", "-m", help="Add a column of this logged value (evalstore log; repeatable)."
+        ),
+    ] = None,
     db: DbOpt = None,
     lock_timeout: LockOpt = 60.0,
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """Configurations (or --runs) x headline metrics of each task, mean ± sd across seeds,
-    the best of each column in bold, ranked by the first."""
+    the best of each column in bold, ranked by the first; -m adds logged values."""
     from evalstore.leaderboard import leaderboard
     from evalstore.store import Store
 
@@ -292,6 +301,7 @@ def leaderboard_cmd(
             group_by=group_by,
             runs=runs,
             protocol=protocol,
+            logged=metric or (),
         )
     frame = board.wide()
     if experiment is not None or frame["experiment"].n_unique() == 1:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from evalstore.store import Store
 
 
-def _results_table(frame: pl.DataFrame, fmt: Fmt) -> None:
+def _results_table(frame: pl.DataFrame, fmt: Fmt, title: str | None = None) -> None:
     from evalstore import render
 
     if fmt is Fmt.table:
@@ -44,7 +44,7 @@ def _results_table(frame: pl.DataFrame, fmt: Fmt) -> None:
             "params",
             "stale",
         )
-        emit(shown, fmt)
+        emit(shown, fmt, title)
     elif fmt is Fmt.json:
         rows = [
             {**r, "params": json.loads(r["params"]), "stale": bool(r["stale"])}
@@ -198,10 +198,17 @@ def metrics_cmd(
     lock_timeout: LockOpt = 60.0,
     fmt: FormatOpt = Fmt.table,
 ) -> None:
-    """Show stored metric values; `stale` marks values whose SQL has changed since."""
+    """Show stored metric values; `stale` marks values whose SQL has changed since. Values
+    logged with `evalstore log` follow as task `logged`, at their latest step."""
     from evalstore.evaluate import stored_metrics
+    from evalstore.logged import LOGGED_TASK
     from evalstore.store import Store
 
     with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
         frame = stored_metrics(store, runs, all_runs=all_runs, metrics=metric)
-    _results_table(frame, fmt)
+    logged = frame.height > 0 and bool((frame["task"] == LOGGED_TASK).any())
+    title = (
+        "task logged: values logged with `evalstore log` (at the step in params), not computed "
+        "from raw rows"
+    )
+    _results_table(frame, fmt, title if logged else None)

@@ -5,7 +5,8 @@ back into a store; :mod:`evalstore.scale.layout` describes the folder).
 ``run_id`` column lives only in the folder name, where Spark's partition discovery finds it. A
 run without rows in a table has no folder there. DuckDB ENUMs (``task``) and JSON
 (``runs.params``) are written as text; lists, maps and every other type keep their Parquet
-twin, so an export imports back bit for bit.
+twin, so an export imports back bit for bit. Values logged with ``evalstore log``
+(``logged_values``) are left out: they are not rows a metric is computed from.
 
 One export folder holds the runs of one store: the manifest records the store's identity
 (:meth:`~evalstore.database.Database.store_id`), and exporting another store into it is

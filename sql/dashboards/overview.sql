@@ -83,18 +83,33 @@ order by v_metrics.created_at desc, run_id desc, task, metric, length(v_metrics.
          v_metrics.params;
 
 -- name: runs
--- The runs with their metadata, newest first.
--- Output: run, created_at, git_commit, tags, params, notes.
-select run,
-       strftime(created_at, '%Y-%m-%d %H:%M') as created_at,
-       left(git_commit, 10) as git_commit,
-       tags,
-       cast(params as varchar) as params,
-       notes
-from v_runs
-where ($experiments is null or list_contains($experiments, experiment))
-  and ($runs is null or list_contains($runs, run_id))
-order by v_runs.created_at desc, run_id desc;
+-- The runs with their metadata, newest first; `logged`: the latest value of each metric
+-- logged with `evalstore log` (at its last step, named after the value), by metric name.
+-- Output: run, created_at, git_commit, tags, params, notes, logged.
+with latest as (
+    select run_id, metric, step, value
+    from logged_values
+    qualify row_number() over (partition by run_id, metric order by step desc nulls last) = 1
+),
+logged as (
+    select run_id,
+           string_agg(metric || ' ' || format('{:.4g}', value)
+                      || coalesce(' (step ' || step || ')', ''), ', ' order by metric) as logged
+    from latest
+    group by run_id
+)
+select v.run,
+       strftime(v.created_at, '%Y-%m-%d %H:%M') as created_at,
+       left(v.git_commit, 10) as git_commit,
+       v.tags,
+       cast(v.params as varchar) as params,
+       v.notes,
+       coalesce(l.logged, '') as logged
+from v_runs v
+left join logged l on l.run_id = v.run_id
+where ($experiments is null or list_contains($experiments, v.experiment))
+  and ($runs is null or list_contains($runs, v.run_id))
+order by v.created_at desc, v.run_id desc;
 
 -- name: metric_history
 -- Each metric's overall value over time, one series per experiment and one point per
