@@ -56,17 +56,23 @@ def _committed(db: Path, run_id: int) -> int | None:
 def ingest_cmd(
     files: Annotated[
         list[Path],
-        typer.Argument(help="Parquet, CSV/TSV, NDJSON or .npz files.", show_default=False),
-    ],
-    task: Annotated[
-        str,
-        typer.Option(
-            "--task",
-            "-t",
-            help="verification | matching | retrieval | classification | keypoints | outcomes.",
+        typer.Argument(
+            help="Parquet, CSV/TSV, NDJSON or .npz files; with --format hpatches, the "
+            "descriptor folder DESC.",
+            show_default=False,
         ),
     ],
     run: Annotated[str, typer.Option("--run", "-r", help="Run name: NAME or EXPERIMENT/NAME.")],
+    task: Annotated[
+        str | None,
+        typer.Option(
+            "--task",
+            "-t",
+            help="verification | matching | retrieval | classification | keypoints | outcomes "
+            "[required, but with --format hpatches: all three HPatches tasks unless given].",
+            show_default=False,
+        ),
+    ] = None,
     experiment: Annotated[
         str | None,
         typer.Option(
@@ -98,6 +104,38 @@ def ingest_cmd(
     voc_gt: Annotated[
         Path | None,
         typer.Option("--voc-gt", help="With --format voc: folder of <class>_<set>.txt truth."),
+    ] = None,
+    hpatches_tasks: Annotated[
+        Path | None,
+        typer.Option(
+            "--hpatches-tasks",
+            help="With --format hpatches: the benchmark's tasks/ folder (splits, pairs, queries).",
+        ),
+    ] = None,
+    distance: Annotated[
+        str | None,
+        typer.Option(
+            "--distance",
+            help="With --format hpatches: l2 | l2sq | l1 | cosine | hamming [default: l2].",
+            show_default=False,
+        ),
+    ] = None,
+    hpatches_split: Annotated[
+        str | None,
+        typer.Option(
+            "--hpatches-split",
+            help="With --format hpatches: a | b | c | full | illum | view [default: a].",
+            show_default=False,
+        ),
+    ] = None,
+    hpatches_distractors: Annotated[
+        str | None,
+        typer.Option(
+            "--hpatches-distractors",
+            help="With --format hpatches: distractors per retrieval query, N or all "
+            "[default: 2000, the MATLAB benchmark's].",
+            show_default=False,
+        ),
     ] = None,
     pairs: Annotated[
         Path | None,
@@ -153,10 +191,17 @@ def ingest_cmd(
     """Ingest ranked lists, keypoint matches or counted outcomes into a new run."""
     import polars as pl
 
+    from evalstore.cli.hpatches import hpatches_action
     from evalstore.database import default_path
     from evalstore.runs import split_ref
     from evalstore.staging import ingest_staged
 
+    hpatches = fmt == "hpatches"
+    if task is None and not hpatches:
+        raise typer.BadParameter(
+            "missing; it is required unless --format hpatches is given",
+            param_hint="'--task' / '-t'",
+        )
     only: dict[str, dict[str, object]] = {
         "ranked": {
             "--negate-score": negate_score,
@@ -171,12 +216,23 @@ def ingest_cmd(
             "--disparity-scale": disparity_scale,
             "--estimate": estimate,
         },
+        "hpatches": {
+            "--hpatches-tasks": hpatches_tasks,
+            "--distance": distance,
+            "--hpatches-split": hpatches_split,
+            "--hpatches-distractors": hpatches_distractors,
+        },
     }
-    kind = task if task in ("keypoints", "outcomes") else "ranked"
+    kind = "hpatches" if hpatches else task if task in ("keypoints", "outcomes") else "ranked"
     for owner, options in only.items():
         given = [name for name, value in options.items() if value]
         if given and owner != kind:
-            raise InvalidInput(f"{given[0]} does not apply to --task {task}")
+            if owner == "hpatches":
+                raise InvalidInput(f"{given[0]} applies only with --format hpatches")
+            raise InvalidInput(
+                f"{given[0]} does not apply to "
+                f"{'--format hpatches' if hpatches else f'--task {task}'}"
+            )
     meta: dict[str, Any] = {
         "run": run,
         "experiment": experiment,
@@ -191,8 +247,23 @@ def ingest_cmd(
         "git_commit": git_commit if git_commit is not None else True,
     }
 
+    results: list[IngestResult] = []
+
     def run_ingest(store: Store) -> IngestResult:
         with progress_bar(output is not Fmt.json, "ingest") as cb:
+            if hpatches:
+                return hpatches_action(
+                    store,
+                    files,
+                    task,
+                    hpatches_tasks,
+                    distance,
+                    hpatches_split,
+                    hpatches_distractors,
+                    meta,
+                    cb,
+                    results,
+                )
             if kind == "keypoints":
                 return store.ingest_keypoints(
                     files,
@@ -208,7 +279,7 @@ def ingest_cmd(
                 return store.ingest_outcomes(files, progress=cb, **meta)
             return store.ingest(
                 files,
-                task=task,
+                task=str(task),
                 negate_score=negate_score,
                 labels=labels,
                 groups=groups,
@@ -230,9 +301,14 @@ def ingest_cmd(
         on_commit=lambda run_id: _state.update(saved=run_id),
         on_merge=lambda run_id: _state.update(merging=run_id),
     )
-    for warning in result.warnings:
+    for each in results:  # the other tasks of an hpatches run: the same run
+        each.run_id, each.replaced = result.run_id, result.replaced
+    results = results or [result]
+    for warning in [w for each in results for w in each.warnings]:
         err.print(f"Warning: {warning}", markup=False)
-    if output is Fmt.table:
+    if output is not Fmt.table:
+        emit(pl.DataFrame([vars(each) for each in results]), output)
+    for result in results if output is Fmt.table else ():
         verb = "replaced" if result.replaced else "ingested"
         labelled = (
             ""
@@ -245,5 +321,3 @@ def ingest_cmd(
             f"in {result.lists:,} list(s), {result.not_retrieved:,} not retrieved{labelled}",
             markup=False,
         )
-    else:
-        emit(pl.DataFrame([vars(result)]), output)

@@ -12,9 +12,13 @@ The modules, each importing only those above it in this list:
 - :mod:`~evalstore.ingest.frames`, :mod:`~evalstore.ingest.truth`,
   :mod:`~evalstore.ingest.keypoints`, :mod:`~evalstore.ingest.outcomes`: keypoint matches
   with their ground truth, and counted outcomes.
-- :mod:`~evalstore.ingest.formats`: readers of the field's file formats (PASCAL VOC).
+- :mod:`~evalstore.ingest.formats`: readers of the field's file formats (PASCAL VOC, HPatches
+  descriptors and task files).
+- :mod:`~evalstore.ingest.hpatches`: :func:`ingest_hpatches`, an HPatches descriptor folder's
+  three tasks into one run.
 """
 
+from evalstore.ingest.hpatches import ingest_hpatches
 from evalstore.ingest.keypoints import ingest_keypoints
 from evalstore.ingest.outcomes import ingest_outcomes
 from evalstore.ingest.ranked import ingest
@@ -29,6 +33,7 @@ __all__ = [
     "IngestResult",
     "Source",
     "ingest",
+    "ingest_hpatches",
     "ingest_keypoints",
     "ingest_outcomes",
     "parse_columns",

@@ -127,6 +127,11 @@ def ingest(
     sources = as_sources(data)
     if not sources:
         raise InvalidInput("nothing to ingest: no input given")
+    if fmt == "hpatches":
+        raise InvalidInput(
+            "--format hpatches computes three tasks from a descriptor folder: use "
+            "Store.ingest_hpatches() (evalstore.ingest.ingest_hpatches)"
+        )
     voc_warnings: list[str] = []
     if fmt == "voc":
         if task != "classification":

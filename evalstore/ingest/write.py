@@ -84,12 +84,18 @@ class Written:
 
 
 def write_run(
-    store: Database, target: Target, spec: Spec, insert: Callable[[int], Written]
+    store: Database,
+    target: Target,
+    spec: Spec,
+    insert: Callable[[int], Written],
+    *,
+    transaction: bool = True,
 ) -> IngestResult:
     """One transaction: the run, its rows (``insert``, given the first free list id), its
-    groups rows and the checks that need them."""
+    groups rows and the checks that need them (``transaction=False``: inside the caller's
+    transaction, which then holds several tasks of one run)."""
     con, task, meta = store.con, spec.task, target.meta
-    with store.transaction():
+    with store.transaction() if transaction else contextlib.nullcontext(con):
         run_id, replaced = runs.open_run(
             con,
             meta,
