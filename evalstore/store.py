@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import polars as pl
 
-from evalstore import edit, runs, sandbox, selection
+from evalstore import edit, logged, runs, sandbox, selection
 from evalstore import ingest as _ingest
 from evalstore.database import Database, Progress, WaitNotice
 from evalstore.errors import InvalidInput
@@ -132,6 +132,14 @@ class Store(Database):
         """Edit a run's notes and parameters after ingest (``unset``: keys to remove)."""
         return edit.set_run(self, ref, notes=notes, params=params, unset=unset)
 
+    def log_metric(
+        self, run: RunRef, metric: str, value: float, step: int | None = None
+    ) -> dict[str, Any]:
+        """Record a number computed outside evalstore (a training loss, an accuracy) for a
+        run, at ``step`` or without one; the same (run, metric, step) again replaces it. See
+        :func:`evalstore.logged.log_metric`."""
+        return logged.log_metric(self, run, metric, value, step)
+
     # -- ingest ----------------------------------------------------------------------------
 
     def ingest(
@@ -182,6 +190,36 @@ class Store(Database):
             git_commit=git_commit,
             progress=progress,
         )
+
+    def ingest_hpatches(
+        self,
+        descriptors: Path,
+        *,
+        tasks_dir: Path,
+        run: str,
+        experiment: str | None = None,
+        split: str = "a",
+        distance: str = "l2",
+        distractors: int | None = 2000,
+        tasks: Sequence[str] = ("verification", "matching", "retrieval"),
+        block_rows: int | None = None,
+        replace: bool = False,
+        params: Params = None,
+        tags: Sequence[str] = (),
+        notes: str | None = None,
+        created_at: str | datetime | None = None,
+        git_commit: str | bool | None = True,
+        progress: Progress | None = None,
+    ) -> list[IngestResult]:
+        """Compute the three HPatches tasks from a descriptor folder (``DESC/<sequence>/
+        {ref,e1..t5}.csv``) and the benchmark's task files, and ingest them into one run, all
+        or nothing; see :func:`evalstore.ingest.ingest_hpatches` for the arguments."""
+        return _ingest.ingest_hpatches(
+            self, descriptors, tasks_dir=tasks_dir, run=run, experiment=experiment, split=split,
+            distance=distance, distractors=distractors, tasks=tasks, block_rows=block_rows,
+            replace=replace, params=params, tags=tags, notes=notes, created_at=created_at,
+            git_commit=git_commit, progress=progress,
+        )  # fmt: skip
 
     def ingest_keypoints(
         self,

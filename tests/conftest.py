@@ -40,6 +40,13 @@ def cli(db: Path):
     return invoke
 
 
+@pytest.fixture(autouse=True)
+def _piped_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tables in the piped width (220) unless a test sets $COLUMNS: pytest-xdist's workers
+    inherit COLUMNS=80, which `evalstore`'s tables honour."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
 def snapshot(db: Path) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every evalstore table, sorted: equal snapshots = unchanged database."""
     if not db.exists():

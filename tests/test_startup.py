@@ -179,7 +179,10 @@ def test_runs_prints_what_the_frame_prints(runs_db: Path, args: tuple[str, ...])
     )
     shown = shown.with_columns(shown["git_commit"].str.slice(0, 10))
     buf = io.StringIO()
-    Console(file=buf, highlight=False, soft_wrap=True, width=220).print(render.rich_table(shown))
+    console = Console(file=buf, highlight=False, soft_wrap=True, width=220)
+    screen = render.frame_screen(shown, 220)
+    for part in [*screen.tables, *screen.caption]:
+        console.print(part, markup=False)
     runner = typer.testing.CliRunner()
     table = runner.invoke(app, ["runs", "--db", str(runs_db), *args])
     assert table.exit_code == 0, table.output

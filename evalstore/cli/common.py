@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -23,9 +24,9 @@ from evalstore.errors import EvalstoreError
 if TYPE_CHECKING:
     import polars as pl
     from rich.console import Console
-    from rich.table import Table
 
     from evalstore.database import Progress
+    from evalstore.render import Screen
 
 app = typer.Typer(
     name="evalstore",
@@ -38,17 +39,26 @@ app = typer.Typer(
 
 
 @functools.cache
-def console(stderr: bool = False) -> Console:
+def console(stderr: bool = False, width: int | None = None) -> Console:
     """The rich console of stdout (or stderr), made on first use: importing rich is a good
-    part of the cost of a start, and `--help` does not need it."""
+    part of the cost of a start, and `--help` does not need it. ``width``: a stdout console
+    of that width (the tables' own, :func:`table_width`)."""
     from rich.console import Console
 
     if stderr:
         return Console(stderr=True, highlight=False, soft_wrap=True)
-    # Piped output keeps whole rows rather than folding them at 80 columns.
-    return Console(
-        highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else PIPE_WIDTH
-    )
+    if width is None and not sys.stdout.isatty():
+        width = PIPE_WIDTH  # piped output keeps whole rows rather than folding them at 80
+    return Console(highlight=False, soft_wrap=True, width=width)
+
+
+def table_width() -> int:
+    """The width tables are laid out in: ``$COLUMNS`` where set, else the terminal's, else
+    (piped) :data:`PIPE_WIDTH`."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return int(console().width) if sys.stdout.isatty() else PIPE_WIDTH
 
 
 class _Deferred:
@@ -182,7 +192,7 @@ def emit(
     from evalstore import render
 
     if fmt is Fmt.table:
-        print_table(render.rich_table(frame, title, higher, width=out.width))
+        print_screen(render.frame_screen(frame, table_width(), title, higher))
     elif fmt is Fmt.latex:
         typer.echo(render.latex_table(frame, _caption(frame, caption or title), higher))
     elif fmt is Fmt.md and higher:
@@ -195,28 +205,35 @@ PIPE_WIDTH = 220  # the console's width when the output is not a terminal
 
 
 def print_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """Print rows as render.rows_table would be printed; piped output that needs no
-    layout by rich is written without importing it."""
+    """Print rows as render.rows_screen lays them out; piped output that needs no layout by
+    rich is written without importing it."""
     from evalstore import render
 
+    width = table_width()
     if not sys.stdout.isatty():
-        text = render.rows_text(columns, rows, PIPE_WIDTH)
+        text = render.rows_screen_text(columns, rows, width)
         if text is not None:
             sys.stdout.write(text)
             return
-    print_table(render.rows_table(columns, rows, width=out.width))
+    print_screen(render.rows_screen(columns, rows, width))
 
 
-def print_table(table: Table) -> None:
-    """Print a rich table on the standard output, written directly where that gives what
-    rich would print (render.table_text)."""
+def print_screen(screen: Screen) -> None:
+    """Print a table command's tables and caption on the standard output, in the tables'
+    width, written directly where that gives what rich would print (render.screen_text)."""
     from evalstore import render
 
-    text = render.table_text(table, ansi=out.is_terminal and out.color_system is not None)
-    if text is None:
-        out.print(table)
-    else:
-        out.file.write(text)
+    shown = console(width=table_width())
+    text = render.screen_text(screen, ansi=shown.is_terminal and shown.color_system is not None)
+    if text is not None:
+        shown.file.write(text)
+        return
+    for line in screen.title:
+        shown.print(line, markup=False)
+    for table in screen.tables:
+        shown.print(table)
+    for line in screen.caption:
+        shown.print(line, markup=False)
 
 
 def _caption(frame: pl.DataFrame, caption: str | None) -> str:

@@ -55,6 +55,37 @@ def dashboard_cmd(
             help="Let the specs' own sql read this file or folder; repeatable.",
         ),
     ] = None,
+    changed: Annotated[
+        tuple[str, str] | None,
+        typer.Option(
+            "--changed",
+            metavar="RUN_A RUN_B",
+            help="Instead, write changed.html: what changed from RUN_A to RUN_B (the lists "
+            "that moved most, the items of one list whose rank moved; `evalstore diff`).",
+            show_default=False,
+        ),
+    ] = None,
+    items: Annotated[
+        str | None,
+        typer.Option(
+            "--items",
+            help="With --changed: the list (its group_id) whose items to show [default: the "
+            "list that moved most].",
+        ),
+    ] = None,
+    metric: Annotated[
+        str | None,
+        typer.Option(
+            "--metric", "-m", help="With --changed: a per-list metric [default: the task's first]."
+        ),
+    ] = None,
+    task: Annotated[
+        str | None,
+        typer.Option("--task", help="With --changed: the task [default: the one the runs share]."),
+    ] = None,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", help="With --changed: at most this many lists, items.")
+    ] = 20,
     db: DbOpt = None,
     lock_timeout: LockOpt = 60.0,
 ) -> None:
@@ -69,6 +100,16 @@ def dashboard_cmd(
     path = db or default_path()
     if not path.exists():
         raise EvalstoreError(f"no evalstore database at {path} (ingest a run first, or pass --db)")
+    if changed is None and (items, metric, task) != (None, None, None):
+        raise EvalstoreError("--items, --metric and --task go with --changed RUN_A RUN_B")
+    if changed is not None:
+        # missing values are computed (and cached) unless --no-eval, which reads only
+        with Store(path, read_only=not evaluate, lock_timeout=lock_timeout) as store:
+            page = dashboards.write_changed(
+                store, out, *changed, task=task, metric=metric, items=items, limit=limit
+            )
+        typer.echo(f"wrote {page}")
+        return
     chosen = {"experiments": experiment or (), "runs": runs or ()}
     with progress_bar(True, "dashboards") as cb:
         if evaluate:

@@ -19,11 +19,14 @@ The package, by noun: :mod:`~evalstore.dashboards.specs` (loading and validating
 :mod:`~evalstore.dashboards.comparison` for the run comparisons,
 :mod:`~evalstore.dashboards.board` for the leaderboards of configurations,
 :mod:`~evalstore.dashboards.grid` for the grid of charts and
-:mod:`~evalstore.dashboards.text` for cells and labels as text) and
-:mod:`~evalstore.dashboards.pages` (the HTML and the files); this module re-exports their
-public API. Plotly is imported when a figure or a page is made, not with the package.
+:mod:`~evalstore.dashboards.text` for cells and labels as text),
+:mod:`~evalstore.dashboards.pages` (the HTML and the files) and the "what changed" page of two
+runs (:mod:`~evalstore.dashboards.changed`, its figures, and
+:mod:`~evalstore.dashboards.changed_page`); this module re-exports their public API. Plotly
+is imported when a figure or a page is made, not with the package.
 """
 
+from evalstore.dashboards.changed_page import render_changed, write_changed
 from evalstore.dashboards.data import evaluate_selected, panel_data, selected_run_ids
 from evalstore.dashboards.figures import panel_figure
 from evalstore.dashboards.pages import (
@@ -51,9 +54,11 @@ __all__ = [
     "load_spec",
     "panel_data",
     "panel_figure",
+    "render_changed",
     "render_dashboard",
     "render_index",
     "render_page",
     "selected_run_ids",
+    "write_changed",
     "write_dashboards",
 ]

@@ -30,7 +30,17 @@ if TYPE_CHECKING:
     from evalstore.runs import RunRef
     from evalstore.store import Store
 
-__all__ = ["render_dashboard", "render_index", "render_page", "write_dashboards"]
+__all__ = [
+    "figure_json",
+    "page_html",
+    "plotly_js",
+    "render_dashboard",
+    "render_index",
+    "render_page",
+    "table_html",
+    "write_dashboards",
+    "write_if_changed",
+]
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#222;
@@ -77,13 +87,13 @@ _SCRIPT = """
 """
 
 
-def _figure_json(fig: Figure) -> str:
+def figure_json(fig: Figure) -> str:
     # <, > and / escaped (safe inside <script>), NaN as null, as plotly's json engine writes
     text = fig.to_json()
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-def _table_html(panel: Panel, frame: pl.DataFrame) -> str:
+def table_html(panel: Panel, frame: pl.DataFrame) -> str:
     columns = list(panel.columns) or frame.columns
     shown = frame.head(panel.limit)
     numeric = {c for c in columns if frame[c].dtype.is_numeric()}
@@ -117,7 +127,7 @@ def _panel_html(panel: Panel, frame: pl.DataFrame) -> str:
         message = panel.empty or "the query returned no rows for the selected runs."
         parts.append(f'<p class="empty">No data for this panel: {html.escape(message)}</p>')
     elif panel.kind == "table":
-        parts.append(_table_html(panel, frame))
+        parts.append(table_html(panel, frame))
     else:
         if panel.kind == "leaderboard":  # the tables, then their charts
             parts.append(board_html(panel, frame))
@@ -126,7 +136,7 @@ def _panel_html(panel: Panel, frame: pl.DataFrame) -> str:
         parts.append(f'<div class="plot" id="{plot_id}"></div>')
         parts.append(
             f'<script type="application/json" data-plot="{plot_id}">'
-            f"{_figure_json(fig) if fig is not None else '{}'}</script>"
+            f"{figure_json(fig) if fig is not None else '{}'}</script>"
         )
     parts.append("</section>")
     return "\n".join(parts)
@@ -135,6 +145,35 @@ def _panel_html(panel: Panel, frame: pl.DataFrame) -> str:
 def _filters_note(names: Mapping[str, Sequence[str]]) -> str:
     said = [f"{key}: {', '.join(values)}" for key, values in names.items() if values]
     return "; ".join(said) if said else "all runs"
+
+
+def page_html(title: str, description: str, shown: str, sections: str) -> str:
+    """A page of panels (pure): ``title`` and ``shown`` (what the runs are filtered to) as
+    text, ``description`` and ``sections`` as HTML already escaped; the page draws every
+    figure of its ``sections`` with the shared ``plotly.min.js``."""
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)} · evalstore</title>
+<style>{_CSS}</style>
+<script src="plotly.min.js"></script>
+</head>
+<body>
+<header>
+<nav><a href="index.html">&larr; all dashboards</a></nav>
+<h1>{html.escape(title)}</h1>
+{description}
+<p class="filters">Runs shown: {html.escape(shown)}</p>
+</header>
+<main>
+{sections}
+</main>
+<script>{_SCRIPT}</script>
+</body>
+</html>
+"""
 
 
 def render_page(
@@ -153,29 +192,7 @@ def render_page(
     description = (
         f'<p class="desc">{html.escape(dashboard.description)}</p>' if dashboard.description else ""
     )
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(dashboard.title)} · evalstore</title>
-<style>{_CSS}</style>
-<script src="plotly.min.js"></script>
-</head>
-<body>
-<header>
-<nav><a href="index.html">&larr; all dashboards</a></nav>
-<h1>{html.escape(dashboard.title)}</h1>
-{description}
-<p class="filters">Runs shown: {html.escape(_filters_note(filters or {}))}</p>
-</header>
-<main>
-{sections}
-</main>
-<script>{_SCRIPT}</script>
-</body>
-</html>
-"""
+    return page_html(dashboard.title, description, _filters_note(filters or {}), sections)
 
 
 def render_index(
@@ -280,26 +297,26 @@ def write_dashboards(
     }
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _write_if_changed(out / "plotly.min.js", _plotly_js())
+    write_if_changed(out / "plotly.min.js", plotly_js())
     pages = []
     for done, d in enumerate(dashboards, start=1):
         page = out / f"{d.name}.html"
-        _write_if_changed(page, render_dashboard(store, d, filters, shown))
+        write_if_changed(page, render_dashboard(store, d, filters, shown))
         pages.append(page)
         if progress is not None:
             progress(d.name, done, len(dashboards))
     index = out / "index.html"
-    _write_if_changed(index, render_index(dashboards, shown))
+    write_if_changed(index, render_index(dashboards, shown))
     return [index, *pages]
 
 
-def _plotly_js() -> bytes:
+def plotly_js() -> bytes:
     from plotly.offline import get_plotlyjs
 
     return get_plotlyjs().encode("utf-8")
 
 
-def _write_if_changed(path: Path, content: str | bytes) -> None:
+def write_if_changed(path: Path, content: str | bytes) -> None:
     """Write ``path`` (through a temporary file, replaced at once) unless it already holds
     exactly ``content``: a file of another size is rewritten without being read, one of the
     same size only when its bytes differ (plotly.min.js is 4.8 MB: a second call leaves it,
