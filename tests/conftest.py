@@ -120,3 +120,15 @@ def unwritable(folder: Path) -> Iterator[Path]:
             subprocess.run(["chattr", "-i", str(folder)], check=True)
         else:
             folder.chmod(0o755)
+
+
+def ingest_lists(store: Store, run: str, lists: dict[str, tuple[list[float], list[int]]]) -> None:
+    """Ingest small retrieval lists ``{query: (scores, labels)}`` as ``run``; item ids are
+    ``<query>-<position>``."""
+    rows: dict[str, list[Any]] = {"group_id": [], "item_id": [], "score": [], "label": []}
+    for q, (scores, labels) in lists.items():
+        rows["group_id"] += [q] * len(scores)
+        rows["item_id"] += [f"{q}-{i}" for i in range(len(scores))]
+        rows["score"] += [float(s) for s in scores]
+        rows["label"] += labels
+    store.ingest(rows, task="retrieval", run=run, git_commit=None)

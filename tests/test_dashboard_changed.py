@@ -10,6 +10,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from conftest import ingest_lists
 from test_browser import Chromium, load
 from test_browser import browser as browser  # the module's Chromium fixture
 
@@ -30,13 +31,7 @@ def two(db: Path) -> Path:
          "q3": ([1, 2, 3], [-1, -1, 1])}  # fmt: skip
     with Store(db) as store:
         for run, lists in (("e/a", a), (f"e/{XSS}", b)):
-            rows: dict[str, list[Any]] = {"group_id": [], "item_id": [], "score": [], "label": []}
-            for q, (scores, labels) in lists.items():
-                rows["group_id"] += [q] * len(scores)
-                rows["item_id"] += [f"{q}-{i}" for i in range(len(scores))]
-                rows["score"] += [float(s) for s in scores]
-                rows["label"] += labels
-            store.ingest(rows, task="retrieval", run=run, git_commit=None)
+            ingest_lists(store, run, lists)
     return db
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import ingest_lists
 
 from evalstore import Store
 from evalstore.core.ranking import ap
@@ -31,13 +32,7 @@ def two(db: Path) -> Path:
     }
     with Store(db) as store:
         for run, lists in (("e/a", a), ("e/b", b)):
-            rows: dict[str, list[Any]] = {"group_id": [], "item_id": [], "score": [], "label": []}
-            for q, (scores, labels) in lists.items():
-                rows["group_id"] += [q] * len(scores)
-                rows["item_id"] += [f"{q}-{i}" for i in range(len(scores))]
-                rows["score"] += [float(s) for s in scores]
-                rows["label"] += labels
-            store.ingest(rows, task="retrieval", run=run, git_commit=None)
+            ingest_lists(store, run, lists)
     return db
 
 
