@@ -33,7 +33,6 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from scipy.spatial.distance import cdist
 
 from evalstore.errors import InvalidInput
 from evalstore.ingest.sources import READ_ERRORS, check_file, first_line
@@ -238,6 +237,9 @@ def blocks(
 ) -> Iterator[tuple[int, np.ndarray]]:
     """(first row, distances of rows ``a[first:first + k]`` to every row of ``b``), block by
     block: never the whole ``len(a)`` x ``len(b)`` matrix."""
+    # SciPy loads here, not with the package: 0.15 s that no other ingest needs
+    from scipy.spatial.distance import cdist
+
     step = _block(len(a), len(b), a.shape[1], block_rows)
     metric = DISTANCES[distance]
     for start in range(0, len(a), step):
