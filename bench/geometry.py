@@ -3,8 +3,9 @@
     python bench/geometry.py [--pairs 1000] [--matches 2000] [--repeat 5]
 
 Builds a keypoint run of PAIRS image pairs x MATCHES matches, each pair with its own
-homography (ground truth derived at ingest), then times precision@sigma for sigma = 3, 6, 9:
-  - SQL: sql/metrics/precision_at_sigma.sql over the stored run (all pairs, fetched);
+homography, then times precision@sigma for sigma = 3, 6, 9:
+  - SQL: sql/metrics/precision_at_sigma.sql over the stored run (all pairs, fetched; the truth
+    is each pair's stored homography applied to the match, sql/lib/match_truth.sql);
   - NumPy: evalstore.core.matching.precision_at_sigma on the same arrays, already in memory
     (integer pair codes, ground truth precomputed).
 Prints the best of REPEAT for each and the ratio SQL / NumPy, and checks both agree.

@@ -9,7 +9,8 @@ h11..h33, width, height). Then, alternated, REPEAT times, each in a fresh proces
   - reference: ``create table m as select * from read_parquet(matches)`` in DuckDB, into a
     fresh database file;
   - ingest: ``Store.ingest_keypoints(matches, pairs=pairs, run=...)`` into a fresh database
-    file (validation, ground truth from each pair's homography, one transaction; the
+    file (validation, the check that no pair's homography sends a match to infinity, one
+    transaction; the truth from a homography is applied by the metrics' SQL, and the
     homographies estimated from the matches are left for the first metric that needs them);
   - first eval: ``evaluate(store, [run], metrics=["reprojection_error"])`` on the database the
     ingest wrote: it makes the two RANSAC estimates per pair (OpenCV's ``findHomography``),

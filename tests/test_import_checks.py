@@ -109,7 +109,8 @@ CASES: dict[str, tuple[str, str, Callable[[pl.DataFrame], pl.DataFrame], str]] =
         r"has no groups row",
     ),
     "nan coordinate": ("matches", "m", _first("x0", float("nan")), r"NaN or infinite"),
-    "a match without its pair": ("matches", "m", _first("pair_id", "p9"), r"without a pairs row"),
+    "a match without its pair": ("matches", "m", _first("pair_no", 9), r"without a pairs row"),
+    "a NaN truth": ("matches", "m", _first("gt_x1", float("nan")), r"no finite ground truth"),
     "negative count": ("outcomes", "o", _first("fp", -1), r"negative"),
 }
 
@@ -505,3 +506,38 @@ def test_an_import_path_that_holds_no_export_is_one_line(
 def test_an_export_in_a_folder_nobody_can_write_imports(exported: Path, tmp_path: Path) -> None:
     with unwritable(exported), Store(tmp_path / "dst.duckdb") as target:
         assert len(import_runs(target, exported)) == 5
+
+
+def test_an_export_before_schema_15_imports_its_matches_by_pair_id(
+    exported: Path, tmp_path: Path
+) -> None:
+    """An export written at schema 14 names a match's pair by its text id and has no pair
+    numbers: import numbers the pairs in the order of their ids and keeps every match."""
+    run_id = _run_id(exported, "m")
+    pairs_part = partition_path(exported, "pairs", run_id) / PART
+    matches_part = partition_path(exported, "matches", run_id) / PART
+    pairs = pl.read_parquet(pairs_part)
+    matches = pl.read_parquet(matches_part)
+    ids = dict(zip(pairs["pair_no"].to_list(), pairs["pair_id"].to_list(), strict=True))
+    old = matches.with_columns(
+        pl.col("pair_no").replace_strict(ids, return_dtype=pl.String).alias("pair_id")
+    ).drop("pair_no")
+    old.select("pair_id", *[c for c in old.columns if c != "pair_id"]).write_parquet(matches_part)
+    pairs.drop("pair_no").write_parquet(pairs_part)
+    manifest = json.loads((exported / "manifest.json").read_text())
+    manifest["schema_version"] = 14
+    tables = manifest["tables"]
+    tables["pairs"]["columns"] = [c for c in tables["pairs"]["columns"] if c["name"] != "pair_no"]
+    tables["matches"]["columns"] = [
+        {"name": "pair_id", "type": "VARCHAR", "nullable": False},
+        *(c for c in tables["matches"]["columns"] if c["name"] != "pair_no"),
+    ]
+    (exported / "manifest.json").write_text(json.dumps(manifest))
+    with Store(tmp_path / "dst.duckdb") as target:
+        import_runs(target, exported)
+        got = target.con.execute(
+            "select v.pair_id, p.pair_no, v.x0, v.seq from v_matches v "
+            "join pairs p using (run_id, pair_id) join runs r using (run_id) "
+            "where r.name = 'm' order by v.seq"
+        ).fetchall()
+    assert got == [("p1", 0, 0.0, 0), ("p1", 0, 1.0, 1), ("p2", 1, 2.0, 2)]

@@ -3,6 +3,7 @@ hand-worked cases."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,12 @@ import numpy as np
 import polars as pl
 import pytest
 from conftest import snapshot
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from evalstore import InvalidInput, Store
+from evalstore.core import geometry
 from evalstore.core.matching import homography_accuracy
 from evalstore.evaluate import evaluate
 
@@ -52,7 +57,7 @@ def test_pure_translation(store: Store, tmp_path: Path) -> None:
         run="t",
         pairs=translation_pairs(tmp_path / "pairs.csv"),
     )
-    gt = store.con.sql("select gt_x1, gt_y1 from matches order by seq").fetchall()
+    gt = store.con.sql("select gt_x1, gt_y1 from v_matches order by seq").fetchall()
     assert gt == [(15.0, 7.0), (25.0, 7.0), (35.0, 17.0), (45.0, 17.0)]
     frame = evaluate(store, ["t"], metrics=["precision_at_sigma", "mma"])
     p = values(frame, "precision_at_sigma")
@@ -84,7 +89,7 @@ def test_known_disparity_map(store: Store, tmp_path: Path) -> None:
     result = store.ingest_keypoints(matches, run="d", disparity_dir=maps)
     # (2.5, 2.0) rounds to col 3, row 2 -> d = 13; (4, 3) and (0, 0) hit zeros: invalid
     assert result.not_retrieved == 2
-    gt = store.con.sql("select pair_id, gt_x1, gt_y1 from matches order by seq").fetchall()
+    gt = store.con.sql("select pair_id, gt_x1, gt_y1 from v_matches order by seq").fetchall()
     assert gt == [("p", 1.4 - 6.5, 0.6), ("p", 2.5 - 13, 2.0), ("q", 1.4 - 6.5, 0.6)]
     invalid = store.con.sql("select pair_id, n_invalid from pairs order by 1").fetchall()
     assert invalid == [("p", 1), ("q", 1)]
@@ -340,3 +345,46 @@ def test_a_corner_mapped_to_infinity_is_an_incorrect_estimate_in_sql_and_core(
         store.con.execute(f"update pairs set {cells}, e_direction = 'direct'")  # test-only SQL
         frame = evaluate(store, ["k/w0"], metrics=["homography_accuracy"], recompute=True)
     assert frame["value"].to_list() == [0.0, 0.0, 0.0]
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    h=arrays(np.float64, (3, 3), elements=st.floats(-1e3, 1e3, allow_subnormal=False)),
+    xy=arrays(np.float64, (2, 7), elements=st.floats(-1e4, 1e4, allow_subnormal=False)),
+)
+def test_truth_from_a_homography_is_geometry_transfer_bit_for_bit(
+    store: Store, h: np.ndarray, xy: np.ndarray
+) -> None:
+    # ingest stores no truth for a homography pair: the metrics' SQL (lib/match_truth.sql, read
+    # here through v_matches) applies it, and must give the NumPy core's floats exactly
+    x0, y0 = xy
+    assume(abs(np.linalg.det(h)) >= geometry.DET_EPS)  # ingest refuses a singular homography
+    _, _, w = geometry.apply_homography(h, x0, y0)
+    assume(np.all(w != 0) and np.all(np.isfinite(w)))
+    gx, gy = geometry.transfer(h, x0, y0)
+    assume(np.all(np.isfinite(gx)) and np.all(np.isfinite(gy)))
+    run = f"r{next(_RUNS)}"
+    store.ingest_keypoints(
+        {"pair_id": ["a"] * 7, "x0": x0, "y0": y0, "x1": x0, "y1": y0},
+        run=run,
+        pairs={"pair_id": ["a"], **{c: [v] for c, v in zip(H_COLS, h.reshape(9), strict=True)}},
+        git_commit=None,
+    )
+    stored = store.con.sql(
+        "select m.gt_x1, m.gt_y1 from matches m join runs r using (run_id) "
+        "where r.name = $n order by seq",
+        params={"n": run},
+    ).fetchall()
+    assert stored == [(None, None)] * 7  # derived, not stored
+    got = store.con.sql(
+        "select v.gt_x1, v.gt_y1 from v_matches v join runs r using (run_id) "
+        "where r.name = $n order by seq",
+        params={"n": run},
+    ).fetchall()
+    assert [g[0] for g in got] == gx.tolist()
+    assert [g[1] for g in got] == gy.tolist()
+
+
+_RUNS = itertools.count()

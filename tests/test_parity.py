@@ -206,7 +206,8 @@ def _ingest_keypoints(store: Store, data: dict[str, Any]) -> int:
 def _read_keypoints(store: Store, run_id: int) -> KeypointRun:
     m = _read(
         store,
-        "select pair_id, x0, y0, x1, y1, gt_x1, gt_y1 from matches where run_id = $r order by seq",
+        "select pair_id, x0, y0, x1, y1, gt_x1, gt_y1 from v_matches"
+        " where run_id = $r order by seq",
         run_id,
     )
     p = _read(store, "select * from pairs where run_id = $r order by pair_id", run_id)

@@ -302,3 +302,74 @@ def test_a_store_schema_7_cannot_hold_stays_as_it_was(
         assert con.execute("select seq from score_rows").fetchall() == [(2147483648,)]
     finally:
         con.close()
+
+
+def test_schema_15_numbers_pairs_and_keeps_every_match(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keypoint rows written at schema 14 (matches keyed by the pair's text id, the truth
+    stored) open with each match under its pair's number, the stored truth kept, and the
+    same metric values; a run ingested after the upgrade stores no truth a homography gives."""
+    from evalstore import schema as store_module
+    from evalstore.evaluate import evaluate
+
+    files = store_module.migrations()
+    monkeypatch.setattr(store_module, "migrations", lambda: [f for f in files if f[0] <= 14])
+    eye = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+    with Store(db) as store:
+        assert store.schema_version() == 14
+        for run_id, name in ((101, "a"), (102, "b")):  # ids the sequence does not give
+            store.con.execute(
+                "insert into runs (run_id, experiment, name, created_at) values (?, 'x', ?, now())",
+                [run_id, name],
+            )
+            for pair in ("7", "007", "p"):  # "007" sorts first: it becomes pair 0
+                store.con.execute(
+                    "insert into pairs (run_id, pair_id, h11, h12, h13, h21, h22, h23, h31, h32, "
+                    "h33, width, height) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 64, 48)",
+                    [run_id, pair, *eye],
+                )
+        # run a: pair 7 has matches 0, 2 and 5 px from their truth; 007 one at 4 px; p none
+        rows = [(101, "7", 0.0, 0), (101, "7", 2.0, 1), (101, "7", 5.0, 2), (101, "007", 4.0, 3)]
+        rows += [(102, "p", 1.0, 0)]
+        for run_id, pair, d, seq in rows:
+            store.con.execute(
+                "insert into matches values (?, ?, 10, 10, ?, 10, null, 10, 10, ?)",
+                [run_id, pair, 10.0 + d, seq],
+            )
+    monkeypatch.setattr(store_module, "migrations", lambda: files)
+    with Store(db) as store:
+        assert store.schema_version() == latest_schema_version()
+        numbers = store.con.execute(
+            "select run_id, pair_id, pair_no from pairs order by run_id, pair_no"
+        ).fetchall()
+        assert numbers == [
+            (101, "007", 0),
+            (101, "7", 1),
+            (101, "p", 2),
+            (102, "007", 0),
+            (102, "7", 1),
+            (102, "p", 2),
+        ]
+        kept = store.con.execute(
+            "select run_id, pair_id, x1 - gt_x1, seq from v_matches order by run_id, seq"
+        ).fetchall()
+        assert kept == [(r, p, d, s) for r, p, d, s in rows]
+        got = evaluate(store, ["x/a"], metrics=["precision_at_sigma"], by=["pair"])
+        values = {r["slice"]: r["value"] for r in got.iter_rows(named=True) if "3.0" in r["params"]}
+        assert values["pair=7"] == pytest.approx(2 / 3) and values["pair=007"] == 0.0
+        assert values["pair=p"] == 0.0  # a pair without matches scores 0
+        store.ingest_keypoints(
+            {"pair_id": ["q"], "x0": [1.0], "y0": [2.0], "x1": [1.0], "y1": [2.0]},
+            run="x/c",
+            pairs={
+                "pair_id": ["q"],
+                **{f"h{i}{j}": [float(i == j)] for i in (1, 2, 3) for j in (1, 2, 3)},
+            },
+            git_commit=None,
+        )
+        new = store.con.execute(
+            "select m.pair_no, m.gt_x1, v.gt_x1 from matches m join runs r using (run_id) "
+            "join v_matches v using (run_id, seq) where r.name = 'c'"
+        ).fetchall()
+        assert new == [(0, None, 1.0)]

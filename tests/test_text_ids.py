@@ -158,7 +158,7 @@ def test_keypoint_pair_ids_from_text_files(cli: Any, tmp_path: Path) -> None:
     pairs.write_text("\n".join(lines) + "\n")
     args = ["--task", "keypoints", "--run", "k", "-c", "pair_id=pid", "--pairs", str(pairs)]
     ok(cli("ingest", str(matches), *args))
-    got = sql(cli, "select pair_id, gt_x1, gt_y1 from matches order by seq")
+    got = sql(cli, "select pair_id, gt_x1, gt_y1 from v_matches order by seq")
     assert got == [
         {"pair_id": "007", "gt_x1": 15.0, "gt_y1": 7.0},  # 007's homography, not 7's
         {"pair_id": "7", "gt_x1": 10.0, "gt_y1": 10.0},
@@ -175,7 +175,7 @@ def test_keypoint_pair_ids_name_their_homography_files(cli: Any, tmp_path: Path)
     np.savetxt(hdir / "007.txt", np.array([[1, 0, 5], [0, 1, -3], [0, 0, 1]], dtype=float))
     args = ["--task", "keypoints", "--run", "k", "--homography-dir", str(hdir)]
     ok(cli("ingest", str(matches), *args))
-    assert sql(cli, "select pair_id, gt_x1 from matches") == [{"pair_id": "007", "gt_x1": 15.0}]
+    assert sql(cli, "select pair_id, gt_x1 from v_matches") == [{"pair_id": "007", "gt_x1": 15.0}]
 
 
 @pytest.mark.parametrize(

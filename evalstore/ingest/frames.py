@@ -74,8 +74,6 @@ def read_frame(
         if seen[lb] > 1:
             labels[k] = f"{lb} (copy {seen[lb]})"
     files = pl.Enum(labels)
-    # one chunk per column (a no-op when it is one already): its columns are then NumPy and
-    # Arrow arrays without a copy, and DuckDB inserts them in whole row groups
     try:
         combined = pl.concat(
             [
@@ -88,7 +86,17 @@ def read_frame(
         raise InvalidInput(
             f"{', '.join(labels)}: cannot combine these inputs: {first_line(exc)}"
         ) from None
-    return combined.rechunk()
+    # chunks of at least a row group each (a Parquet file's row groups) are kept: DuckDB
+    # inserts them in whole row groups but at their ends, and a copy of every column costs
+    # more (0.5 CPU s at 2e7 matches, mostly page faults); small ones (a CSV reader's) are
+    # joined into one
+    if combined.n_chunks() > max(1, combined.height // _ROW_GROUP):
+        combined = combined.rechunk()
+    return combined
+
+
+#: DuckDB's row group: the rows it writes together
+_ROW_GROUP = 122_880
 
 
 def row_of(frame: pl.DataFrame, i: int) -> int:
@@ -173,10 +181,13 @@ def write_tables(
             task=task,
         )
         try:
+            params = {"run_id": run_id}
+            if task == "keypoints":  # the run's pairs so far (an append) keep their numbers
+                params["offset"] = queries.fetch_rows(con, "store/next_pair_no", params)[0][0]
             for name, frame in frames.items():
                 con.register(name, frame)
             for insert in inserts:
-                queries.run(con, insert, {"run_id": run_id})
+                queries.run(con, insert, params)
         finally:
             for name in frames:
                 with contextlib.suppress(duckdb.Error):  # fails in an aborted transaction

@@ -1,10 +1,13 @@
 """Ingest of keypoint matches with their ground truth.
 
 Ground truth for a match (x0, y0) -> (x1, y1) is the true position (gt_x1, gt_y1) of (x0, y0)
-in image 1, derived here once and stored, so that every metric is plain SQL over the rows:
-from a homography per pair (``x1 ~ H x0``), from a disparity per match or a disparity map
-per pair (``x1 = x0 - d``, ``y1 = y0``, DSEC's left-camera convention; ``d = 0`` is invalid
-and the match is left out and counted), or given directly. Each pair's homography is also
+in image 1: from a homography per pair (``x1 ~ H x0``), from a disparity per match or a
+disparity map per pair (``x1 = x0 - d``, ``y1 = y0``, DSEC's left-camera convention; ``d = 0``
+is invalid and the match is left out and counted), or given directly. Given or derived from a
+disparity, it is stored with the match; from a homography it is not (two columns fewer to
+write): the metrics apply the pair's stored homography when they read the match
+(``sql/lib/match_truth.sql``, the floats of :func:`evalstore.core.geometry.transfer`), and
+ingest only checks that no match is sent to infinity. Each pair's homography is also
 estimated from its matches (RANSAC), for the reprojection error and the homography accuracy:
 by :mod:`evalstore.estimates` when a metric first needs it (the run's pairs are stored with
 ``estimated = false``), or here with ``estimate=True``.
@@ -13,13 +16,12 @@ by :mod:`evalstore.estimates` when a metric first needs it (the run's pairs are 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from evalstore import runs
 from evalstore.core import geometry
@@ -33,6 +35,7 @@ from evalstore.ingest.truth import (
     no_pairs,
     pairs_table,
 )
+from evalstore.ingest.validate import MAX_ROWS
 from evalstore.ingest.write import IngestResult
 
 if TYPE_CHECKING:
@@ -103,9 +106,7 @@ def ingest_keypoints(
     # row) without a Python string per match; the pairs in order of first appearance
     firsts = frame["pair_id"].arg_unique()
     seen = ids_of(frame[firsts], "pair_id")
-    # x0, y0 as arrays (the truth is computed from them); x1, y1 and score stay in the frame
-    xy = finite(frame, ("x0", "y0"), "coordinates")
-    _check_finite(frame, ("x1", "y1"), "coordinates")
+    _check_finite(frame, ("x0", "y0", "x1", "y1"), "coordinates")
     if "score" in frame.columns:
         score = frame["score"]
         if not (score.dtype.is_numeric() or score.dtype == pl.Null):
@@ -136,100 +137,107 @@ def ingest_keypoints(
     )
     first = sorted(seen)
     n = len(codes)
+    if n > MAX_ROWS:
+        raise InvalidInput(
+            f"{frame['_file'][0]}: {n:,} matches; a run holds at most {MAX_ROWS:,} (seq is an "
+            "INTEGER): split the matches into several runs"
+        )
+
+    def xy() -> tuple[np.ndarray, np.ndarray]:
+        """x0, y0 as float64 arrays: a copy, made only where the truth or an estimate needs
+        them whole (not for a homography: :func:`_check_transfer` reads them by blocks)."""
+        return frame["x0"].cast(pl.Float64).to_numpy(), frame["y0"].cast(pl.Float64).to_numpy()
 
     keep = np.ones(n, dtype=bool)
+    gx: np.ndarray | None
+    gy: np.ndarray | None
     if "gt_x1" in frame.columns or "gt_y1" in frame.columns:
         gt = finite(frame, ("gt_x1", "gt_y1"), "ground-truth coordinates")
         gx, gy = gt["gt_x1"], gt["gt_y1"]
     elif "disparity" in frame.columns:
         d = finite(frame, ("disparity",), "disparities")["disparity"]
-        gx, gy, keep = geometry.ground_truth_from_disparity(xy["x0"], xy["y0"], d)
+        gx, gy, keep = geometry.ground_truth_from_disparity(*xy(), d)
     elif disparity_dir is not None:
         order, bounds = _segments(codes, len(keys))
+        x0, y0 = xy()
         d = np.empty(n)
         for pid in first:
             k = code_of[pid]
             idx = order[bounds[k] : bounds[k + 1]]
             dmap, scale, path = load_disparity(Path(disparity_dir), pid, disparity_scale)
             try:
-                d[idx] = geometry.sample_disparity(dmap, xy["x0"][idx], xy["y0"][idx], scale=scale)
+                d[idx] = geometry.sample_disparity(dmap, x0[idx], y0[idx], scale=scale)
             except InvalidInput as exc:
                 raise InvalidInput(f"{path} (pair {pid!r}): {exc}") from None
-        gx, gy, keep = geometry.ground_truth_from_disparity(xy["x0"], xy["y0"], d)
-    else:
-        gx, gy = _transfer(hs, keys, codes, first, code_of, xy["x0"], xy["y0"])
+        gx, gy, keep = geometry.ground_truth_from_disparity(x0, y0, d)
+    else:  # applied by the metrics' SQL when they read the matches (lib/match_truth.sql)
+        _check_transfer(hs, keys, codes, first, code_of, frame["x0"], frame["y0"])
+        gx = gy = None
     keep = np.asarray(keep, dtype=bool)
     all_kept = bool(keep.all())
-    kept = np.arange(n, dtype=np.int64) if all_kept else np.flatnonzero(keep).astype(np.int64)
+    kept = None if all_kept else np.flatnonzero(keep)
 
     def rows(values: np.ndarray) -> np.ndarray:
-        return values if all_kept else values[kept]
+        return values if kept is None else values[kept]
 
-    # the columns alone (a select or the whole frame's to_arrow would copy them)
-    given = pl.DataFrame([frame[c] for c in ("x1", "y1", "score") if c in frame.columns])
-    if not all_kept:
+    # the stored coordinates and score in the frame's chunks (read_frame): no copy when every
+    # match is kept and they are float64, and DuckDB writes whole row groups but at their ends
+    given = frame.select(
+        pl.col(c).cast(pl.Float64) for c in ("x0", "y0", "x1", "y1", "score") if c in frame.columns
+    )
+    if kept is not None:
         given = given.filter(pl.Series(keep))
-    # one chunk per column, as the frame is (read_frame): DuckDB then fills whole row groups
-    # (chunked input leaves partial ones, which the checkpoint at close rewrites)
-    given = given.with_columns(pl.col(c).cast(pl.Float64) for c in given.columns)
-    given = given.rechunk().to_arrow()
-    x0, y0 = rows(xy["x0"]), rows(xy["y0"])
     n_pairs = len(keys)
-    est = {c: pa.nulls(n_pairs, pa.float64()) for c in (*_E, *_R)}
-    n_inliers = pa.nulls(n_pairs, pa.int32())
+    est: dict[str, pl.Series | pl.Expr] = {
+        c: pl.lit(None, pl.Float64) for c in (*_E, *_R, "n_inliers")
+    }
     if estimate:
         # the kept matches of each pair, contiguous and in input order, as the lazy estimate
         # reads them back (evalstore.estimates)
         order, bounds = _segments(rows(codes), n_pairs)
-        x1, y1 = (given[c].to_numpy() for c in ("x1", "y1"))
+        x0, y0, x1, y1 = (given[c].to_numpy() for c in ("x0", "y0", "x1", "y1"))
         r, e, inliers = geometry.estimate_pairs(
             x0[order], y0[order], x1[order], y1[order], bounds, ransac_threshold
         )
         est = {c: _nullable(m[:, k]) for m, cs in ((e, _E), (r, _R)) for k, c in enumerate(cs)}
-        n_inliers = pa.array(inliers, pa.int32(), mask=inliers < 0)
-    _pairs = table.to_arrow()
-    for name, column in {
+        est["n_inliers"] = _nullable(np.where(inliers < 0, np.nan, inliers))
+    # built with polars, not pa.array (which imports pandas: 0.2 s of a command)
+    _pairs = table.with_columns(
         **est,
-        "n_inliers": n_inliers,
-        "n_invalid": pa.array(
-            np.zeros(n_pairs, np.int64)
-            if all_kept
-            else np.bincount(codes[~keep], minlength=n_pairs),
-            pa.int64(),
-        ),
-        "estimated": pa.array(np.full(n_pairs, estimate)),
-        "ransac_threshold": pa.array(np.full(n_pairs, float(ransac_threshold))),
-    }.items():
-        _pairs = _pairs.append_column(name, column)
-    _matches = pa.table(
-        {
-            # one string per pair, not per match
-            "pair_id": pa.DictionaryArray.from_arrays(
-                pa.array(rows(codes)), pa.array(keys, pa.string())
-            ),
-            "x0": x0,
-            "y0": y0,
-            "x1": given["x1"],
-            "y1": given["y1"],
-            "score": given["score"]
-            if "score" in given.column_names
-            else pa.nulls(len(kept), pa.float64()),
-            "gt_x1": rows(np.asarray(gx)),
-            "gt_y1": rows(np.asarray(gy)),
-            "seq": kept,
-        }
-    )
+        n_invalid=np.zeros(n_pairs, np.int64)
+        if all_kept
+        else np.bincount(codes[~keep], minlength=n_pairs),
+        estimated=pl.lit(estimate),
+        ransac_threshold=pl.lit(float(ransac_threshold)),
+        pair_no=pl.int_range(n_pairs, dtype=pl.Int32),
+    ).with_columns(pl.col("n_inliers").cast(pl.Int32))
+    # the truth columns only where it is stored, the score only where given: the insert is by
+    # name, and an absent column is NULL
+    _matches = given.to_arrow()
+    stored = {} if gx is None or gy is None else {"gt_x1": rows(gx), "gt_y1": rows(gy)}
+    # input order of the kept matches
+    seq = np.arange(n, dtype=np.int32) if kept is None else kept
+    for name, values in (*stored.items(), ("seq", seq)):
+        _matches = _matches.append_column(name, pl.Series(values).to_arrow())
+    # a match names its pair by number (its place in `table`, pairs.pair_no), not by its
+    # text id: a string a match costs DuckDB 1.1 CPU s per 2e7 matches to write
+    _matches = _matches.append_column("pair_no", pl.Series(rows(codes)).to_arrow())
     run_id, replaced = write_tables(
-        store, meta, "keypoints", replace, append, {"_pairs": _pairs, "_matches": _matches}
+        store,
+        meta,
+        "keypoints",
+        replace,
+        append,
+        {"_pairs": _pairs.to_arrow(), "_matches": _matches},
     )
     return IngestResult(
         run_id=run_id,
         experiment=meta.experiment,
         name=meta.name,
         task="keypoints",
-        rows=len(kept),
+        rows=_matches.num_rows,
         lists=n_pairs,
-        not_retrieved=n - len(kept),
+        not_retrieved=n - _matches.num_rows,
         replaced=replaced,
         files=[str(s) for s in sources if isinstance(s, (str, os.PathLike))],
     )
@@ -268,30 +276,25 @@ def _segments(codes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return order, bounds
 
 
-def _transfer(
+def _check_transfer(
     hs: np.ndarray,
     keys: list[str],
     codes: np.ndarray,
     first: list[str],
     code_of: dict[str, int],
-    x0: np.ndarray,
-    y0: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The truth of every match by its pair's homography (geometry.transfer's formula, the same
-    floats), in blocks of rows; refuses, as a loop over the pairs in the order of their ids
-    would, the first pair without a homography or with a point mapped to infinity (``point i``
-    counts that pair's rows)."""
-    coef = hs.reshape(-1, 9).T.copy()  # one contiguous array per entry: 1-D gathers
-    gx, gy, at_infinity = np.empty(len(codes)), np.empty(len(codes)), np.zeros(len(keys), bool)
-    a, b, v = np.empty(_BLOCK), np.empty(_BLOCK), np.empty(_BLOCK)  # reused per block
-    for s in range(0, len(codes), _BLOCK):
-        c = codes[s : s + _BLOCK]
-        x, y, m = x0[s : s + _BLOCK], y0[s : s + _BLOCK], len(c)
-        # each value computed as (h_1 * x + h_2 * y) + h_3, in place, the same floats
-        w = _affine(coef[6:9], c, x, y, v[:m], b[:m])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            np.divide(_affine(coef[0:3], c, x, y, a[:m], b[:m]), w, out=gx[s : s + m])
-            np.divide(_affine(coef[3:6], c, x, y, a[:m], b[:m]), w, out=gy[s : s + m])
+    x0: pl.Series,
+    y0: pl.Series,
+) -> None:
+    """Refuse, as a loop over the pairs in the order of their ids would, the first pair
+    without a homography or with a point mapped to infinity (``w = (h31 x + h32 y) + h33 = 0``,
+    geometry.transfer's floats; ``point i`` counts that pair's rows). Only ``w`` is computed,
+    in blocks of rows: the truth itself is applied by the metrics' SQL."""
+    coef = hs.reshape(-1, 9)[:, 6:9].T.copy()  # one contiguous array per entry: 1-D gathers
+    at_infinity = np.zeros(len(keys), bool)
+    v, b = np.empty(_BLOCK), np.empty(_BLOCK)  # reused per block
+    for s, x, y in _blocks(x0, y0):
+        c = codes[s : s + len(x)]
+        w = _affine(coef, c, x, y, v[: len(c)], b[: len(c)])
         at_infinity[c[w == 0]] = True
     for pid in first:
         k = code_of[pid]
@@ -302,9 +305,22 @@ def _transfer(
             )
         if at_infinity[k]:
             rows = np.flatnonzero(codes == k)
-            _, _, w = geometry.apply_homography(hs[k], x0[rows], y0[rows])
+            x, y = (z.gather(rows).cast(pl.Float64).to_numpy() for z in (x0, y0))
+            _, _, w = geometry.apply_homography(hs[k], x, y)
             geometry.refuse_infinity(w, "point {i}")
-    return gx, gy
+
+
+def _blocks(x: pl.Series, y: pl.Series) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """(first row, x, y) as float64 arrays of at most ``_BLOCK`` rows, views of the columns'
+    chunks where they are float64 (no copy of the whole column)."""
+    if x.dtype != pl.Float64 or y.dtype != pl.Float64 or x.chunk_lengths() != y.chunk_lengths():
+        x, y = x.cast(pl.Float64).rechunk(), y.cast(pl.Float64).rechunk()
+    start = 0
+    for cx, cy in zip(x.get_chunks(), y.get_chunks(), strict=True):
+        ax, ay = cx.to_numpy(), cy.to_numpy()
+        for s in range(0, len(ax), _BLOCK):
+            yield start + s, ax[s : s + _BLOCK], ay[s : s + _BLOCK]
+        start += len(ax)
 
 
 def _affine(
@@ -318,6 +334,6 @@ def _affine(
     return out
 
 
-def _nullable(values: np.ndarray) -> pa.Array:
+def _nullable(values: np.ndarray) -> pl.Series:
     """float64 values with NaN as NULL (a failed estimate)."""
-    return pa.array(values, pa.float64(), mask=np.isnan(values))
+    return pl.Series(values, dtype=pl.Float64).fill_nan(None)

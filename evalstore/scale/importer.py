@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 __all__ = ["import_runs"]
 
 
+#: The tables in the order a run's rows are imported: a match names its pair, which comes first
+_IMPORT_ORDER = ("runs", "scores", "groups", "pairs", "matches", "outcomes")
+
+
 def _rows_table(con: duckdb.DuckDBPyConnection, part: Path) -> str:
     """The row table for an exported run's scores: int items when every item id is the text
     of an int32, f32 scores when every score is a float32 value (else text, f64)."""
@@ -122,7 +126,9 @@ def _import_all(store: Store, root: Path, replace: bool, progress: Progress | No
     columns: dict[str, list[str]] = {}
     for table, spec in manifest["tables"].items():
         names = [c["name"] for c in spec["columns"]]
-        unknown = [n for n in names if n not in target[table]]
+        # an export before schema 15 names a match's pair by its id (import_matches_by_pair_id)
+        legacy = {"pair_id"} if table == "matches" and "pair_no" not in names else set()
+        unknown = [n for n in names if n not in target[table] | legacy]
         if unknown:
             raise SchemaError(f"{root}: column {table}.{unknown[0]} is not in this store's schema")
         columns[table] = names
@@ -169,7 +175,7 @@ def _import_run(
     first_list_id = queries.fetch_rows(con, "store/next_list_id")[0][0]
     keyed = "list_id" in columns.get("scores", [])  # exports before schema 6 have none
     queries.run(con, "export/no_list_map")  # until the run's scores give one
-    for table in TABLES:
+    for table in _IMPORT_ORDER:
         expected = int(entry["rows"].get(table, 0))
         if table != "runs" and expected == 0:
             continue
@@ -203,6 +209,20 @@ def _import_run(
                 query = "export/import_groups" if keyed else "export/import_groups_by_group"
                 text = queries.template(
                     query,
+                    columns=_idents(kept, allowed),
+                    source_columns=", ".join(
+                        queries.template("export/source_column", column=c)
+                        for c in _quoted(kept, allowed)
+                    ),
+                )
+            elif table == "pairs" and "pair_no" not in columns[table]:  # before schema 15
+                text = queries.template(
+                    "export/import_pairs_numbered", columns=_idents(columns[table], allowed)
+                )
+            elif table == "matches" and "pair_no" not in columns[table]:  # before schema 15
+                kept = [c for c in columns[table] if c != "pair_id"]
+                text = queries.template(
+                    "export/import_matches_by_pair_id",
                     columns=_idents(kept, allowed),
                     source_columns=", ".join(
                         queries.template("export/source_column", column=c)
@@ -252,6 +272,8 @@ _ITEM_PROBLEMS = {
 _ROW_PROBLEMS = {
     "match": "a match coordinate that is NaN or infinite, or a NaN score",
     "unpaired": "matches of a pair without a pairs row",
+    "truth": "no finite ground truth (none stored, and no homography of the pair that maps "
+    "the match to a finite point)",
     "count": "a negative TP, FP or FN count",
 }
 

@@ -19,6 +19,24 @@ insert into {table} (run_id, {columns})
 select $run_id, {columns}
 from _import;
 
+-- name: import_pairs_numbered
+-- As import_rows for the pairs of an export written before schema 15 (no pair_no): each pair
+-- numbered within the run in the order of its id, as migration 015 numbers a store's pairs.
+insert into pairs (run_id, {columns}, pair_no)
+select $run_id, {columns},
+       cast(row_number() over (order by pair_id) - 1 as integer)
+from _import;
+
+-- name: import_matches_by_pair_id
+-- As import_rows for the matches of an export written before schema 15, which name their
+-- pair by its id: each gets the number of its pair, imported just before (a match of a pair
+-- without a pairs row is not inserted, and the count check refuses the run). {columns}: the
+-- matches columns but pair_id; {source_columns}: the same, each a source_column.
+insert into matches (run_id, {columns}, pair_no)
+select $run_id, {source_columns}, p.pair_no
+from _import i
+join pairs p on p.run_id = $run_id and p.pair_id = i.pair_id;
+
 -- name: import_scores
 -- The ranked items of the run into the row table {table} (quoted, one of ROW_TABLES), each
 -- list under its new id. Output: the number of rows inserted.
@@ -101,19 +119,30 @@ having count(*) > 0;
 -- name: imported_row_problems
 -- What is wrong with the keypoint matches and outcomes just imported for the run $run_id
 -- INTEGER, as ingest would have refused it: a match coordinate that is NaN or infinite, a
--- NaN score, a match of a pair without its pairs row, a negative count. Output: problem, n
--- (rows), group_id (the pair or group of one example); one row per kind of problem found.
-select 'match' as problem, count(*) as n, any_value(pair_id) as group_id
-from matches
-where run_id = $run_id
-  and not (isfinite(x0) and isfinite(y0) and isfinite(x1) and isfinite(y1)
-           and not coalesce(isnan(score), false))
+-- NaN score, a match of a pair without its pairs row, a match without a finite truth (none
+-- stored and no homography of its pair that sends it to a finite point), a negative count.
+-- Output: problem, n (rows), group_id (the pair or group of one example); one row per kind of
+-- problem found.
+with
+-- @include lib/match_truth.sql
+select 'match' as problem, count(*) as n,
+       any_value(coalesce(p.pair_id, 'pair number ' || m.pair_no)) as group_id
+from matches m
+left join pairs p on p.run_id = m.run_id and p.pair_no = m.pair_no
+where m.run_id = $run_id
+  and not (isfinite(m.x0) and isfinite(m.y0) and isfinite(m.x1) and isfinite(m.y1)
+           and not coalesce(isnan(m.score), false))
 having count(*) > 0
 union all
-select 'unpaired', count(*), any_value(m.pair_id)
+select 'unpaired', count(*), any_value('pair number ' || m.pair_no)
 from matches m
 where m.run_id = $run_id
-  and not exists (select 1 from pairs p where p.run_id = $run_id and p.pair_id = m.pair_id)
+  and not exists (select 1 from pairs p where p.run_id = $run_id and p.pair_no = m.pair_no)
+having count(*) > 0
+union all
+select 'truth', count(*), any_value(pair_id)
+from truth
+where run_id = $run_id and not coalesce(isfinite(gt_x1) and isfinite(gt_y1), false)
 having count(*) > 0
 union all
 select 'count', count(*), any_value(group_id)

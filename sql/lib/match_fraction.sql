@@ -1,5 +1,5 @@
 -- Per image pair and per {sweep} in ${sweep}s: the fraction of the pair's matches whose
--- distance d = sqrt((x1 - gt_x1)^2 + (y1 - gt_y1)^2) to its ground-truth position satisfies
+-- distance d = sqrt((x1 - gt_x1)^2 + (y1 - gt_y1)^2) to its ground-truth position (lib/match_truth.sql) satisfies
 -- d {cmp} {sweep}. Every pair of the run counts; a pair without matches scores 0.
 -- One pass over the matches: the distinct thresholds t_1 < ... < t_S cut the distances into
 -- S + 1 bins (below t_1, between t_b and t_(b+1), from t_S on, each bin open or closed at its
@@ -9,7 +9,7 @@
 -- (>= or >, its complement at the lower end of a bin).
 -- Defines per_pair(run_id, group_id, {sweep}, value).
 run_pairs as (
-    select run_id, pair_id from pairs where list_contains($runs, run_id)
+    select run_id, pair_id, pair_no from pairs where list_contains($runs, run_id)
 ),
 sweep as (
     select unnest(${sweep}s) as {sweep}
@@ -26,26 +26,28 @@ bins as (
     union all
     select cast(null as double), min(t) from thresholds
 ),
+-- @include lib/match_truth.sql
+,
 distances as (
-    select run_id, pair_id,
+    select run_id, pair_no,
            sqrt((x1 - gt_x1) * (x1 - gt_x1) + (y1 - gt_y1) * (y1 - gt_y1)) as d
-    from matches
+    from truth
     where list_contains($runs, run_id)
 ),
 binned as (
-    select m.run_id, m.pair_id, b.hi, count(*) as n
+    select m.run_id, m.pair_no, b.hi, count(*) as n
     from distances m
     join bins b
       on (b.lo is null or m.d {lo_cmp} b.lo) and (b.hi is null or m.d {cmp} b.hi)
-    group by m.run_id, m.pair_id, b.hi
+    group by m.run_id, m.pair_no, b.hi
 ),
 counts as (
-    select c.run_id, c.pair_id, s.{sweep},
+    select c.run_id, c.pair_no, s.{sweep},
            sum(case when c.hi <= s.{sweep} then c.n else 0 end) as hits,
            sum(c.n) as n
     from binned c
     cross join sweep s
-    group by c.run_id, c.pair_id, s.{sweep}
+    group by c.run_id, c.pair_no, s.{sweep}
 ),
 per_pair as (
     select p.run_id, p.pair_id as group_id, s.{sweep},
@@ -53,5 +55,5 @@ per_pair as (
     from run_pairs p
     cross join sweep s
     left join counts c
-      on c.run_id = p.run_id and c.pair_id = p.pair_id and c.{sweep} = s.{sweep}
+      on c.run_id = p.run_id and c.pair_no = p.pair_no and c.{sweep} = s.{sweep}
 )

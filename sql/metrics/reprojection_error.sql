@@ -14,40 +14,40 @@
 -- Output: run_id, group_id (pair), value (pixels; lower is better).
 with
 estimates as (
-    select run_id, pair_id, r11, r12, r13, r21, r22, r23, r31, r32, r33
+    select run_id, pair_id, pair_no, r11, r12, r13, r21, r22, r23, r31, r32, r33
     from pairs
     where list_contains($runs, run_id)
 ),
 projected as (
-    select m.run_id, m.pair_id, m.x0, m.y0,
+    select m.run_id, m.pair_no, m.x0, m.y0,
            (e.r11 * m.x1 + e.r12 * m.y1 + e.r13)
              / nullif(e.r31 * m.x1 + e.r32 * m.y1 + e.r33, 0) as tx,
            (e.r21 * m.x1 + e.r22 * m.y1 + e.r23)
              / nullif(e.r31 * m.x1 + e.r32 * m.y1 + e.r33, 0) as ty
     from matches m
-    join estimates e on e.run_id = m.run_id and e.pair_id = m.pair_id
+    join estimates e on e.run_id = m.run_id and e.pair_no = m.pair_no
     where e.r11 is not null
 ),
 errors as (
-    select run_id, pair_id, sqrt((tx - x0) * (tx - x0) + (ty - y0) * (ty - y0)) as err
+    select run_id, pair_no, sqrt((tx - x0) * (tx - x0) + (ty - y0) * (ty - y0)) as err
     from projected
 ),
 scales as (
     -- m: the pair's largest error, u: the power of two from m up, n: how many errors
-    select run_id, pair_id, max(err) as m, pow(2, ceil(log2(nullif(max(err), 0)))) as u,
+    select run_id, pair_no, max(err) as m, pow(2, ceil(log2(nullif(max(err), 0)))) as u,
            count(err) as n
     from errors
-    group by run_id, pair_id
+    group by run_id, pair_no
 ),
 sums as (
     -- sum(err / u) in fixed point; pairs with a finite m only (m * 0 = 0 is false for an
     -- infinite or NaN m, whose cast to a decimal would fail)
-    select x.run_id, x.pair_id,
+    select x.run_id, x.pair_no,
            sum(cast(x.err / nullif(s.u, 0) * pow(2, 90) as decimal(38, 0))) as total
     from errors x
-    join scales s on s.run_id = x.run_id and s.pair_id = x.pair_id
+    join scales s on s.run_id = x.run_id and s.pair_no = x.pair_no
     where s.m * 0.0::double = 0.0::double
-    group by x.run_id, x.pair_id
+    group by x.run_id, x.pair_no
 )
 select e.run_id, e.pair_id as group_id,
        case when s.m is null then null
@@ -56,5 +56,5 @@ select e.run_id, e.pair_id as group_id,
             else cast(t.total as double) * pow(2, -90) * s.u
                  / nullif(cast(s.n as double), 0) end as value
 from estimates e
-left join scales s on s.run_id = e.run_id and s.pair_id = e.pair_id
-left join sums t on t.run_id = e.run_id and t.pair_id = e.pair_id
+left join scales s on s.run_id = e.run_id and s.pair_no = e.pair_no
+left join sums t on t.run_id = e.run_id and t.pair_no = e.pair_no

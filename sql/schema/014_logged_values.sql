@@ -1,4 +1,4 @@
--- Schema 15: scalar values computed outside evalstore (a training loss, an accuracy), logged
+-- Schema 14: scalar values computed outside evalstore (a training loss, an accuracy), logged
 -- with `evalstore log RUN METRIC VALUE [--step N]` or Store.log_metric. They live here only,
 -- never in metric_values: they have no per-list values, no definition SHA and are never
 -- recomputed, so `eval`, `compare` and `check` never read them as computed values.

@@ -9,7 +9,8 @@
 WITH run_pairs AS (
   SELECT
     run_id,
-    pair_id
+    pair_id,
+    pair_no
   FROM pairs
   WHERE
     ARRAY_CONTAINS(:runs, run_id)
@@ -34,10 +35,36 @@ WITH run_pairs AS (
     CAST(NULL AS DOUBLE),
     MIN(t)
   FROM thresholds
+), truth AS (
+  SELECT
+    m.run_id,
+    m.pair_no,
+    p.pair_id,
+    m.x0,
+    m.y0,
+    m.x1,
+    m.y1,
+    m.score,
+    COALESCE(
+      m.gt_x1,
+      (
+        p.h11 * m.x0 + p.h12 * m.y0 + p.h13
+      ) / NULLIF(p.h31 * m.x0 + p.h32 * m.y0 + p.h33, 0)
+    ) AS gt_x1,
+    COALESCE(
+      m.gt_y1,
+      (
+        p.h21 * m.x0 + p.h22 * m.y0 + p.h23
+      ) / NULLIF(p.h31 * m.x0 + p.h32 * m.y0 + p.h33, 0)
+    ) AS gt_y1,
+    m.seq
+  FROM matches AS m
+  JOIN pairs AS p
+    ON p.run_id = m.run_id AND p.pair_no = m.pair_no
 ), distances AS (
   SELECT
     run_id,
-    pair_id,
+    pair_no,
     SQRT((
       x1 - gt_x1
     ) * (
@@ -47,13 +74,13 @@ WITH run_pairs AS (
     ) * (
       y1 - gt_y1
     )) AS d
-  FROM matches
+  FROM truth
   WHERE
     ARRAY_CONTAINS(:runs, run_id)
 ), binned AS (
   SELECT
     m.run_id,
-    m.pair_id,
+    m.pair_no,
     b.hi,
     COUNT(*) AS n
   FROM distances AS m
@@ -65,12 +92,12 @@ WITH run_pairs AS (
     )
   GROUP BY
     m.run_id,
-    m.pair_id,
+    m.pair_no,
     b.hi
 ), counts AS (
   SELECT
     c.run_id,
-    c.pair_id,
+    c.pair_no,
     s.sigma,
     SUM(CASE WHEN c.hi <= s.sigma THEN c.n ELSE 0 END) AS hits,
     SUM(c.n) AS n
@@ -78,7 +105,7 @@ WITH run_pairs AS (
   CROSS JOIN sweep AS s
   GROUP BY
     c.run_id,
-    c.pair_id,
+    c.pair_no,
     s.sigma
 ), per_pair AS (
   SELECT
@@ -89,7 +116,7 @@ WITH run_pairs AS (
   FROM run_pairs AS p
   CROSS JOIN sweep AS s
   LEFT JOIN counts AS c
-    ON c.run_id = p.run_id AND c.pair_id = p.pair_id AND c.sigma = s.sigma
+    ON c.run_id = p.run_id AND c.pair_no = p.pair_no AND c.sigma = s.sigma
 )
 SELECT
   run_id,

@@ -18,6 +18,7 @@ WITH estimates AS (
   SELECT
     run_id,
     pair_id,
+    pair_no,
     r11,
     r12,
     r13,
@@ -33,7 +34,7 @@ WITH estimates AS (
 ), projected AS (
   SELECT
     m.run_id,
-    m.pair_id,
+    m.pair_no,
     m.x0,
     m.y0,
     (
@@ -44,13 +45,13 @@ WITH estimates AS (
     ) / NULLIF(e.r31 * m.x1 + e.r32 * m.y1 + e.r33, 0) AS ty
   FROM matches AS m
   JOIN estimates AS e
-    ON e.run_id = m.run_id AND e.pair_id = m.pair_id
+    ON e.run_id = m.run_id AND e.pair_no = m.pair_no
   WHERE
     NOT e.r11 IS NULL
 ), errors AS (
   SELECT
     run_id,
-    pair_id,
+    pair_no,
     SQRT((
       tx - x0
     ) * (
@@ -64,27 +65,27 @@ WITH estimates AS (
 ), scales AS (
   SELECT
     run_id,
-    pair_id,
+    pair_no,
     MAX(err) AS m,
     POWER(2, CEIL(LOG(2, NULLIF(MAX(err), 0)))) AS u,
     COUNT(err) AS n
   FROM errors
   GROUP BY
     run_id,
-    pair_id
+    pair_no
 ), sums AS (
   SELECT
     x.run_id,
-    x.pair_id,
+    x.pair_no,
     SUM(CAST(x.err / NULLIF(s.u, 0) * POWER(2, 90) AS DECIMAL(38, 0))) AS total
   FROM errors AS x
   JOIN scales AS s
-    ON s.run_id = x.run_id AND s.pair_id = x.pair_id
+    ON s.run_id = x.run_id AND s.pair_no = x.pair_no
   WHERE
     s.m * CAST(0.0 AS DOUBLE) = CAST(0.0 AS DOUBLE)
   GROUP BY
     x.run_id,
-    x.pair_id
+    x.pair_no
 )
 SELECT
   e.run_id,
@@ -102,6 +103,6 @@ SELECT
   END AS value
 FROM estimates AS e
 LEFT JOIN scales AS s
-  ON s.run_id = e.run_id AND s.pair_id = e.pair_id
+  ON s.run_id = e.run_id AND s.pair_no = e.pair_no
 LEFT JOIN sums AS t
-  ON t.run_id = e.run_id AND t.pair_id = e.pair_id
+  ON t.run_id = e.run_id AND t.pair_no = e.pair_no

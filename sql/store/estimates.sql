@@ -20,7 +20,7 @@ order by r.run_id;
 -- by pair_id (the order of pending_matches).
 select p.pair_id, p.ransac_threshold,
        (select count(*) from matches m
-        where m.run_id = p.run_id and m.pair_id = p.pair_id) as n_matches
+        where m.run_id = p.run_id and m.pair_no = p.pair_no) as n_matches
 from pairs p
 where p.run_id = $run_id and not p.estimated and p.e_direction is null
 order by p.pair_id;
@@ -30,11 +30,11 @@ order by p.pair_id;
 -- and then in input order (seq): each pair's matches as ingest gave them to RANSAC.
 select m.x0, m.y0, m.x1, m.y1
 from matches m
-semi join pairs p
-  on p.run_id = m.run_id and p.pair_id = m.pair_id
+join pairs p
+  on p.run_id = m.run_id and p.pair_no = m.pair_no
  and not p.estimated and p.e_direction is null
 where m.run_id = $run_id
-order by m.pair_id, m.seq;
+order by p.pair_id, m.seq;
 
 -- name: store_estimates
 -- $run_id INTEGER; {table}: `pairs`, or the copy of copy_run_pairs; the caller registers

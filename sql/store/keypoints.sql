@@ -1,14 +1,15 @@
 -- Ingest of keypoint matches, image pairs and outcomes. The caller registers validated
 -- frames as `_pairs`, `_matches` or `_outcomes` with exactly the columns inserted here
--- (`_matches.pair_id` may be dictionary-encoded: one string per pair, not per match).
+-- (`_pairs.pair_no` and `_matches.pair_no` number the pairs 0, 1, ... within the frames;
+-- $offset moves them past a run's pairs when an ingest appends to it).
 
 -- name: insert_pairs
-insert into pairs (run_id, pair_id, h11, h12, h13, h21, h22, h23, h31, h32, h33,
+insert into pairs (run_id, pair_id, pair_no, h11, h12, h13, h21, h22, h23, h31, h32, h33,
                    e11, e12, e13, e21, e22, e23, e31, e32, e33,
                    r11, r12, r13, r21, r22, r23, r31, r32, r33,
                    width, height, n_inliers, n_invalid, slices, e_direction,
                    estimated, ransac_threshold)
-select $run_id, pair_id, h11, h12, h13, h21, h22, h23, h31, h32, h33,
+select $run_id, pair_id, pair_no + $offset, h11, h12, h13, h21, h22, h23, h31, h32, h33,
        e11, e12, e13, e21, e22, e23, e31, e32, e33,
        r11, r12, r13, r21, r22, r23, r31, r32, r33,
        width, height, n_inliers, n_invalid, map(slice_keys, slice_values),
@@ -17,9 +18,17 @@ select $run_id, pair_id, h11, h12, h13, h21, h22, h23, h31, h32, h33,
 from _pairs;
 
 -- name: insert_matches
-insert into matches (run_id, pair_id, x0, y0, x1, y1, score, gt_x1, gt_y1, seq)
-select $run_id, pair_id, x0, y0, x1, y1, score, gt_x1, gt_y1, seq
+-- By name: `_matches` has pair_no, x0, y0, x1, y1, seq, and score and gt_x1, gt_y1 only
+-- where they are stored; an absent one is NULL (no score; truth from the pair's homography,
+-- applied when the metrics read the match: lib/match_truth.sql).
+insert into matches by name
+select * replace (pair_no + $offset as pair_no), $run_id as run_id
 from _matches;
+
+-- name: next_pair_no
+-- The first free pair number of the run $run_id (0 for a new run; after its pairs when an
+-- ingest appends to it): the $offset of insert_pairs and insert_matches.
+select coalesce(max(pair_no) + 1, 0) from pairs where run_id = $run_id;
 
 -- name: insert_outcomes
 insert into outcomes (run_id, group_id, tp, fp, fn)
