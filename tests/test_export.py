@@ -50,6 +50,7 @@ def _fill(store: Store) -> None:
             "item_id": ["x/1", "x/2", "x/3", "x/4"],
             "score": np.array([1.0, -0.0, 0.0, -np.inf]),
             "label": [1, -1, 1, -1],
+            "gain": [2.0, 0.0, 0.5, 0.0],  # graded: the round trip keeps the gains
         },
         task="verification",
         run="exp/a",

@@ -23,6 +23,7 @@ from evalstore.ingest.direct import Recheck, insert_direct, plan_direct
 from evalstore.ingest.formats.voc import read_classification
 from evalstore.ingest.groups import read_groups
 from evalstore.ingest.sources import (
+    COLUMNS,
     Source,
     as_sources,
     open_source,
@@ -123,7 +124,8 @@ def ingest(
     if replace and append:
         raise InvalidInput("--replace and --append exclude each other")
     meta = runs.RunMeta.build(run, experiment, params, tags, notes, created_at, git_commit)
-    spec = Spec(task, parse_columns(columns), labels or "pm1", negate_score, labels is None)
+    known = (*COLUMNS, "gain")  # gain: relevance grades, optional (graded metrics)
+    spec = Spec(task, parse_columns(columns, known), labels or "pm1", negate_score, labels is None)
     sources = as_sources(data)
     if not sources:
         raise InvalidInput("nothing to ingest: no input given")
@@ -150,9 +152,17 @@ def ingest(
     ids = [c for c in source_columns(spec.columns, ("group_id", "item_id")).values() if c]
     opened = [open_source(s, fmt, i, ids) for i, s in enumerate(sources)]
     warnings = [*voc_warnings, *score_warnings(spec, [source.label for source in opened])]
+    gain = spec.source_column("gain")
+    without = [source.label for source in opened if gain not in source.schema]
+    if without and len(without) < len(opened):
+        raise InvalidInput(
+            f"{without[0]}: no column {gain!r}, which the other inputs have: give every input "
+            "its gains or none"
+        )
+    spec.gains = not without
     group_frame = read_groups(groups, groups_format, task) if groups is not None else None
     target = Target(meta, replace, append, group_frame, groups)
-    plan = plan_direct(store.con, opened, spec)
+    plan = None if spec.gains else plan_direct(store.con, opened, spec)
     result = None
     if plan is not None:
         with contextlib.suppress(Recheck):  # the streaming path finds the same and says where

@@ -35,6 +35,7 @@ def _arrow_schema(spec: Spec) -> pa.Schema:
             ("item", pa.int32() if spec.int_items else pa.large_string()),
             ("score", pa.float32() if spec.float32 else pa.float64()),
             ("label", pa.int8()),
+            *([("gain", pa.float64())] if spec.gains else []),
             ("seq", pa.int32()),
         ]
     )

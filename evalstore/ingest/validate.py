@@ -5,7 +5,7 @@ row table (int32 or text items, float32 or float64 scores) from the inputs' type
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,6 +47,8 @@ class Spec:
     float32: bool = False  # every input's score column is float32: stored as such (exact)
     int_groups: bool = False  # every input's group ids are integers
     int_items: bool = False  # every input's item ids are integers of int32 range: stored so
+    gains: bool = False  # every input has a gain column (relevance grades): stored, and the
+    # label, when no column gives it, is +1 where gain > 0 and -1 elsewhere
 
     def source_column(self, ours: str) -> str:
         return self.columns.get(ours, ours)
@@ -130,7 +132,8 @@ def validate_batch(batch: pl.DataFrame, spec: Spec, label: str, offset: int) -> 
         )
     shadowed = [c for c in batch.columns if c in set(spec.columns) and c not in rename]
     batch = batch.drop(shadowed).rename(rename)
-    required = ["item_id", "score", "label"] + ([] if spec.task == "verification" else ["group_id"])
+    required = ["item_id", "score"] + ([] if spec.gains else ["label"])
+    required += [] if spec.task == "verification" else ["group_id"]
     absent = [c for c in required if c not in batch.columns]  # every one at once
     if absent:
         raise InvalidInput(
@@ -194,7 +197,13 @@ def validate_batch(batch: pl.DataFrame, spec: Spec, label: str, offset: int) -> 
                 f"{where('item_id', changed)}: {item[first_row(changed)]!r} was not in the "
                 "file when it was first read (did it change?); ingest it again"
             )
-    labels = _labels(batch["label"], spec.labels, label, offset)
+    gains = _gains(batch["gain"], label, where) if spec.gains else None
+    if "label" in batch.columns:
+        labels = _labels(batch["label"], spec.labels, label, offset)
+    else:  # graded judgements alone: relevant where the grade is positive
+        labels = pl.select(
+            pl.when(pl.lit(gains) > 0).then(1).otherwise(-1).cast(pl.Int8).alias("label")
+        ).to_series()
     # the stream numbers the lists by this key; integer item ids stay integers
     key = group if spec.int_groups else group.cast(pl.String)
     return pl.DataFrame(
@@ -203,8 +212,33 @@ def validate_batch(batch: pl.DataFrame, spec: Spec, label: str, offset: int) -> 
             "item": item.cast(pl.Int32) if spec.int_items else item.cast(pl.String),
             "score": score,
             "label": labels,
+            **({} if gains is None else {"gain": gains}),
         }
     )
+
+
+def _gains(raw: pl.Series, label: str, where: Callable[[str, pl.Series], str]) -> pl.Series:
+    """The gain column as float64: finite numbers >= 0 (relevance grades), each row given."""
+    if raw.dtype == pl.String:  # text files
+        parsed = raw.str.strip_chars().cast(pl.Float64, strict=False)
+        bad = parsed.is_null()
+        if bad.any():
+            raise InvalidInput(
+                f"{where('gain', bad)}: {raw[first_row(bad)]!r} is not a number; gains are "
+                "relevance grades, numbers >= 0"
+            )
+        raw = parsed
+    if not raw.dtype.is_numeric() or raw.dtype == pl.Boolean:
+        raise InvalidInput(f"{label}: column 'gain' must be numeric, found {raw.dtype}")
+    gain = raw.cast(pl.Float64)
+    bad = (gain.is_null() | ~gain.is_finite() | (gain < 0)).fill_null(True)
+    if bad.any():
+        value = gain[first_row(bad)]
+        shown = "empty" if value is None else f"{value:g}"
+        raise InvalidInput(
+            f"{where('gain', bad)} is {shown}; gains are relevance grades, finite numbers >= 0"
+        )
+    return gain.alias("gain")
 
 
 _CONVENTION_TEXT = {

@@ -202,6 +202,8 @@ def _import_run(
                 n_lists = queries.fetch_rows(con, "export/count_mapped_lists")[0][0]
                 check_list_ids(first_list_id, n_lists + 1)
                 query = "export/import_scores" if keyed else "export/import_scores_by_group"
+                if keyed and "gain" in columns["scores"]:  # schema 16 on: graded relevance
+                    query = "export/import_scores_gains"
                 rows_table = _rows_table(con, part)
                 text = queries.template(query, table=queries.quote_ident(rows_table, ROW_TABLES))
             elif table == "groups":

@@ -45,6 +45,13 @@ select m.new_id, i.item_id, i.score, i.label, i.seq
 from _import i
 left join _list_map m on m.old_id = i.list_id;
 
+-- name: import_scores_gains
+-- As import_scores for an export from schema 16 on, whose items carry their gains.
+insert into {table} (list_id, item, score, label, seq, gain)
+select m.new_id, i.item_id, i.score, i.label, i.seq, i.gain
+from _import i
+left join _list_map m on m.old_id = i.list_id;
+
 -- name: import_scores_by_group
 -- As import_scores for an export written before schema 6, whose lists have no ids: a list
 -- is a (task, group_id).

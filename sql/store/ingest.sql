@@ -3,8 +3,9 @@
 
 -- name: insert_rows
 -- The streaming path: the caller registers the validated batches as `_batch` (list_id,
--- item, score, label, seq, typed as {rows}).
-insert into {rows} select list_id, item, score, label, seq from _batch;
+-- item, score, label, seq, and gain when the inputs have one, typed as {rows}); by name, so
+-- that a run without gains stores NULL.
+insert into {rows} by name select * from _batch;
 
 -- name: direct_stats
 -- What the direct path plans from, for one Parquet file {file} (from its statistics where it
@@ -27,7 +28,7 @@ set disabled_optimizers = $names;
 -- and {label} are expressions over the file's columns (ingest/direct.py: _direct_sql), {file} its
 -- path; direct_check then checks what was stored.
 -- $list_offset: list_id = group id + $list_offset; $seq_offset: the file's first input position.
-insert into {rows}
+insert into {rows} (list_id, item, score, label, seq)
 select cast({group} + $list_offset as integer), {item}, {score}, {label},
        cast(file_row_number + $seq_offset as integer)
 from read_parquet({file}, file_row_number = true, hive_partitioning = false);
