@@ -40,6 +40,7 @@ from evalstore.references import (
     Reference,
     Result,
     fraction_reference,
+    graded_reference,
     homography_accuracy_reference,
     homography_accuracy_superpoint_reference,
     iou_micro_reference,
@@ -173,6 +174,20 @@ METRICS: dict[str, Metric] = {
         Metric(
             "roc_auc_trapz", per_list_reference("roc_auc_trapz"), _ALL, True, "mean_roc_auc_trapz"
         ),
+        Metric("ndcg", graded_reference("ndcg"), _ALL, True, "ndcg"),
+        Metric("ndcg_at_k", graded_reference("ndcg_at_k"), _ALL, True, "ndcg_at_k", ("k",)),
+        Metric("ndcg_exp", graded_reference("ndcg_exp"), _ALL, True, "ndcg_exp"),
+        Metric(
+            "ndcg_exp_at_k",
+            graded_reference("ndcg_exp_at_k"),
+            _ALL,
+            True,
+            "ndcg_exp_at_k",
+            ("k",),
+        ),
+        Metric("recip_rank", graded_reference("recip_rank"), _ALL, True, "mrr"),
+        Metric("r_precision", graded_reference("r_precision"), _ALL, True, "r_precision"),
+        Metric("hit_at_k", graded_reference("hit_at_k"), _ALL, True, "hit_at_k", ("k",)),
         Metric(
             "pr_curve",
             pr_curve_reference,

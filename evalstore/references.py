@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from evalstore.core import matching, ranking
+from evalstore.core import graded, matching, ranking
 from evalstore.core.points import docid_order
 from evalstore.errors import InvalidInput
 
@@ -32,6 +32,7 @@ __all__ = [
     "Reference",
     "Result",
     "fraction_reference",
+    "graded_reference",
     "homography_accuracy_reference",
     "homography_accuracy_superpoint_reference",
     "iou_micro_reference",
@@ -53,6 +54,8 @@ class RankedLists:
         labels: (n,) +1 positive, -1 negative, 0 ignored.
         order: (n,) integer input order (``seq``) for ``ties="input"``; None = array order.
         items: (n,) the item ids as text, for ``ties="docid"`` (trec_eval's order).
+        gains: (n,) float64 relevance grades (NaN where none was stored), for the graded
+            metrics; None = none at all.
         lists: (L,) the lists whose number of positives ``P`` is overridden
             (``groups.n_positives`` not NULL); None = no override.
         n_positives: (L,) their ``P``, aligned with ``lists``.
@@ -71,6 +74,7 @@ class RankedLists:
     lists: np.ndarray | None = None
     n_positives: np.ndarray | None = None
     items: np.ndarray | None = None
+    gains: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -238,6 +242,24 @@ def per_list_reference(name: str) -> Reference:
     reference.__doc__ = (
         f"``{name}`` of every list: :func:`evalstore.core.ranking.per_list` over "
         f":class:`RankedLists`.\n\n{getattr(ranking, name).__doc__}"
+    )
+    return reference
+
+
+def graded_reference(name: str) -> Reference:
+    takes_k = name in graded.WITH_K
+
+    def reference(inputs: Inputs, params: Params) -> Result:
+        lists = _expect(inputs, "scores", name)
+        ids, kwargs = _ranking_args(lists, params.ties)
+        k = params.k if takes_k else None
+        _, values = graded.per_list_graded(name, ties=params.ties, k=k, gains=lists.gains, **kwargs)
+        return Result(ids, values)
+
+    reference.__name__ = reference.__qualname__ = f"{name}_reference"
+    reference.__doc__ = (
+        f"``{name}`` of every list: :func:`evalstore.core.graded.per_list_graded` over "
+        ":class:`RankedLists` (its ``gains`` where stored)."
     )
     return reference
 

@@ -724,6 +724,170 @@ def iou_micro(inputs: Outcomes, params: Params) -> Result:
     return Result(_ids([None]), np.array([tp / total if total else NAN]))
 
 
+# ----------------------------------------------------------------------------- graded relevance
+#
+# Gains: the stored grade, else 1 for a +1 label and 0 for a -1 (``2^g - 1`` for the
+# exponential variants); ignored items (label 0) count nowhere; disc(r) = 1 / log2(r + 1).
+# Under ``grouped`` ties each value is the expectation over a random order of every tie
+# group, computed here from the sequential draw of a tie group's items
+# (tests/test_graded.py checks those expectations against every order of small lists).
+
+
+def _gain(label: int, gain: float, exp: bool) -> float:
+    """The given grade, else 1 for a +1 label and 0 for a -1; ``2^g - 1`` when ``exp``."""
+    g = gain if not math.isnan(gain) else (1.0 if label == 1 else 0.0)
+    return 2.0**g - 1.0 if exp else g
+
+
+def _graded(
+    inputs: RankedLists, ties: str
+) -> list[tuple[Any, list[list[tuple[int, float]]], list[float], int]]:
+    """Per list: its id, its tie groups of ``(label, gain)`` in ranking order, the gains of
+    its judged items (retrieved or not, NaN = none given) and P (as :func:`ranked_lists`)."""
+    gains = [math.nan] * len(inputs.group) if inputs.gains is None else inputs.gains.tolist()
+    rows: dict[Any, list[int]] = {}
+    for i, g in enumerate(inputs.group.tolist()):
+        rows.setdefault(g, []).append(i)
+    out = []
+    for lst in ranked_lists(inputs, ties):
+        idx = rows[lst.group]
+        judged = [_gain(int(inputs.labels[i]), gains[i], False) for i in idx if inputs.labels[i]]
+        ties_of_rows = _row_ties(inputs, idx, ties)  # the same keys as ranked_lists
+        groups = [[(int(inputs.labels[i]), gains[i]) for i in tie] for tie in ties_of_rows]
+        out.append((lst.group, groups, judged, lst.p))
+    return out
+
+
+def _row_ties(inputs: RankedLists, idx: list[int], ties: str) -> list[list[int]]:
+    """The retrieved, non-ignored rows ``idx`` of one list in tie groups, ranked as
+    :func:`_tie_groups` ranks their labels."""
+    order = list(range(len(inputs.group))) if inputs.order is None else inputs.order.tolist()
+    if ties == "docid":
+        assert inputs.items is not None
+        text = {i: str(inputs.items[i]).encode() for i in idx}
+        by_id = sorted(idx, key=lambda i: text[i], reverse=True)
+        order = {i: r for r, i in enumerate(by_id)}  # type: ignore[assignment]
+        ties = "input"
+    live = [i for i in idx if inputs.labels[i] != 0 and inputs.scores[i] != -math.inf]
+    s = {i: float(inputs.scores[i]) for i in live}
+    if ties == "grouped":
+        return [[i for i in live if s[i] == t] for t in sorted(set(s.values()), reverse=True)]
+    key = {
+        "optimistic": lambda i: (-s[i], -int(inputs.labels[i]), order[i]),
+        "pessimistic": lambda i: (-s[i], int(inputs.labels[i]), order[i]),
+        "input": lambda i: (-s[i], order[i]),
+    }[ties]
+    return [[i] for i in sorted(live, key=key)]
+
+
+def _ndcg(inputs: RankedLists, params: Params, exp: bool, k: int | None) -> Result:
+    groups, values = [], []
+    for group, tie_groups, judged, _ in _graded(inputs, params.ties):
+
+        def disc(r: int) -> float:
+            return 1.0 / math.log2(r + 1) if k is None or r <= k else 0.0
+
+        dcg, rank = 0.0, 0
+        for tie in tie_groups:  # each item of a tie: the mean discount of the tie's ranks
+            mean = sum(disc(r) for r in range(rank + 1, rank + len(tie) + 1)) / len(tie)
+            dcg += sum(_gain(lab, g, exp) for lab, g in tie) * mean
+            rank += len(tie)
+        best = sorted((2.0**g - 1.0 if exp else g for g in judged), reverse=True)  # ideal
+        ideal = sum(g * disc(i) for i, g in enumerate(best, 1))
+        groups.append(group)
+        values.append(dcg / ideal if ideal > 0 else NAN)
+    return Result(_ids(groups), np.array(values, dtype=np.float64))
+
+
+def ndcg(inputs: RankedLists, params: Params) -> Result:
+    """``DCG / IDCG``, gains linear, no cut-off (trec_eval ``ndcg``).
+
+    >>> lists = one_list([4.0, 3.0, 2.0, 1.0], [-1, 1, 1, -1])
+    >>> # (1 / log2(3) + 1 / 2) / (1 + 1 / log2(3))
+    >>> round(float(ndcg(lists, Params(ties="input")).value[0]), 6)
+    0.693426
+    """
+    return _ndcg(inputs, params, exp=False, k=None)
+
+
+def ndcg_at_k(inputs: RankedLists, params: Params) -> Result:
+    """``DCG@k / IDCG@k`` (trec_eval ``ndcg_cut_k``)."""
+    return _ndcg(inputs, params, exp=False, k=_k(params))
+
+
+def ndcg_exp(inputs: RankedLists, params: Params) -> Result:
+    """nDCG with the gain ``2^grade - 1``."""
+    return _ndcg(inputs, params, exp=True, k=None)
+
+
+def ndcg_exp_at_k(inputs: RankedLists, params: Params) -> Result:
+    """nDCG@k with the gain ``2^grade - 1``."""
+    return _ndcg(inputs, params, exp=True, k=_k(params))
+
+
+def _first_hit(
+    inputs: RankedLists, params: Params, value: Callable[[int, int, int], float]
+) -> Result:
+    """``value(a, n, r)`` of the first tie group with a positive (first rank a, n items, r
+    positives), 0 when none is retrieved, NaN when P == 0."""
+    groups, values = [], []
+    for group, tie_groups, _, p in _graded(inputs, params.ties):
+        v, rank = 0.0, 0
+        for tie in tie_groups:
+            r = sum(1 for lab, _ in tie if lab == 1)
+            if r:
+                v = value(rank + 1, len(tie), r)
+                break
+            rank += len(tie)
+        groups.append(group)
+        values.append(NAN if p == 0 else v)
+    return Result(_ids(groups), np.array(values, dtype=np.float64))
+
+
+def _no_positive_in(n: int, r: int, m: int) -> float:
+    """The chance that the first m of n items in random order hold none of its r positives,
+    drawn one by one."""
+    chance = 1.0
+    for i in range(m):
+        chance *= (n - r - i) / (n - i)
+    return chance
+
+
+def recip_rank(inputs: RankedLists, params: Params) -> Result:
+    """``1 / rank`` of the first retrieved positive, 0 when none (trec_eval ``recip_rank``).
+
+    >>> round(float(recip_rank(one_list([3.0, 2.0, 2.0], [-1, 1, -1]), Params()).value[0]), 6)
+    0.416667
+    """
+
+    def expected(a: int, n: int, r: int) -> float:
+        # the first positive is the j-th item of the tie when the j - 1 before are negatives
+        return sum(
+            _no_positive_in(n, r, j - 1) * r / (n - j + 1) / (a + j - 1)
+            for j in range(1, n - r + 2)
+        )
+
+    return _first_hit(inputs, params, expected)
+
+
+def hit_at_k(inputs: RankedLists, params: Params) -> Result:
+    """1 when a positive is among the top k, else 0 (trec_eval ``success_k``)."""
+    k = _k(params)
+
+    def chance(a: int, n: int, r: int) -> float:
+        if a > k:
+            return 0.0
+        return 1.0 - _no_positive_in(n, r, min(k - a + 1, n))
+
+    return _first_hit(inputs, params, chance)
+
+
+def r_precision(inputs: RankedLists, params: Params) -> Result:
+    """``TP_P / P``: precision at rank P (trec_eval ``Rprec``), TP as in
+    :func:`precision_at_k`."""
+    return _per_list(inputs, params, lambda lst: _tp_at_k(lst, lst.p) / lst.p)
+
+
 #: Registry name -> slow definition, with the signature of ``Metric.reference``.
 SLOW: dict[str, Slow] = {
     "ap": ap,
@@ -738,6 +902,13 @@ SLOW: dict[str, Slow] = {
     "roc_auc": roc_auc,
     "roc_auc_trapz": roc_auc_trapz,
     "pr_curve": pr_curve,
+    "ndcg": ndcg,
+    "ndcg_at_k": ndcg_at_k,
+    "ndcg_exp": ndcg_exp,
+    "ndcg_exp_at_k": ndcg_exp_at_k,
+    "recip_rank": recip_rank,
+    "r_precision": r_precision,
+    "hit_at_k": hit_at_k,
     "precision_at_sigma": precision_at_sigma,
     "mma": mma,
     "reprojection_error": reprojection_error,

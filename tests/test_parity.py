@@ -94,7 +94,18 @@ def ranked_runs(draw: Any) -> dict[str, Any]:
         counts = np.array([(labels[group == g] == 1).sum() for g in present])
         extra = draw(st.lists(st.integers(0, 5), min_size=present.size, max_size=present.size))
         override = {"group_id": present, "n_positives": counts + np.array(extra)}
-    return {"group": group, "scores": scores, "labels": labels, "override": override}
+    gains = None
+    if draw(st.booleans()):  # graded judgements: grades, halves and zeros, of any label
+        gains = np.array(
+            draw(st.lists(st.sampled_from([0.0, 0.0, 0.5, 1.0, 2.0, 3.0]), min_size=n, max_size=n))
+        )
+    return {
+        "group": group,
+        "scores": scores,
+        "labels": labels,
+        "override": override,
+        "gains": gains,
+    }
 
 
 #: A list of 10 positives reaching recall exactly 0.3, 0.6 and 0.7, just below the VOC 2007 grid
@@ -112,6 +123,7 @@ def _seeded_ranked(rng: np.random.Generator) -> dict[str, Any]:
         ),
         "labels": np.concatenate([rng.choice([-1, -1, 0, 1], size=group.size), VOC07_TRAP]),
         "override": None,
+        "gains": rng.choice([0.0, 1.0, 2.0, 3.0], size=group.size + trap),
     }
 
 
@@ -122,6 +134,7 @@ def _ingest_ranked(store: Store, data: dict[str, Any]) -> int:
         "item_id": np.arange(data["group"].size),
         "score": data["scores"],
         "label": data["labels"],
+        **({} if data.get("gains") is None else {"gain": data["gains"]}),
     }
     return store.ingest(  # labels drawn from +1/-1/0: pm1, whether or not a -1 came up
         rows, task="retrieval", run=_run_name(), groups=groups, labels="pm1", git_commit=None
@@ -131,7 +144,7 @@ def _ingest_ranked(store: Store, data: dict[str, Any]) -> int:
 def _read_ranked(store: Store, run_id: int) -> RankedLists:
     rows = _read(
         store,
-        "select group_id, item_id, score, label, seq from scores"
+        "select group_id, item_id, score, label, seq, gain from scores"
         " where run_id = $r and task = 'retrieval' order by seq",
         run_id,
     )
@@ -149,6 +162,7 @@ def _read_ranked(store: Store, run_id: int) -> RankedLists:
         items=np.array(rows["item_id"].to_list(), dtype=object),
         lists=_ids(over["group_id"].to_list()) if over.height else None,
         n_positives=over["n_positives"].to_numpy().astype(np.int64) if over.height else None,
+        gains=rows["gain"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
     )
 
 

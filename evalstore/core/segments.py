@@ -122,10 +122,12 @@ def interpolated(pts: Points, thresholds: FloatArray) -> FloatArray:
     return np.where(found, env[np.minimum(idx, env.size - 1)], 0.0)
 
 
-def tp_at_k(pts: Points, k: int) -> FloatArray:
-    """TP over the top k ranks; a tie group cut by k gives its positives in proportion."""
+def tp_at_k(pts: Points, k: int | IntArray) -> FloatArray:
+    """TP over the top k ranks (one k, or one per list); a tie group cut by k gives its
+    positives in proportion."""
     n = pts.tp + pts.fp
-    idx, found = _first_at_least(n, pts, np.full((pts.count.size, 1), k))
+    k = np.broadcast_to(np.asarray(k, dtype=np.int64), (pts.count.size,))
+    idx, found = _first_at_least(n, pts, k[:, None].copy())
     idx, found = idx[:, 0], found[:, 0]
     if n.size == 0:
         return np.zeros(pts.count.size)

@@ -1,0 +1,36 @@
+-- nDCG of every list, with the gain column {gain} (gain: linear, gain_exp: 2^gain - 1) and
+-- the cut-off of `cutoff(k)`: DCG = sum over tie groups of (sum of their gains) * (mean of
+-- their discounts within the top k): under `grouped` ties the expected DCG over a random
+-- order of each tie group, else the plain sum of gain / log2(rank + 1). IDCG: the same over
+-- the list's judged items (retrieved or not) in decreasing order of gain, cut at k
+-- (trec_eval m_ndcg.c and m_ndcg_cut.c). nDCG = DCG / IDCG, NULL when IDCG = 0.
+-- Parameters and CTEs: those of lib/graded_ranks.sql; defines ndcg(run_id, group_id, value).
+-- @include lib/graded_ranks.sql
+,
+dcg as (
+    select run_id, list_id,
+           sum({gain_sum} * (d_k / nullif(cast(n as double), 0))) as dcg
+    from tie_groups
+    group by run_id, list_id
+),
+ideal_order as (
+    select run_id, list_id, {gain},
+           row_number() over (partition by list_id order by {gain} desc) as pos
+    from judged
+),
+ideal as (
+    select i.run_id, i.list_id,
+           sum(case when i.pos <= c.k then i.{gain} / nullif(log2(i.pos + 1.0::double), 0)
+                    else 0.0::double end) as ideal
+    from ideal_order i
+    cross join cutoff c
+    group by i.run_id, i.list_id
+),
+ndcg as (
+    select l.run_id, l.group_id,
+           case when i.ideal > 0 then coalesce(d.dcg, 0.0::double) / nullif(i.ideal, 0) end
+             as value
+    from lists l
+    left join dcg d on d.run_id = l.run_id and d.list_id = l.list_id
+    left join ideal i on i.run_id = l.run_id and i.list_id = l.list_id
+)

@@ -1,0 +1,177 @@
+-- GENERATED from sql/metrics/hit_at_k.sql by sqlglot (duckdb -> spark); do not
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
+-- hit_at_k: 1 when a positive is among the top k retrieved items, else 0 (trec_eval
+-- success_k). Ties: under `grouped` the probability over a random order of each tie group:
+-- when the first tie group holding a positive (first rank a, n items, r positives) is cut
+-- by k, with m = k - a + 1 of its places in the top k, 1 - C(n - r, m) / C(n, m), the
+-- product 1 - prod_(i = 0 .. m - 1) (n - r - i) / (n - i) (as exp of a sum of logs); the
+-- other policies put one item at each rank. P = 0 -> NULL.
+-- Parameters: $runs integer[], $task varchar, $ties varchar, $k integer >= 1.
+-- Output: run_id, group_id, value (one row per list).
+WITH cutoff AS (
+  SELECT
+    CAST(:k AS BIGINT) AS k
+), items AS (
+  SELECT
+    s.run_id,
+    s.list_id,
+    s.item_id,
+    s.score,
+    s.label,
+    s.seq
+  FROM scores AS s
+  WHERE
+    ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task
+), lists AS (
+  SELECT
+    g.run_id,
+    g.list_id,
+    g.group_id,
+    COALESCE(g.n_positives, c.n_pos_labels) AS n_pos,
+    c.n_neg,
+    c.n_ret,
+    c.p_ret,
+    c.n_scores
+  FROM groups AS g
+  JOIN list_stats AS c
+    ON c.list_id = g.list_id
+  WHERE
+    ARRAY_CONTAINS(:runs, g.run_id) AND g.task = :task
+), judged AS (
+  SELECT
+    s.run_id,
+    s.list_id,
+    s.item_id,
+    s.score,
+    s.label,
+    s.seq,
+    COALESCE(
+      s.gain,
+      CASE WHEN s.label = 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
+    ) AS gain,
+    POWER(
+      CAST(2.0 AS DOUBLE),
+      COALESCE(
+        s.gain,
+        CASE WHEN s.label = 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
+      )
+    ) - CAST(1.0 AS DOUBLE) AS gain_exp
+  FROM scores AS s
+  WHERE
+    ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task AND s.label <> 0
+), ranked AS (
+  SELECT
+    run_id,
+    list_id,
+    score,
+    label,
+    gain,
+    gain_exp,
+    ROW_NUMBER() OVER (
+      PARTITION BY list_id
+      ORDER BY score DESC, CASE
+        WHEN :ties = 'optimistic'
+        THEN -label
+        WHEN :ties = 'pessimistic'
+        THEN label
+        ELSE 0
+      END NULLS LAST, CASE WHEN :ties = 'docid' THEN item_id END DESC, seq NULLS LAST
+    ) AS rn
+  FROM judged
+  WHERE
+    NOT score IS NULL
+), tie_groups AS (
+  SELECT
+    r.run_id,
+    r.list_id,
+    MIN(r.rn) AS a,
+    COUNT(*) AS n,
+    CAST(SUM(CASE WHEN r.label = 1 THEN 1 ELSE 0 END) AS BIGINT) AS r,
+    SUM(r.gain) AS g,
+    SUM(r.gain_exp) AS g_exp,
+    SUM(CAST(1.0 AS DOUBLE) / NULLIF(LOG(2, r.rn + CAST(1.0 AS DOUBLE)), 0)) AS d,
+    SUM(
+      CASE
+        WHEN r.rn <= c.k
+        THEN CAST(1.0 AS DOUBLE) / NULLIF(LOG(2, r.rn + CAST(1.0 AS DOUBLE)), 0)
+        ELSE CAST(0.0 AS DOUBLE)
+      END
+    ) AS d_k
+  FROM ranked AS r
+  CROSS JOIN cutoff AS c
+  GROUP BY
+    r.run_id,
+    r.list_id,
+    CASE WHEN :ties = 'grouped' THEN r.score ELSE CAST(r.rn AS DOUBLE) END
+), first_hit AS (
+  SELECT
+    run_id,
+    list_id,
+    a,
+    n,
+    r
+  FROM (
+    SELECT
+      run_id,
+      list_id,
+      a,
+      n,
+      r,
+      ROW_NUMBER() OVER (PARTITION BY list_id ORDER BY a NULLS LAST) AS o
+    FROM tie_groups
+    WHERE
+      r > 0
+  ) AS t
+  WHERE
+    o = 1
+), cut AS (
+  SELECT
+    f.run_id,
+    f.list_id,
+    f.n,
+    f.r,
+    c.k - f.a + 1 AS m
+  FROM first_hit AS f
+  CROSS JOIN cutoff AS c
+  WHERE
+    f.a <= c.k AND c.k - f.a + 1 < f.n AND c.k - f.a + 1 <= f.n - f.r
+), misses AS (
+  SELECT
+    run_id,
+    list_id,
+    n,
+    r,
+    EXPLODE(IF((
+      m - 1
+    ) < 0, ARRAY(), SEQUENCE(0, (
+      m - 1
+    )))) AS i
+  FROM cut
+), missed AS (
+  SELECT
+    run_id,
+    list_id,
+    EXP(SUM(LN(CAST(n - r - i AS DOUBLE) / NULLIF(CAST(n - i AS DOUBLE), 0)))) AS p
+  FROM misses
+  GROUP BY
+    run_id,
+    list_id
+)
+SELECT
+  l.run_id,
+  l.group_id,
+  CASE
+    WHEN l.n_pos = 0
+    THEN NULL
+    WHEN f.a IS NULL OR f.a > c.k
+    THEN CAST(0.0 AS DOUBLE)
+    WHEN m.p IS NULL
+    THEN CAST(1.0 AS DOUBLE)
+    ELSE CAST(1.0 AS DOUBLE) - m.p
+  END AS value
+FROM lists AS l
+CROSS JOIN cutoff AS c
+LEFT JOIN first_hit AS f
+  ON f.run_id = l.run_id AND f.list_id = l.list_id
+LEFT JOIN missed AS m
+  ON m.run_id = l.run_id AND m.list_id = l.list_id

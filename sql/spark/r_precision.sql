@@ -1,0 +1,137 @@
+-- GENERATED from sql/metrics/r_precision.sql by sqlglot (duckdb -> spark); do not
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
+-- r_precision: precision at rank R = P, the list's number of positives: TP_P / P
+-- (trec_eval Rprec); ranks past the end of the list count as misses. Ties as in
+-- lib/tp_at_k.sql (a tie group cut at rank P gives its positives in proportion). P = 0 ->
+-- NULL.
+-- Parameters: $runs integer[], $task varchar, $ties varchar.
+-- Output: run_id, group_id, value (one row per list).
+WITH items AS (
+  SELECT
+    s.run_id,
+    s.list_id,
+    s.item_id,
+    s.score,
+    s.label,
+    s.seq
+  FROM scores AS s
+  WHERE
+    ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task
+), lists AS (
+  SELECT
+    g.run_id,
+    g.list_id,
+    g.group_id,
+    COALESCE(g.n_positives, c.n_pos_labels) AS n_pos,
+    c.n_neg,
+    c.n_ret,
+    c.p_ret,
+    c.n_scores
+  FROM groups AS g
+  JOIN list_stats AS c
+    ON c.list_id = g.list_id
+  WHERE
+    ARRAY_CONTAINS(:runs, g.run_id) AND g.task = :task
+), ranked AS (
+  SELECT
+    run_id,
+    list_id,
+    score,
+    label,
+    CASE
+      WHEN :ties = 'optimistic'
+      THEN -label
+      WHEN :ties = 'pessimistic'
+      THEN label
+      ELSE 0
+    END AS k1,
+    CASE WHEN :ties = 'docid' THEN item_id END AS k3,
+    CASE WHEN :ties = 'grouped' THEN 0 ELSE seq END AS k2
+  FROM items
+  WHERE
+    label <> 0 AND NOT score IS NULL
+), steps AS (
+  SELECT
+    run_id,
+    list_id,
+    score,
+    k1,
+    k3,
+    k2,
+    SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS d_tp,
+    SUM(CASE WHEN label = -1 THEN 1 ELSE 0 END) AS d_fp
+  FROM ranked
+  GROUP BY
+    run_id,
+    list_id,
+    score,
+    k1,
+    k3,
+    k2
+), points AS (
+  SELECT
+    run_id,
+    list_id,
+    d_tp,
+    d_fp,
+    SUM(d_tp) OVER w AS tp,
+    SUM(d_fp) OVER w AS fp,
+    ROW_NUMBER() OVER w AS rn
+  FROM steps
+  WINDOW w AS (
+    PARTITION BY list_id
+    ORDER BY score DESC, k1 NULLS LAST, k3 DESC, k2 NULLS LAST
+    rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+  )
+), curve AS (
+  SELECT
+    p.run_id,
+    p.list_id,
+    l.group_id,
+    p.rn,
+    p.d_tp,
+    p.d_fp,
+    p.tp,
+    p.fp,
+    l.n_pos,
+    l.n_neg,
+    CAST(p.tp AS DOUBLE) / NULLIF(CAST(p.tp + p.fp AS DOUBLE), 0) AS prec,
+    CAST(p.tp AS DOUBLE) / NULLIF(CAST(l.n_pos AS DOUBLE), 0) AS rec
+  FROM points AS p
+  JOIN lists AS l
+    ON l.list_id = p.list_id
+), cut AS (
+  SELECT
+    run_id,
+    list_id,
+    CAST(tp - d_tp AS DOUBLE) + CAST((
+      n_pos - (
+        tp + fp - d_tp - d_fp
+      )
+    ) * d_tp AS DOUBLE) / NULLIF(CAST(d_tp + d_fp AS DOUBLE), 0) AS tp_r
+  FROM curve
+  WHERE
+    tp + fp - d_tp - d_fp < n_pos AND n_pos <= tp + fp
+), totals AS (
+  SELECT
+    run_id,
+    list_id,
+    MAX(tp) AS tp_all
+  FROM curve
+  GROUP BY
+    run_id,
+    list_id
+)
+SELECT
+  l.run_id,
+  l.group_id,
+  CASE
+    WHEN l.n_pos = 0
+    THEN NULL
+    ELSE COALESCE(c.tp_r, CAST(t.tp_all AS DOUBLE), CAST(0.0 AS DOUBLE)) / NULLIF(CAST(l.n_pos AS DOUBLE), 0)
+  END AS value
+FROM lists AS l
+LEFT JOIN cut AS c
+  ON c.run_id = l.run_id AND c.list_id = l.list_id
+LEFT JOIN totals AS t
+  ON t.run_id = l.run_id AND t.list_id = l.list_id
