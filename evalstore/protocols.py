@@ -58,7 +58,8 @@ class Protocol:
         no_positives: ``left out`` (a list without positives has no value, as VLFeat's NaN
             and pycocotools' skipped category) or ``zero`` (trec_eval: a judged query without
             relevant documents scores 0 and is averaged).
-        k: the cut-off of ``precision_at_k`` / ``recall_at_k`` when none is given.
+        k: the cut-off of its metrics at k (``precision_at_k``, ``ndcg_at_k``...) when none is
+            given.
     """
 
     name: str
@@ -113,7 +114,10 @@ _D2NET = Source(
     "e35be018390ffbafd4b19fd1c7f39fefdaa2bf95",
 )
 
-_TREC_METRICS = {t: ("ap", "precision_at_k", "recall_at_k") for t in (*_RANKED, "classification")}
+_TREC_METRICS = {
+    t: ("ap", "precision_at_k", "recall_at_k", "ndcg", "ndcg_at_k", "recip_rank", "r_precision")
+    for t in (*_RANKED, "classification")
+}
 
 PROTOCOLS: dict[str, Protocol] = {
     p.name: p
@@ -177,7 +181,8 @@ PROTOCOLS: dict[str, Protocol] = {
         ),
         Protocol(
             "trec",
-            "trec_eval: map, P_k, recall_k; queries that retrieved nothing are not averaged",
+            "trec_eval: map, P_k, recall_k, ndcg, ndcg_cut_k, recip_rank, Rprec; queries that "
+            "retrieved nothing are not averaged",
             _TREC,
             _TREC_METRICS,
             "docid",

@@ -122,6 +122,8 @@ VERIFICATION = {"item_id": [1, 2, 3, 4], "score": [0.5, 0.2, 0.9, 0.1], "label":
 GROUPS = {"group_id": ["q1", "q2", "q3"], "n_positives": [2, 1, 1], "split": ["a"] * 3}
 VOC_RESULTS = b"000005 0.9\n000007 -0.3\n000009 1.25\n000012 -inf\n"
 VOC_TRUTH = b"000005  1\n000007 -1\n000009  0\n000012  1\n000017 -1\n"
+TREC_RUN = b"q1 Q0 d1 1 2.5 run\nq1 Q0 d2 2 1.0 run\nq1 Q0 d9 3 1.0 run\nq2\tQ0 d3 1 0.5 run\n"
+TREC_QRELS = b"q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\nq2 0 d4 1\n"
 
 CORPORA: dict[str, Corpus] = {
     "csv": Corpus("{d}/s.csv -t retrieval", {"s.csv": Table("csv", RANKED)}),
@@ -139,6 +141,10 @@ CORPORA: dict[str, Corpus] = {
     "voc": Corpus(
         "{d}/comp1_cls_test_dog.txt -t classification --format voc --voc-gt {d}/gt",
         {"comp1_cls_test_dog.txt": VOC_RESULTS, "gt/dog_test.txt": VOC_TRUTH},
+    ),
+    "trec": Corpus(
+        "{d}/run.txt -t retrieval --format trec --qrels {d}/qrels.txt",
+        {"run.txt": TREC_RUN, "qrels.txt": TREC_QRELS},
     ),
     "keypoints-pairs": Corpus(
         "{d}/m.csv -t keypoints --pairs {d}/p.csv",

@@ -61,7 +61,15 @@ def test_runs_of_different_protocols_are_never_compared(tmp_path: Path) -> None:
         store.ingest(_lists(0), task="retrieval", run="e/a")
         store.ingest(_lists(1), task="retrieval", run="e/b")
         frame = compare(store, ["e/a", "e/b"], protocol="trec")
-        assert set(frame["metric"]) == {"map", "precision_at_k", "recall_at_k"}
+        assert set(frame["metric"]) == {
+            "map",
+            "precision_at_k",
+            "recall_at_k",
+            "ndcg",
+            "ndcg_at_k",
+            "mrr",
+            "r_precision",
+        }
         assert all(json.loads(p)["protocol"] == "trec" for p in frame["params"])
         default = compare(store, ["e/a", "e/b"])  # values under a protocol are left out
         assert all("protocol" not in json.loads(p) for p in default["params"])

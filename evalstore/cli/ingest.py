@@ -105,6 +105,10 @@ def ingest_cmd(
         Path | None,
         typer.Option("--voc-gt", help="With --format voc: folder of <class>_<set>.txt truth."),
     ] = None,
+    qrels: Annotated[
+        Path | None,
+        typer.Option("--qrels", help="With --format trec: the judgements (qid iter docno grade)."),
+    ] = None,
     hpatches_tasks: Annotated[
         Path | None,
         typer.Option(
@@ -208,6 +212,7 @@ def ingest_cmd(
             "--labels": labels is not None,
             "--groups": groups,
             "--voc-gt": voc_gt,
+            "--qrels": qrels,
         },
         "keypoints": {
             "--pairs": pairs,
@@ -284,6 +289,7 @@ def ingest_cmd(
                 labels=labels,
                 groups=groups,
                 voc_gt=voc_gt,
+                qrels=qrels,
                 progress=cb,
                 **meta,
             )

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from evalstore import runs
 from evalstore.errors import InvalidInput
 from evalstore.ingest.direct import Recheck, insert_direct, plan_direct
+from evalstore.ingest.formats.trec import read_trec
 from evalstore.ingest.formats.voc import read_classification
 from evalstore.ingest.groups import read_groups
 from evalstore.ingest.sources import (
@@ -60,6 +61,7 @@ def ingest(
     groups: Source | None = None,
     groups_format: str | None = None,
     voc_gt: str | os.PathLike[str] | None = None,
+    qrels: str | os.PathLike[str] | None = None,
     replace: bool = False,
     append: bool = False,
     params: Sequence[str] | Mapping[str, Any] | None = None,
@@ -92,6 +94,10 @@ def ingest(
             likely); ``labels="pm1"`` given explicitly accepts it.
         groups: per-list metadata (``group_id``, optional ``n_positives``, slice columns).
         voc_gt: with ``fmt="voc"``, the folder of ``<class>_<set>.txt`` ground-truth files.
+        qrels: with ``fmt="trec"`` (a TREC run file, ``qid Q0 docno rank score tag``), its
+            relevance judgements (``qid iter docno grade``): the grades become gains, and
+            judged documents the run lacks are not retrieved
+            (:mod:`evalstore.ingest.formats.trec`).
         replace: replace an existing run of that name (atomically).
         append: add this task to an existing run that does not have it yet.
         params, tags, notes, created_at, git_commit: run metadata (``git_commit=True`` reads
@@ -134,13 +140,13 @@ def ingest(
             "--format hpatches computes three tasks from a descriptor folder: use "
             "Store.ingest_hpatches() (evalstore.ingest.ingest_hpatches)"
         )
-    voc_warnings: list[str] = []
+    format_warnings: list[str] = []
     if fmt == "voc":
         if task != "classification":
             raise InvalidInput(f"--format voc holds classification results, not {task}")
         if voc_gt is None:
             raise InvalidInput("--format voc needs --voc-gt DIR (the folder of <class>_<set>.txt)")
-        frame, voc_warnings = read_classification(sources, voc_gt)
+        frame, format_warnings = read_classification(sources, voc_gt)
         sources, fmt, spec.columns, spec.labels, spec.check_pm1 = (
             [frame],
             None,
@@ -148,10 +154,19 @@ def ingest(
             "pm1",
             False,  # the ground truth's own +1/-1/0 (0: difficult)
         )
+    if fmt == "trec":
+        if task != "retrieval":
+            raise InvalidInput(f"--format trec holds retrieval runs, not {task}")
+        if qrels is None:
+            raise InvalidInput("--format trec needs --qrels FILE (qid iter docno grade)")
+        frame, format_warnings = read_trec(sources, qrels)
+        sources, fmt, spec.columns, spec.labels, spec.check_pm1 = [frame], None, {}, "pm1", False
+    elif qrels is not None:
+        raise InvalidInput("--qrels goes with --format trec")
     # the input columns (after --column) of the ids: text in CSV/TSV, never inferred as numbers
     ids = [c for c in source_columns(spec.columns, ("group_id", "item_id")).values() if c]
     opened = [open_source(s, fmt, i, ids) for i, s in enumerate(sources)]
-    warnings = [*voc_warnings, *score_warnings(spec, [source.label for source in opened])]
+    warnings = [*format_warnings, *score_warnings(spec, [source.label for source in opened])]
     gain = spec.source_column("gain")
     without = [source.label for source in opened if gain not in source.schema]
     if without and len(without) < len(opened):

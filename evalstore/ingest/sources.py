@@ -44,7 +44,7 @@ __all__ = [
 Source = str | os.PathLike | pl.DataFrame | pl.LazyFrame | Mapping[str, Any] | Any
 """A path, a polars/pandas frame, a pyarrow Table, or a dict of equal-length arrays."""
 
-FORMATS = ("parquet", "csv", "tsv", "ndjson", "npz", "voc")
+FORMATS = ("parquet", "csv", "tsv", "ndjson", "npz", "voc", "trec")
 _EXTENSIONS = {
     ".parquet": "parquet",
     ".pq": "parquet",

@@ -36,7 +36,7 @@ import polars as pl
 from evalstore.errors import InvalidInput
 from evalstore.ingest.sources import Source, check_file
 
-__all__ = ["MISSING_SCORE", "read_classification"]
+__all__ = ["MISSING_SCORE", "read_classification", "text_lines"]
 
 #: The score of a ground-truth image without a result (the devkit's -Inf): ranked last, counted.
 MISSING_SCORE = float(np.finfo(np.float64).min)
@@ -44,7 +44,7 @@ MISSING_SCORE = float(np.finfo(np.float64).min)
 _RESULTS = re.compile(r"^comp\d+_cls_(?P<set>[A-Za-z0-9]+)_(?P<cls>.+)\.txt$")
 
 
-def _lines(path: Path) -> pl.DataFrame:
+def text_lines(path: Path) -> pl.DataFrame:
     """The lines of a UTF-8 text file (a BOM, line ends ``\\n`` or ``\\r\\n``), numbered
     from 1 (``row``)."""
     check_file(path, empty_ok=True)
@@ -69,7 +69,7 @@ def _pairs(path: Path, second: str, empty_ok: bool = False) -> pl.DataFrame:
     """Two whitespace-separated fields per line -> (image_id, second) as strings; a file
     without lines is refused unless ``empty_ok`` (a results file: the devkit then ranks
     every image at -Inf)."""
-    lines = _lines(path).filter(pl.col("line").str.strip_chars() != "")
+    lines = text_lines(path).filter(pl.col("line").str.strip_chars() != "")
     if lines.height == 0:
         if not empty_ok:
             raise InvalidInput(f"{path}: no rows")
