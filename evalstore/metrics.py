@@ -22,8 +22,9 @@ in input order:
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from evalstore import queries
@@ -52,6 +53,7 @@ from evalstore.references import (
 
 __all__ = [
     "ALL_TASKS",
+    "BUILT_IN",
     "DEFAULTS",
     "HEADLINE",
     "LIST_NOUN",
@@ -67,6 +69,8 @@ __all__ = [
     "Sweep",
     "get",
     "metrics_for",
+    "register",
+    "unregister",
 ]
 
 
@@ -105,6 +109,9 @@ class Metric:
         sweep: for metrics computed at several parameter values at once.
         value_column: the SQL output column holding the value.
         x_column: a curve's x column in the SQL output (``recall``).
+        path: a user's metric: its SQL file (:mod:`evalstore.user_metrics`), read anew each
+            time, so that an edit makes the values computed before stale.
+        defaults: a user's metric: its parameters' default values.
     """
 
     name: str
@@ -119,9 +126,13 @@ class Metric:
     doc: str = field(default="", compare=False)
     value_column: str = "value"
     x_column: str | None = None
+    path: Path | None = field(default=None, compare=False)
+    defaults: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def query(self) -> queries.Query:
+        if self.path is not None:
+            return queries.load_file(self.path, f"metrics/{self.name}")
         return queries.load(f"metrics/{self.name}")
 
     @property
@@ -138,7 +149,10 @@ class Metric:
         """The values of the SQL's ``$parameters`` for ``runs`` of ``task`` (pass them through
         :func:`evalstore.queries.bind`)."""
         values: dict[str, Any] = {"runs": list(runs), "task": task, "ties": params.ties}
+        values.update(self.defaults)
         values["k"] = params.k if "k" in self.params else None
+        if values["k"] is None and "k" in self.defaults:
+            values["k"] = self.defaults["k"]
         if self.sweep is not None:
             at = self.sweep.default if params.at is None else params.at
             values[self.sweep.param] = [float(v) for v in at]
@@ -280,7 +294,31 @@ LIST_NOUN: dict[str, str] = {
     "outcomes": "group",
 }
 
-_BY_MEAN_NAME = {m.mean_name: m.name for m in METRICS.values()}
+#: The names of the built-in metrics and of their means: a user's metric takes none of them.
+BUILT_IN = frozenset({*METRICS, *(m.mean_name for m in METRICS.values())})
+
+
+def register(metric: Metric) -> None:
+    """Add a metric to the registry (a user's: :mod:`evalstore.user_metrics`); it replaces
+    a user's metric of the same name.
+
+    Raises:
+        InvalidInput: the name, or its mean's, is a built-in metric's.
+    """
+    for name in {metric.name, metric.mean_name}:
+        if name in BUILT_IN:
+            raise InvalidInput(f"metric {name!r} is built in; give yours another name")
+    METRICS[metric.name] = metric
+
+
+def unregister(name: str) -> None:
+    """Remove a user's metric from the registry (built-in ones stay)."""
+    if name not in BUILT_IN:
+        METRICS.pop(name, None)
+
+
+def _by_mean_name() -> dict[str, str]:
+    return {m.mean_name: m.name for m in METRICS.values()}
 
 
 def get(name: str) -> Metric:
@@ -290,16 +328,17 @@ def get(name: str) -> Metric:
     Raises:
         InvalidInput: no such metric.
     """
+    by_mean = _by_mean_name()
     for candidate in (name, name.lower()):  # metric names are case-insensitive: mAP is map
-        key = candidate if candidate in METRICS else _BY_MEAN_NAME.get(candidate)
+        key = candidate if candidate in METRICS else by_mean.get(candidate)
         if key is not None:
             return METRICS[key]
-    known = sorted({*METRICS, *_BY_MEAN_NAME})
+    known = sorted({*METRICS, *by_mean})
     close = difflib.get_close_matches(name.lower(), known, n=3, cutoff=0.6)
     hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
     raise InvalidInput(
         f"unknown metric {name!r}; {hint}known: {', '.join(sorted(METRICS))} "
-        f"(and their means: {', '.join(sorted(set(_BY_MEAN_NAME) - set(METRICS)))})"
+        f"(and their means: {', '.join(sorted(set(by_mean) - set(METRICS)))})"
     )
 
 

@@ -167,6 +167,23 @@ def load(name: str) -> Query:
         raise EvalstoreError(f"no SQL query named {name!r} under {sql_dir()}") from None
 
 
+def load_file(path: Path, name: str) -> Query:
+    """A query kept outside ``sql/`` (a user's metric file), read now, its includes expanded
+    from ``sql/`` (``-- @include lib/ranking_points.sql`` works there too).
+
+    Raises:
+        EvalstoreError: the file cannot be read, or an include is missing.
+    """
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvalstoreError(f"{path}: cannot read: {exc}") from None
+    try:
+        return Query(name, _expand(text, sql_dir()), path)
+    except OSError as exc:
+        raise EvalstoreError(f"{path}: an include cannot be read: {exc}") from None
+
+
 def names_with_prefix(prefix: str) -> list[str]:
     """Every query name starting with ``prefix``, sorted."""
     folder = prefix.rsplit("/", 1)[0] if "/" in prefix else None

@@ -29,8 +29,9 @@ import pytest
 from evalstore import Store, queries
 from evalstore.core.ranking import TIES
 from evalstore.errors import EvalstoreError, InvalidInput
-from evalstore.metrics import METRICS
+from evalstore.metrics import METRICS, unregister
 from evalstore.scale.export import export_runs
+from evalstore.user_metrics import load_metrics
 from tools import write_spark_golden as golden
 
 RTOL = 1e-12
@@ -479,3 +480,22 @@ def test_an_export_before_list_ids_is_refused(source: Any, spark: Any, tmp_path:
     (old / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(EvalstoreError, match="before lists had ids; export the runs again"):
         compute_per_list(spark, old, "ap", "retrieval", ids["retrieval"], {"ties": "grouped"})
+
+
+@pytest.mark.spark
+def test_a_users_metric_runs_on_spark(source: Any, spark: Any) -> None:
+    """A metric file of a user (tests/user_metrics/hit_at_1.sql, in the portable subset)
+    gives on Spark the values it gives on DuckDB."""
+    from evalstore.scale.spark import compute_per_list
+
+    store, export, ids = source
+    load_metrics([Path(__file__).parent / "user_metrics"])
+    try:
+        for ties in ("grouped", "input"):
+            params = {"runs": ids["retrieval"], "task": "retrieval", "ties": ties}
+            got = compute_per_list(spark, export, "hit_at_1", "retrieval", ids["retrieval"], params)
+            want = _duckdb(store, "hit_at_1", params)
+            assert want.height > 0
+            assert_same(want, got, ["run_id", "group_id"], f"hit_at_1 {ties}")
+    finally:
+        unregister("hit_at_1")

@@ -12,7 +12,17 @@ from evalstore.cli.common import app
 __all__ = ["app", "main"]
 
 # Commands register themselves on import; this order is the order of `evalstore --help`.
-for _noun in ("ingest", "logged", "runs", "metrics", "compare", "query", "dashboard", "scale"):
+for _noun in (
+    "ingest",
+    "logged",
+    "runs",
+    "metrics",
+    "user_metrics",
+    "compare",
+    "query",
+    "dashboard",
+    "scale",
+):
     importlib.import_module(f"evalstore.cli.{_noun}")
 
 

@@ -38,6 +38,33 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _root(
+    metrics_dir: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--metrics-dir",
+            help="A folder of your own metrics, one SQL file each (repeatable; also "
+            "$EVALSTORE_METRICS and ./metrics/ when present).",
+        ),
+    ] = None,
+) -> None:
+    """Load the users' metrics before any command runs (none for a command's --help, and
+    nothing is imported when no folder is given: a start stays quick)."""
+    given = metrics_dir or []
+    if "--help" in sys.argv[1:] or not (
+        given or os.environ.get("EVALSTORE_METRICS") or Path("metrics").is_dir()
+    ):
+        return
+    from evalstore import user_metrics
+
+    try:
+        user_metrics.load_metrics(user_metrics.metric_dirs(given))
+    except EvalstoreError as exc:
+        err.print(f"Error: {exc}", markup=False)
+        raise typer.Exit(code=exc.exit_code) from None
+
+
 @functools.cache
 def console(stderr: bool = False, width: int | None = None) -> Console:
     """The rich console of stdout (or stderr), made on first use: importing rich is a good
@@ -146,11 +173,14 @@ def interrupted(exc: BaseException) -> bool:
 
 
 def command(
-    *args: Any, interrupt: Callable[[], str] | None = None, **kwargs: Any
+    *args: Any,
+    interrupt: Callable[[], str] | None = None,
+    group: typer.Typer | None = None,
+    **kwargs: Any,
 ) -> Callable[[F], F]:
-    """Register a command whose library errors end as one line and exit code 1, and a
-    Ctrl-C as one line and exit code 130 (``interrupt()``: the message, saying what the
-    store holds now)."""
+    """Register a command (of ``group``, default the app) whose library errors end as one
+    line and exit code 1, and a Ctrl-C as one line and exit code 130 (``interrupt()``: the
+    message, saying what the store holds now)."""
 
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
@@ -170,7 +200,7 @@ def command(
                 err.print(f"Error: {said}", markup=False)
                 raise typer.Exit(code=130) from None
 
-        app.command(*args, **kwargs)(wrapper)
+        (group or app).command(*args, **kwargs)(wrapper)
         return fn
 
     return decorate

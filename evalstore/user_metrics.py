@@ -1,0 +1,351 @@
+"""Users' metrics as files: a folder of SQL files, one metric each, registered beside the
+built-in ones, so that ``eval``, ``metrics``, ``compare``, ``check``, ``history``, ``groups``,
+the dashboards and Spark know them (docs/user-metrics.md).
+
+A file is a header of ``-- key: value`` comment lines, then one SQL statement::
+
+    -- metric: hit_at_1
+    -- tasks: retrieval, matching
+    -- direction: higher
+    -- params: k=1
+    -- kind: per_list
+    -- Any other comment line is free text.
+    select ...
+
+- ``metric``: its name (lower case, ``[a-z][a-z0-9_]*``), not a built-in metric's or mean's;
+- ``tasks``: the tasks it applies to (ranked lists: verification, matching, retrieval,
+  classification; or keypoints, or outcomes, which read other tables);
+- ``direction``: ``higher`` or ``lower`` is better;
+- ``params`` (optional): ``name=default`` pairs, each a ``$name`` of the SQL (``k`` is set by
+  ``--k``; the others take their defaults);
+- ``kind`` (optional): ``per_list`` (default: one row per list, ``run_id, group_id, value``;
+  its mean over lists is reported under ``mean``, default the metric's name) or ``global``
+  (one row per run, ``group_id`` NULL);
+- ``mean`` (optional): the name of the mean of a ``per_list`` metric.
+
+The SQL reads the store's tables and views with ``$runs`` (integer[]), ``$task`` and ``$ties``
+and may include the built-in fragments (``-- @include lib/ranking_points.sql``). It is read
+anew each time it runs: an edit changes its definition SHA, so the values computed before are
+stale and recomputed. A file that cannot be used is refused in one line naming it and what is
+wrong: the header, a statement that does not parse or bind, output columns other than
+``run_id, group_id, value``.
+
+Folders: those given (``--metrics-dir``), then ``$EVALSTORE_METRICS`` (paths separated by
+``os.pathsep``), then ``./metrics/`` when it exists. A metric's Python twin,
+``reference(inputs, params) -> Result`` as every built-in one has, comes from an entry point of
+the group ``evalstore.metrics`` named like the metric (or :func:`register_twin`);
+:func:`check_twin` (``evalstore metric test NAME``) compares SQL and twin on random lists.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from evalstore import metrics, queries, schema
+from evalstore.core.points import TIES
+from evalstore.errors import EvalstoreError, InvalidInput
+from evalstore.metrics import ALL_TASKS, Metric, Params, RankedLists, Reference, Result
+from evalstore.store import Store
+
+__all__ = [
+    "ENTRY_POINTS",
+    "ENV",
+    "check_twin",
+    "forget_twin",
+    "load_metrics",
+    "metric_dirs",
+    "read_metric",
+    "register_twin",
+]
+
+ENV = "EVALSTORE_METRICS"
+ENTRY_POINTS = "evalstore.metrics"
+_RANKED = ("verification", "matching", "retrieval", "classification")
+_HEADER = re.compile(r"^--\s*([a-z_]+)\s*:\s*(.*?)\s*$")
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_KEYS = ("metric", "tasks", "direction", "params", "kind", "mean")
+_TWINS: dict[str, Reference] = {}
+
+
+def metric_dirs(given: Sequence[str | os.PathLike[str]] = ()) -> list[Path]:
+    """The folders of users' metrics: ``given``, ``$EVALSTORE_METRICS``, ``./metrics/``."""
+    found = [Path(p) for p in given]
+    found += [Path(p) for p in os.environ.get(ENV, "").split(os.pathsep) if p]
+    if Path("metrics").is_dir():
+        found.append(Path("metrics"))
+    out: list[Path] = []
+    for path in found:
+        if path.resolve() not in {p.resolve() for p in out}:
+            out.append(path)
+    return out
+
+
+def load_metrics(dirs: Sequence[str | os.PathLike[str]] | None = None) -> list[str]:
+    """Register the metrics of every ``*.sql`` file of the folders (:func:`metric_dirs` when
+    None), with their Python twins where an entry point gives one. Returns their names.
+
+    Raises:
+        InvalidInput: a folder that is missing, a file that cannot be used, two files of one
+            name (each message names the file).
+    """
+    folders = metric_dirs() if dirs is None else [Path(d) for d in dirs]
+    seen: dict[str, Path] = {}
+    found = []
+    for folder in folders:
+        if not folder.is_dir():
+            raise InvalidInput(f"{folder}: no such folder of metrics")
+        for path in sorted(folder.glob("*.sql")):
+            metric = read_metric(path)
+            if metric.name in seen:
+                raise InvalidInput(f"{path}: metric {metric.name!r} is also {seen[metric.name]}")
+            seen[metric.name] = path
+            found.append(metric)
+    twins = _entry_point_twins({m.name for m in found})
+    for metric in found:
+        twin = _TWINS.get(metric.name) or twins.get(metric.name)
+        metrics.register(_with_twin(metric, twin) if twin is not None else metric)
+    return [m.name for m in found]
+
+
+def register_twin(name: str, reference: Reference) -> None:
+    """Give the user's metric ``name`` its Python twin (an entry point does it too)."""
+    _TWINS[name] = reference
+    if name in metrics.METRICS and metrics.METRICS[name].path is not None:
+        metrics.register(_with_twin(metrics.METRICS[name], reference))
+
+
+def forget_twin(name: str) -> None:
+    """Drop the twin :func:`register_twin` gave ``name`` (entry points are read at load)."""
+    _TWINS.pop(name, None)
+
+
+def read_metric(path: Path) -> Metric:
+    """The metric of one file, checked: its header, and its SQL parsed and bound on an empty
+    store, with the output columns ``run_id, group_id, value``.
+
+    Raises:
+        InvalidInput: what is wrong, naming the file.
+    """
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{path}: cannot read: {exc}") from None
+    header = _header(text, path)
+    name = header.get("metric", "")
+    if not _NAME.match(name):
+        raise InvalidInput(f"{path}: the header's '-- metric: NAME' is missing or not a name")
+    tasks = tuple(t.strip() for t in header.get("tasks", "").split(",") if t.strip())
+    unknown = [t for t in tasks if t not in ALL_TASKS]
+    if not tasks or unknown:
+        raise InvalidInput(
+            f"{path}: '-- tasks:' must list tasks among {', '.join(ALL_TASKS)}"
+            + (f" (not {unknown[0]!r})" if unknown else "")
+        )
+    sources = {
+        "scores" if t in _RANKED else "pairs" if t == "keypoints" else "outcomes" for t in tasks
+    }
+    if len(sources) > 1:
+        raise InvalidInput(f"{path}: tasks of different tables ({', '.join(tasks)})")
+    direction = header.get("direction")
+    if direction not in ("higher", "lower"):
+        raise InvalidInput(f"{path}: '-- direction:' must be higher or lower, not {direction!r}")
+    kind = header.get("kind", "per_list")
+    if kind not in ("per_list", "global"):
+        raise InvalidInput(f"{path}: '-- kind:' must be per_list or global, not {kind!r}")
+    defaults = _params(header.get("params", ""), path)
+    mean = header.get("mean", name)
+    if not _NAME.match(mean):
+        raise InvalidInput(f"{path}: '-- mean:' {mean!r} is not a name")
+    for taken in {name, mean}:
+        if taken in metrics.BUILT_IN:
+            raise InvalidInput(f"{path}: {taken!r} is a built-in metric's name; choose another")
+    metric = Metric(
+        name,
+        _no_twin(name),
+        tasks,
+        direction == "higher",
+        mean,
+        params=tuple(defaults),
+        source=sources.pop(),
+        doc=f"{path} (a user's metric)",
+        path=path,
+        defaults=defaults,
+    )
+    _check_sql(metric, path)
+    return metric
+
+
+def _header(text: str, path: Path) -> dict[str, str]:
+    header: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if not line.lstrip().startswith("--"):
+            break
+        m = _HEADER.match(line.strip())
+        if m and m.group(1) in _KEYS:
+            if m.group(1) in header:
+                raise InvalidInput(f"{path}: '-- {m.group(1)}:' given twice")
+            header[m.group(1)] = m.group(2)
+    return header
+
+
+def _params(text: str, path: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in (p.strip() for p in text.split(",") if p.strip()):
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not _NAME.match(key) or key in ("runs", "task", "ties"):
+            raise InvalidInput(f"{path}: '-- params:' takes name=default pairs, not {item!r}")
+        try:
+            number = float(value)
+        except ValueError:
+            out[key] = value
+            continue
+        out[key] = int(number) if number.is_integer() and "." not in value else number
+    return out
+
+
+def _check_sql(metric: Metric, path: Path) -> None:
+    """Parse and bind the SQL on an empty store of the current schema; its columns."""
+    try:
+        text = metric.query.text
+    except EvalstoreError as exc:
+        raise InvalidInput(str(exc)) from None
+    try:
+        statements = duckdb.extract_statements(text)
+    except duckdb.Error as exc:
+        raise InvalidInput(f"{path}: {_first_line(exc)}") from None
+    if len(statements) != 1:
+        raise InvalidInput(f"{path}: holds {len(statements)} SQL statements; a metric is one")
+    con = duckdb.connect()
+    try:
+        con.execute(schema.fresh_schema()[1])
+        task = metric.tasks[0]
+        values = metric.sql_params([], task, Params(k=metric.defaults.get("k")))
+        probe = f"select * from ({text}) as q limit 0"
+        columns = [d[0] for d in con.execute(probe, queries.bind(probe, values)).description]
+    except duckdb.Error as exc:
+        raise InvalidInput(f"{path}: {_first_line(exc)}") from None
+    finally:
+        con.close()
+    if columns[:3] != ["run_id", "group_id", "value"]:
+        raise InvalidInput(
+            f"{path}: returns columns {', '.join(columns)}; a metric returns run_id, group_id, "
+            "value"
+        )
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0]
+
+
+def _no_twin(name: str) -> Reference:
+    def reference(inputs: Any, params: Params) -> Result:
+        raise InvalidInput(
+            f"metric {name!r} has no Python twin: register one (entry point group "
+            f"{ENTRY_POINTS!r}, or evalstore.user_metrics.register_twin)"
+        )
+
+    return reference
+
+
+def _with_twin(metric: Metric, twin: Reference) -> Metric:
+    fields = {f: getattr(metric, f) for f in metric.__dataclass_fields__}
+    return Metric(**{**fields, "reference": twin})
+
+
+def _entry_point_twins(names: set[str]) -> dict[str, Reference]:
+    twins = {}
+    for ep in entry_points(group=ENTRY_POINTS):
+        if ep.name in names:
+            try:
+                twins[ep.name] = ep.load()
+            except Exception as exc:
+                raise InvalidInput(
+                    f"entry point {ep.name} = {ep.value} ({ENTRY_POINTS}): cannot load: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from None
+    return twins
+
+
+# ------------------------------------------------------------------------------ the twin test
+
+
+def check_twin(name: str, *, seeds: int = 20) -> list[str]:
+    """Compare a user's metric's SQL with its Python twin on ``seeds`` random runs of ranked
+    lists (ties, ignored and unretrieved items, lists without positives), under every tie
+    policy its SQL takes. Returns one line per disagreement (none: they agree).
+
+    Raises:
+        InvalidInput: not a user's metric, no twin, or not a metric of ranked lists.
+    """
+    metric = metrics.get(name)
+    if metric.path is None:
+        raise InvalidInput(f"{metric.name} is built in: tests/test_parity.py checks it")
+    if metric.source != "scores":
+        raise InvalidInput(
+            f"{metric.name}: the twin test draws ranked lists; it reads {metric.source}"
+        )
+    problems: list[str] = []
+    ties = TIES if "$ties" in metric.query.text else ("grouped",)
+    task = next(t for t in metric.tasks if t in _RANKED)
+    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "twin.duckdb") as store:
+        for seed in range(seeds):
+            lists = _random_lists(np.random.default_rng(seed))
+            run = store.ingest(lists, task=task, run=f"twin/s{seed}", labels="pm1", git_commit=None)
+            inputs = _read(store, run.run_id, task)
+            for tie in ties:
+                params = Params(ties=tie, k=metric.defaults.get("k"))
+                frame = queries.fetch(
+                    store.con, metric.query, metric.sql_params([run.run_id], task, params)
+                )
+                got = {g: v for g, v in zip(frame["group_id"], frame["value"], strict=True)}
+                want = metric.reference(inputs, params)
+                for g, v in zip(want.group.tolist(), want.value.tolist(), strict=True):
+                    key = None if g is None else str(g)
+                    have = got.get(key)
+                    if not _same(have, v):
+                        problems.append(
+                            f"seed {seed}, ties {tie}, list {key}: SQL {have}, twin {v}"
+                        )
+    return problems
+
+
+def _same(have: float | None, want: float) -> bool:
+    if have is None or (isinstance(have, float) and math.isnan(have)):
+        return math.isnan(want)
+    return not math.isnan(want) and math.isclose(have, want, rel_tol=1e-12, abs_tol=1e-15)
+
+
+def _random_lists(rng: np.random.Generator) -> dict[str, Any]:
+    n_lists = int(rng.integers(1, 8))
+    lengths = rng.integers(1, 25, n_lists)
+    group = np.repeat(np.arange(n_lists), lengths)
+    scores = rng.integers(0, rng.choice([2, 4, 1000]), group.size) / 3.0
+    scores[rng.random(group.size) < 0.15] = -np.inf
+    labels = rng.choice([-1, -1, 0, 1], group.size)
+    return {"group_id": group, "item_id": np.arange(group.size), "score": scores, "label": labels}
+
+
+def _read(store: Store, run_id: int, task: str) -> RankedLists:
+    rows = queries.fetch(store.con, "store/twin_rows", {"run_id": run_id, "task": task})
+    return RankedLists(
+        group=np.array([str(g) for g in rows["group_id"].to_list()], dtype=object),
+        scores=rows["score"].fill_null(-np.inf).to_numpy().astype(np.float64),
+        labels=rows["label"].to_numpy().astype(np.int64),
+        order=rows["seq"].to_numpy().astype(np.int64),
+        items=np.array(rows["item_id"].to_list(), dtype=object),
+        gains=rows["gain"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
+    )
