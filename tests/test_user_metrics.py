@@ -249,3 +249,22 @@ def test_register_twin_from_python(folder: Path) -> None:
         from evalstore.user_metrics import forget_twin
 
         forget_twin("hit_at_1")
+
+
+def test_a_global_metric_is_one_value_per_run(tmp_path: Path, store_ab: Path) -> None:
+    (tmp_path / "top_share.sql").write_text(
+        "-- metric: top_share\n-- tasks: retrieval\n-- direction: higher\n-- kind: global\n"
+        "-- The share of positives among every list's top-scored items, pooled over the run.\n"
+        "with\n-- @include lib/ranking_points.sql\n"
+        "select run_id, cast(null as varchar) as group_id,\n"
+        "       cast(sum(d_tp) as double) / nullif(cast(sum(d_tp + d_fp) as double), 0) as value\n"
+        "from curve where rn = 1 group by run_id\n"
+    )
+    try:
+        assert load_metrics([tmp_path]) == ["top_share"]
+        with Store(store_ab) as store:
+            got = evaluate(store, ["exp/a"], metrics=["top_share"])
+        row = got.row(0, named=True)
+        assert (row["metric"], row["value"], row["n_lists"]) == ("top_share", 2 / 4, 1)
+    finally:
+        metrics.unregister("top_share")

@@ -264,6 +264,20 @@ def _points(
     )
 
 
+def _checked(
+    group: ArrayLike, scores: ArrayLike, labels: ArrayLike, ties: str, order: ArrayLike | None
+) -> tuple[FloatArray, npt.NDArray[np.int8], np.ndarray, IntArray, IntArray | None]:
+    """The validated rows: scores, labels, the sorted groups and each row's code, the order."""
+    _check_ties(ties)
+    if ties == "docid" and order is None:
+        raise InvalidInput("ties 'docid' needs order: the item ids' ranks (docid_order)")
+    s = _as_scores(scores)
+    lab = _as_labels(labels, s.size)
+    groups, codes = _group_codes(_as_ints(group, s.size, "group"))
+    seq = None if order is None else _as_ints(order, s.size, "order")
+    return s, lab, groups, codes, seq
+
+
 def ranking_points(
     group: ArrayLike,
     scores: ArrayLike,
@@ -292,13 +306,7 @@ def ranking_points(
         InvalidInput: NaN/+inf score, bad label, lengths that differ, unknown ties, an
             ``n_positives`` smaller than a list's positive labels.
     """
-    _check_ties(ties)
-    if ties == "docid" and order is None:
-        raise InvalidInput("ties 'docid' needs order: the item ids' ranks (docid_order)")
-    s = _as_scores(scores)
-    lab = _as_labels(labels, s.size)
-    groups, codes = _group_codes(_as_ints(group, s.size, "group"))
-    seq = None if order is None else _as_ints(order, s.size, "order")
+    s, lab, groups, codes, seq = _checked(group, scores, labels, ties, order)
     return _points(groups, codes, s, lab, n_positives, ties, seq)
 
 
@@ -332,13 +340,7 @@ def ranked_rows(
 ) -> RankedRows:
     """The rows of :func:`ranking_points` in ranking order, one per item, for metrics that
     weigh each item (:mod:`evalstore.core.graded`). Raises what :func:`ranking_points` does."""
-    _check_ties(ties)
-    if ties == "docid" and order is None:
-        raise InvalidInput("ties 'docid' needs order: the item ids' ranks (docid_order)")
-    s = _as_scores(scores)
-    lab = _as_labels(labels, s.size)
-    groups, codes = _group_codes(_as_ints(group, s.size, "group"))
-    seq = None if order is None else _as_ints(order, s.size, "order")
+    s, lab, groups, codes, seq = _checked(group, scores, labels, ties, order)
     keep = np.flatnonzero((lab != 0) & (s > -np.inf))
     c, key, _, perm = _rank_rows(
         codes[keep],
