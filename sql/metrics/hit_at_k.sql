@@ -29,7 +29,9 @@ misses as (
 ),
 missed as (
     select run_id, list_id,
-           exp(sum(ln(cast(n - r - i as double) / nullif(cast(n - i as double), 0)))) as p
+           -- the logs added in fixed point: the same bits on any number of threads
+           exp(cast(sum(cast(ln(cast(n - r - i as double) / nullif(cast(n - i as double), 0))
+                             * pow(2, 80) as decimal(38, 0))) as double) * pow(2, -80)) as p
     from misses
     group by run_id, list_id
 )

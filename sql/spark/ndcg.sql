@@ -36,7 +36,7 @@ WITH cutoff AS (
     ON c.list_id = g.list_id
   WHERE
     ARRAY_CONTAINS(:runs, g.run_id) AND g.task = :task
-), judged AS (
+), given AS (
   SELECT
     s.run_id,
     s.list_id,
@@ -47,17 +47,43 @@ WITH cutoff AS (
     COALESCE(
       s.gain,
       CASE WHEN s.label = 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
-    ) AS gain,
-    POWER(
-      CAST(2.0 AS DOUBLE),
-      COALESCE(
-        s.gain,
-        CASE WHEN s.label = 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
-      )
-    ) - CAST(1.0 AS DOUBLE) AS gain_exp
+    ) AS g
   FROM scores AS s
   WHERE
     ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task AND s.label <> 0
+), judged AS (
+  SELECT
+    run_id,
+    list_id,
+    item_id,
+    score,
+    label,
+    seq,
+    g / NULLIF(
+      POWER(
+        CAST(2.0 AS DOUBLE),
+        CEIL(LOG(2, GREATEST(MAX(g) OVER (PARTITION BY list_id), CAST(1.0 AS DOUBLE))))
+      ),
+      0
+    ) AS gain,
+    (
+      POWER(CAST(2.0 AS DOUBLE), g) - CAST(1.0 AS DOUBLE)
+    ) / NULLIF(
+      POWER(
+        CAST(2.0 AS DOUBLE),
+        CEIL(
+          LOG(
+            2,
+            GREATEST(
+              MAX(POWER(CAST(2.0 AS DOUBLE), g) - CAST(1.0 AS DOUBLE)) OVER (PARTITION BY list_id),
+              CAST(1.0 AS DOUBLE)
+            )
+          )
+        )
+      ),
+      0
+    ) AS gain_exp
+  FROM given
 ), ranked AS (
   SELECT
     run_id,
@@ -79,36 +105,48 @@ WITH cutoff AS (
   FROM judged
   WHERE
     NOT score IS NULL
-), tie_groups AS (
+), discounted AS (
   SELECT
     r.run_id,
     r.list_id,
-    MIN(r.rn) AS a,
-    COUNT(*) AS n,
-    CAST(SUM(CASE WHEN r.label = 1 THEN 1 ELSE 0 END) AS BIGINT) AS r,
-    SUM(r.gain) AS g,
-    SUM(r.gain_exp) AS g_exp,
-    SUM(CAST(1.0 AS DOUBLE) / NULLIF(LOG(2, r.rn + CAST(1.0 AS DOUBLE)), 0)) AS d,
-    SUM(
-      CASE
-        WHEN r.rn <= c.k
-        THEN CAST(1.0 AS DOUBLE) / NULLIF(LOG(2, r.rn + CAST(1.0 AS DOUBLE)), 0)
-        ELSE CAST(0.0 AS DOUBLE)
-      END
-    ) AS d_k
+    r.score,
+    r.rn,
+    r.label,
+    r.gain,
+    r.gain_exp,
+    CAST(1.0 AS DOUBLE) / NULLIF(LOG(2, r.rn + CAST(1.0 AS DOUBLE)), 0) AS disc,
+    CASE
+      WHEN r.rn <= c.k
+      THEN CAST(1.0 AS DOUBLE) / NULLIF(LOG(2, r.rn + CAST(1.0 AS DOUBLE)), 0)
+      ELSE CAST(0.0 AS DOUBLE)
+    END AS disc_k
   FROM ranked AS r
   CROSS JOIN cutoff AS c
+), tie_groups AS (
+  SELECT
+    run_id,
+    list_id,
+    MIN(rn) AS a,
+    COUNT(*) AS n,
+    CAST(SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS BIGINT) AS r,
+    CAST(SUM(CAST(gain * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS g,
+    CAST(SUM(CAST(gain_exp * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS g_exp,
+    CAST(SUM(CAST(disc * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS d,
+    CAST(SUM(CAST(disc_k * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS d_k
+  FROM discounted
   GROUP BY
-    r.run_id,
-    r.list_id,
-    CASE WHEN :ties = 'grouped' THEN r.score ELSE CAST(r.rn AS DOUBLE) END
+    run_id,
+    list_id,
+    CASE WHEN :ties = 'grouped' THEN score ELSE CAST(rn AS DOUBLE) END
 ), dcg AS (
   SELECT
     run_id,
     list_id,
-    SUM(g * (
-      d_k / NULLIF(CAST(n AS DOUBLE), 0)
-    )) AS dcg
+    CAST(SUM(
+      CAST(g * (
+        d_k / NULLIF(CAST(n AS DOUBLE), 0)
+      ) * POWER(2, 90) AS DECIMAL(38, 0))
+    ) AS DOUBLE) * POWER(2, -90) AS dcg
   FROM tie_groups
   GROUP BY
     run_id,
@@ -124,13 +162,13 @@ WITH cutoff AS (
   SELECT
     i.run_id,
     i.list_id,
-    SUM(
-      CASE
+    CAST(SUM(
+      CAST(CASE
         WHEN i.pos <= c.k
         THEN i.gain / NULLIF(LOG(2, i.pos + CAST(1.0 AS DOUBLE)), 0)
         ELSE CAST(0.0 AS DOUBLE)
-      END
-    ) AS ideal
+      END * POWER(2, 90) AS DECIMAL(38, 0))
+    ) AS DOUBLE) * POWER(2, -90) AS ideal
   FROM ideal_order AS i
   CROSS JOIN cutoff AS c
   GROUP BY

@@ -38,7 +38,7 @@ WITH cutoff AS (
     ON c.list_id = g.list_id
   WHERE
     ARRAY_CONTAINS(:runs, g.run_id) AND g.task = :task
-), judged AS (
+), given AS (
   SELECT
     s.run_id,
     s.list_id,
@@ -49,17 +49,43 @@ WITH cutoff AS (
     COALESCE(
       s.gain,
       CASE WHEN s.label = 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
-    ) AS gain,
-    POWER(
-      CAST(2.0 AS DOUBLE),
-      COALESCE(
-        s.gain,
-        CASE WHEN s.label = 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
-      )
-    ) - CAST(1.0 AS DOUBLE) AS gain_exp
+    ) AS g
   FROM scores AS s
   WHERE
     ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task AND s.label <> 0
+), judged AS (
+  SELECT
+    run_id,
+    list_id,
+    item_id,
+    score,
+    label,
+    seq,
+    g / NULLIF(
+      POWER(
+        CAST(2.0 AS DOUBLE),
+        CEIL(LOG(2, GREATEST(MAX(g) OVER (PARTITION BY list_id), CAST(1.0 AS DOUBLE))))
+      ),
+      0
+    ) AS gain,
+    (
+      POWER(CAST(2.0 AS DOUBLE), g) - CAST(1.0 AS DOUBLE)
+    ) / NULLIF(
+      POWER(
+        CAST(2.0 AS DOUBLE),
+        CEIL(
+          LOG(
+            2,
+            GREATEST(
+              MAX(POWER(CAST(2.0 AS DOUBLE), g) - CAST(1.0 AS DOUBLE)) OVER (PARTITION BY list_id),
+              CAST(1.0 AS DOUBLE)
+            )
+          )
+        )
+      ),
+      0
+    ) AS gain_exp
+  FROM given
 ), ranked AS (
   SELECT
     run_id,
@@ -81,29 +107,39 @@ WITH cutoff AS (
   FROM judged
   WHERE
     NOT score IS NULL
-), tie_groups AS (
+), discounted AS (
   SELECT
     r.run_id,
     r.list_id,
-    MIN(r.rn) AS a,
-    COUNT(*) AS n,
-    CAST(SUM(CASE WHEN r.label = 1 THEN 1 ELSE 0 END) AS BIGINT) AS r,
-    SUM(r.gain) AS g,
-    SUM(r.gain_exp) AS g_exp,
-    SUM(CAST(1.0 AS DOUBLE) / NULLIF(LOG(2, r.rn + CAST(1.0 AS DOUBLE)), 0)) AS d,
-    SUM(
-      CASE
-        WHEN r.rn <= c.k
-        THEN CAST(1.0 AS DOUBLE) / NULLIF(LOG(2, r.rn + CAST(1.0 AS DOUBLE)), 0)
-        ELSE CAST(0.0 AS DOUBLE)
-      END
-    ) AS d_k
+    r.score,
+    r.rn,
+    r.label,
+    r.gain,
+    r.gain_exp,
+    CAST(1.0 AS DOUBLE) / NULLIF(LOG(2, r.rn + CAST(1.0 AS DOUBLE)), 0) AS disc,
+    CASE
+      WHEN r.rn <= c.k
+      THEN CAST(1.0 AS DOUBLE) / NULLIF(LOG(2, r.rn + CAST(1.0 AS DOUBLE)), 0)
+      ELSE CAST(0.0 AS DOUBLE)
+    END AS disc_k
   FROM ranked AS r
   CROSS JOIN cutoff AS c
+), tie_groups AS (
+  SELECT
+    run_id,
+    list_id,
+    MIN(rn) AS a,
+    COUNT(*) AS n,
+    CAST(SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS BIGINT) AS r,
+    CAST(SUM(CAST(gain * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS g,
+    CAST(SUM(CAST(gain_exp * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS g_exp,
+    CAST(SUM(CAST(disc * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS d,
+    CAST(SUM(CAST(disc_k * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS d_k
+  FROM discounted
   GROUP BY
-    r.run_id,
-    r.list_id,
-    CASE WHEN :ties = 'grouped' THEN r.score ELSE CAST(r.rn AS DOUBLE) END
+    run_id,
+    list_id,
+    CASE WHEN :ties = 'grouped' THEN score ELSE CAST(rn AS DOUBLE) END
 ), first_hit AS (
   SELECT
     run_id,
@@ -160,11 +196,11 @@ WITH cutoff AS (
     j,
     CAST(r AS DOUBLE) / NULLIF(CAST(n AS DOUBLE), 0) * EXP(
       COALESCE(
-        SUM(step) OVER (
+        CAST(SUM(CAST(step * POWER(2, 80) AS DECIMAL(38, 0))) OVER (
           PARTITION BY list_id
           ORDER BY j NULLS LAST
           rows BETWEEN UNBOUNDED preceding AND 1 preceding
-        ),
+        ) AS DOUBLE) * POWER(2, -80),
         CAST(0.0 AS DOUBLE)
       )
     ) AS p
@@ -173,7 +209,7 @@ WITH cutoff AS (
   SELECT
     run_id,
     list_id,
-    SUM(p / NULLIF(CAST(a + j - 1 AS DOUBLE), 0)) AS rr
+    CAST(SUM(CAST(p / NULLIF(CAST(a + j - 1 AS DOUBLE), 0) * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS rr
   FROM chances
   GROUP BY
     run_id,
