@@ -6,11 +6,11 @@ import sys
 
 def main() -> None:
     try:
-        from evalstore.cli import app
+        from evalstore.cli import main as run
     except KeyboardInterrupt:
         sys.stderr.write("Error: interrupted while starting; nothing was done\n")
         raise SystemExit(130) from None
-    app(prog_name="evalstore")
+    run()
 
 
 if __name__ == "__main__":

@@ -295,3 +295,16 @@ def test_piped_runs_loads_no_rich(tmp_path: Path) -> None:
     heavy = (*(m for m in HEAVY if m != "duckdb"), "rich")
     got = _child(RUN_APP, "runs", "--db", str(db), heavy=heavy)
     assert got == {"loaded": [], "code": 0}
+
+
+def test_a_command_runs_in_an_app_of_its_own() -> None:
+    """`evalstore COMMAND ...` builds the click objects of that command alone (a quarter of a
+    quick command's start); anything else gets the whole app, with its usage and errors."""
+    from evalstore.cli import app, app_for
+
+    lean = app_for(["runs", "--db", "x.duckdb"])
+    assert lean is not app and [c.name for c in lean.registered_commands] == ["runs"]
+    assert lean.registered_callback is app.registered_callback  # --metrics-dir still loads
+    for argv in (["--metrics-dir", "d", "runs"], ["metric", "test", "m"], [], ["rns"], ["--help"]):
+        assert app_for(argv) is app, argv
+    assert len(app.registered_commands) > 20 and app.registered_groups  # the app is untouched
