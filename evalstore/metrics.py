@@ -149,10 +149,10 @@ class Metric:
         """The values of the SQL's ``$parameters`` for ``runs`` of ``task`` (pass them through
         :func:`evalstore.queries.bind`)."""
         values: dict[str, Any] = {"runs": list(runs), "task": task, "ties": params.ties}
-        values.update(self.defaults)
+        values.update(self.defaults)  # a user's metric's parameters
         values["k"] = params.k if "k" in self.params else None
-        if values["k"] is None and "k" in self.defaults:
-            values["k"] = self.defaults["k"]
+        if values["k"] is None:  # no --k: a user's metric's default
+            values["k"] = self.defaults.get("k")
         if self.sweep is not None:
             at = self.sweep.default if params.at is None else params.at
             values[self.sweep.param] = [float(v) for v in at]

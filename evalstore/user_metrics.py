@@ -39,6 +39,7 @@ the group ``evalstore.metrics`` named like the metric (or :func:`register_twin`)
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
@@ -262,8 +263,7 @@ def _no_twin(name: str) -> Reference:
 
 
 def _with_twin(metric: Metric, twin: Reference) -> Metric:
-    fields = {f: getattr(metric, f) for f in metric.__dataclass_fields__}
-    return Metric(**{**fields, "reference": twin})
+    return dataclasses.replace(metric, reference=twin)
 
 
 def _entry_point_twins(names: set[str]) -> dict[str, Reference]:

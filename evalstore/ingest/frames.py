@@ -181,13 +181,10 @@ def write_tables(
             task=task,
         )
         try:
-            params = {"run_id": run_id}
-            if task == "keypoints":  # the run's pairs so far (an append) keep their numbers
-                params["offset"] = queries.fetch_rows(con, "store/next_pair_no", params)[0][0]
             for name, frame in frames.items():
                 con.register(name, frame)
             for insert in inserts:
-                queries.run(con, insert, params)
+                queries.run(con, insert, {"run_id": run_id})
         finally:
             for name in frames:
                 with contextlib.suppress(duckdb.Error):  # fails in an aborted transaction

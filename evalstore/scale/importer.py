@@ -31,10 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["import_runs"]
 
 
-#: The tables in the order a run's rows are imported: a match names its pair, which comes first
-_IMPORT_ORDER = ("runs", "scores", "groups", "pairs", "matches", "outcomes")
-
-
 def _rows_table(con: duckdb.DuckDBPyConnection, part: Path) -> str:
     """The row table for an exported run's scores: int items when every item id is the text
     of an int32, f32 scores when every score is a float32 value (else text, f64)."""
@@ -175,7 +171,7 @@ def _import_run(
     first_list_id = queries.fetch_rows(con, "store/next_list_id")[0][0]
     keyed = "list_id" in columns.get("scores", [])  # exports before schema 6 have none
     queries.run(con, "export/no_list_map")  # until the run's scores give one
-    for table in _IMPORT_ORDER:
+    for table in TABLES:  # pairs before matches: a match of an old export names its pair
         expected = int(entry["rows"].get(table, 0))
         if table != "runs" and expected == 0:
             continue

@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 #: The raw tables, in the order they are written and imported (runs first).
-TABLES: tuple[str, ...] = ("runs", "scores", "groups", "matches", "pairs", "outcomes")
+TABLES: tuple[str, ...] = ("runs", "scores", "groups", "pairs", "matches", "outcomes")
 #: ``scores`` is a view over the row tables of sql/schema/007_lean_rows.sql: an imported
 #: run's ranked items go to the leanest one that holds them exactly (see importer.py).
 FORMAT = "evalstore-export"

@@ -1,7 +1,7 @@
 -- Ingest of keypoint matches, image pairs and outcomes. The caller registers validated
 -- frames as `_pairs`, `_matches` or `_outcomes` with exactly the columns inserted here
--- (`_pairs.pair_no` and `_matches.pair_no` number the pairs 0, 1, ... within the frames;
--- $offset moves them past a run's pairs when an ingest appends to it).
+-- (`_pairs.pair_no` and `_matches.pair_no` number the run's pairs 0, 1, ...: a run's
+-- matches come in one ingest, as open_run refuses a second).
 
 -- name: insert_pairs
 insert into pairs (run_id, pair_id, pair_no, h11, h12, h13, h21, h22, h23, h31, h32, h33,
@@ -9,7 +9,7 @@ insert into pairs (run_id, pair_id, pair_no, h11, h12, h13, h21, h22, h23, h31, 
                    r11, r12, r13, r21, r22, r23, r31, r32, r33,
                    width, height, n_inliers, n_invalid, slices, e_direction,
                    estimated, ransac_threshold)
-select $run_id, pair_id, pair_no + $offset, h11, h12, h13, h21, h22, h23, h31, h32, h33,
+select $run_id, pair_id, pair_no, h11, h12, h13, h21, h22, h23, h31, h32, h33,
        e11, e12, e13, e21, e22, e23, e31, e32, e33,
        r11, r12, r13, r21, r22, r23, r31, r32, r33,
        width, height, n_inliers, n_invalid, map(slice_keys, slice_values),
@@ -22,13 +22,8 @@ from _pairs;
 -- where they are stored; an absent one is NULL (no score; truth from the pair's homography,
 -- applied when the metrics read the match: lib/match_truth.sql).
 insert into matches by name
-select * replace (pair_no + $offset as pair_no), $run_id as run_id
+select $run_id as run_id, *
 from _matches;
-
--- name: next_pair_no
--- The first free pair number of the run $run_id (0 for a new run; after its pairs when an
--- ingest appends to it): the $offset of insert_pairs and insert_matches.
-select coalesce(max(pair_no) + 1, 0) from pairs where run_id = $run_id;
 
 -- name: insert_outcomes
 insert into outcomes (run_id, group_id, tp, fp, fn)
