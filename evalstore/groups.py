@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,9 +32,11 @@ if TYPE_CHECKING:
 __all__ = [
     "GROUP_COLUMNS",
     "Unit",
+    "config_unit",
     "configs",
     "experiment_run_ids",
     "groups",
+    "holds_params",
     "parse_selector",
     "run_unit",
     "select",
@@ -252,6 +254,12 @@ def _same(stored: str | None, wanted: str) -> bool:
         return stored.lower() == wanted.lower() and wanted.lower() in ("true", "false")
 
 
+def holds_params(params: Mapping[str, Any], wanted: Mapping[str, str]) -> bool:
+    """Whether a run's ``params`` hold every ``key=value`` of ``wanted`` (values as a selector
+    compares them: ``0.01`` equals ``0.010``, ``null`` a missing value's NULL)."""
+    return all(k in params and _same(_text(params[k]), v) for k, v in wanted.items())
+
+
 def select(
     store: Store,
     selector: str,
@@ -281,7 +289,7 @@ def select(
         p = params.get(row["run_id"])
         if p is None:
             continue
-        if all(k in p and _same(_text(p[k]), v) for k, v in wanted.items()):
+        if holds_params(p, wanted):
             chosen.append(row)
     where = f" in experiment {experiment!r}" if experiment else ""
     if not chosen:
@@ -350,4 +358,24 @@ def run_unit(store: Store, ref: RunRef, *, seed_param: str = "seed") -> Unit:
         config="",
         run_ids=(run_id,),
         seeds=(_text(seed),),
+    )
+
+
+def config_unit(store: Store, ref: RunRef, *, seed_param: str = "seed") -> Unit:
+    """The configuration of a run as a :class:`Unit`: the runs of its experiment that differ
+    from it only in ``seed_param`` (the run alone when it has no seed)."""
+    run_id = store.resolve(ref)
+    table = configs(store, seed_param=seed_param)
+    mine = table.filter(pl.col("run_id") == run_id).row(0, named=True)
+    rows = table.filter(
+        (pl.col("experiment") == mine["experiment"]) & (pl.col("config_key") == mine["config_key"])
+    ).rows(named=True)
+    rows.sort(key=lambda r: (_seed_key(r["seed"]), r["run"]))
+    return Unit(
+        label=label(mine["experiment"], [r["name"] for r in rows], mine["config"]),
+        experiment=mine["experiment"],
+        config=mine["config"],
+        run_ids=tuple(int(r["run_id"]) for r in rows),
+        seeds=tuple(r["seed"] for r in rows),
+        group=True,
     )
