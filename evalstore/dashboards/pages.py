@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "figure_json",
     "page_html",
+    "panel_html",
     "plotly_js",
     "render_dashboard",
     "render_index",
@@ -119,7 +120,9 @@ def table_html(panel: Panel, frame: pl.DataFrame) -> str:
     )
 
 
-def _panel_html(panel: Panel, frame: pl.DataFrame) -> str:
+def panel_html(panel: Panel, frame: pl.DataFrame) -> str:
+    """A panel as a page section (pure): its title, description and table or figure, or
+    what it lacks when ``frame`` is empty."""
     parts = [f'<section class="panel" id="{panel.div_id}">', f"<h2>{html.escape(panel.title)}</h2>"]
     if panel.description:
         parts.append(f'<p class="desc">{html.escape(panel.description)}</p>')
@@ -188,7 +191,7 @@ def render_page(
         frames: one frame per panel, from :func:`panel_data`.
         filters: what the page is filtered to, for the header (``{"experiments": [...]}``).
     """
-    sections = "\n".join(_panel_html(p, f) for p, f in zip(dashboard.panels, frames, strict=True))
+    sections = "\n".join(panel_html(p, f) for p, f in zip(dashboard.panels, frames, strict=True))
     description = (
         f'<p class="desc">{html.escape(dashboard.description)}</p>' if dashboard.description else ""
     )

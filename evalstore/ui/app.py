@@ -1,0 +1,144 @@
+"""The UI's web app: Starlette routes over the pages, the store opened read-only per request.
+
+Every request opens the store read-only, answers and closes it, under one lock (one request
+at a time: a local app for one user, and the sandbox of the SQL page is set on the database
+instance, which concurrent requests would share). Between requests the app holds no
+connection, so ``evalstore ingest`` and every other writer proceed while it runs; a request
+that meets a writer's lock waits for it (``lock_timeout``) and says so if it must give up.
+
+The pages carry no inline script and every response forbids loading anything from another
+host (a Content-Security-Policy of ``'self'``): plotly.min.js is served by the app itself.
+Requests naming another host than the one the app listens on are refused (a web page of
+another site cannot reach the app through DNS rebinding).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from evalstore import queries
+from evalstore.dashboards.pages import plotly_js
+from evalstore.errors import EvalstoreError, StoreLocked
+from evalstore.sandbox import DEFAULT_MAX_ROWS
+from evalstore.store import Store
+from evalstore.ui import pages
+from evalstore.ui.shell import message, page
+from evalstore.ui.view import View
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["HEADERS", "create_app"]
+
+#: Sent with every page: nothing from another host, no inline script, no framing.
+HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+
+Body = Callable[[Store, View], str]
+
+
+@cache
+def _static(name: str) -> bytes:
+    if name == "plotly.min.js":
+        return plotly_js()
+    return (resources.files("evalstore.ui") / "static" / name).read_bytes()
+
+
+def create_app(db: str | Path, *, lock_timeout: float = 10.0, host: str = "127.0.0.1") -> Starlette:
+    """The app serving the store ``db`` (read-only, re-opened per request).
+
+    Args:
+        db: the store's file; it must exist.
+        lock_timeout: seconds a request waits while a writer holds the store.
+        host: the address the app listens on; requests must name it, ``localhost`` or
+            ``127.0.0.1`` as their host.
+    """
+    path = Path(db)
+    lock = threading.Lock()
+
+    def render(route: str, title: str, body: Body, request: Request) -> Response:
+        status, experiments = 200, []
+        view = View()
+        try:
+            view = View.parse(request.query_params.multi_items())
+            with lock, Store(path, read_only=True, lock_timeout=lock_timeout) as store:
+                experiments = queries.fetch(store.con, "dashboards/experiments", {})[
+                    "experiment"
+                ].to_list()
+                html = body(store, view)
+        except StoreLocked as exc:
+            status, html = 503, message(f"{exc} (reload when the writer is done)", "error")
+        except EvalstoreError as exc:
+            status, html = 400, message(str(exc), "error")
+        text = page(
+            route,
+            title,
+            html,
+            view=view,
+            experiments=experiments,
+            store=str(path),
+            filters=route != "/sql",
+        )
+        return HTMLResponse(text, status_code=status, headers=HEADERS)
+
+    def route(path_: str, title: str, body: Body) -> Route:
+        def endpoint(request: Request) -> Response:
+            return render(path_, title, body, request)
+
+        return Route(path_, endpoint, methods=["GET"], name=title)
+
+    def sql_csv(request: Request) -> Response:
+        try:
+            view = View.parse(request.query_params.multi_items())
+            with lock, Store(path, read_only=True, lock_timeout=lock_timeout) as store:
+                frame, _ = pages.sql_result(store, view.q, DEFAULT_MAX_ROWS)
+        except EvalstoreError as exc:
+            return PlainTextResponse(f"Error: {exc}\n", status_code=400, headers=HEADERS)
+        return Response(
+            frame.write_csv(),
+            media_type="text/csv; charset=utf-8",
+            headers={**HEADERS, "Content-Disposition": 'attachment; filename="query.csv"'},
+        )
+
+    def static(request: Request) -> Response:
+        name = request.path_params["name"]
+        suffix = Path(name).suffix
+        if name not in ("plotly.min.js", "ui.js", "ui.css"):
+            return PlainTextResponse("not found\n", status_code=404)
+        headers = {**HEADERS, "Cache-Control": "max-age=3600"}
+        return Response(_static(name), media_type=_TYPES[suffix], headers=headers)
+
+    routes = [
+        route("/", "Runs", pages.runs_page),
+        route("/compare", "Compare", pages.compare_page),
+        route("/curves", "Curves", lambda s, v: pages.panels_page(s, v, "curves", pages.NEWEST)),
+        route("/history", "History", lambda s, v: pages.panels_page(s, v, "overview", None)),
+        route("/lists", "Per list", lambda s, v: pages.panels_page(s, v, "heatmap", 20)),
+        route("/sql", "SQL", pages.sql_page),
+        Route("/sql.csv", sql_csv, methods=["GET"]),
+        Route("/static/{name}", static, methods=["GET"]),
+    ]
+    hosts = sorted({host, "localhost", "127.0.0.1", "[::1]", "::1"})
+    return Starlette(
+        routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)]
+    )

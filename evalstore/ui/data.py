@@ -1,0 +1,194 @@
+"""The UI's data: the runs a view selects, their headline values, the configurations they
+form (mean ± sd across seeds), and the units a comparison names.
+
+Everything here reads a store opened read-only; nothing computes a metric (the UI shows what
+``evalstore eval`` stored, and says where values are missing).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from evalstore.errors import InvalidInput
+from evalstore.groups import Unit, config_unit, configs, holds_params, label, run_unit
+from evalstore.metrics import get
+from evalstore.selection import list_runs
+
+if TYPE_CHECKING:
+    from evalstore.store import Store
+    from evalstore.ui.view import View
+
+__all__ = ["BASELINE_TAG", "META_COLUMNS", "config_table", "filtered_runs", "run_table", "units"]
+
+#: The tag that marks an experiment's baseline run (the comparison's default baseline).
+BASELINE_TAG = "baseline"
+#: The columns of a run besides its params and values, as the runs page names them.
+META_COLUMNS = ("run", "created_at", "tags", "git_commit", "tasks", "n_rows", "notes")
+
+
+def filtered_runs(store: Store, view: View) -> pl.DataFrame:
+    """The runs the view's filters keep (experiments, every tag, params, ``where``), newest
+    first: run_id, run (``experiment/name``), the columns of :func:`list_runs` and
+    ``param_map`` (the params as a dict).
+
+    Raises:
+        InvalidInput: a bad ``param`` filter or ``where`` predicate (one line).
+    """
+    wanted = view.params
+    frame = list_runs(store, where=view.where or None)
+    if view.experiment:
+        frame = frame.filter(pl.col("experiment").is_in(list(view.experiment)))
+    for tag in view.tag:
+        frame = frame.filter(pl.col("tags").list.contains(tag))
+    params = [_params(p) for p in frame["params"].to_list()]
+    if wanted:
+        keep = [holds_params(p, wanted) for p in params]
+        frame = frame.filter(pl.Series(keep, dtype=pl.Boolean))
+        params = [p for p, k in zip(params, keep, strict=True) if k]
+    return frame.with_columns(
+        run=pl.col("experiment") + "/" + pl.col("name"),
+        param_map=pl.Series(params, dtype=pl.Object),
+    )
+
+
+def _params(value: Any) -> dict[str, Any]:
+    if isinstance(value, str):
+        loaded = json.loads(value)
+        return loaded if isinstance(loaded, dict) else {}
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _values(store: Store, ids: list[int]) -> pl.DataFrame:
+    return store.query("ui/run_values", {"runs": ids})
+
+
+def run_table(store: Store, runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, bool]]:
+    """One row per run: run_id, the :data:`META_COLUMNS`, ``params`` as text, a column per
+    parameter key (``p:lr``) and per headline value (``retrieval map``), and the direction
+    of each value column (True: higher is better)."""
+    values = _values(store, runs["run_id"].to_list())
+    higher = _directions(values)
+    table = runs.select(
+        "run_id",
+        *[c for c in META_COLUMNS if c != "run"],
+        run=pl.col("run"),
+        params=pl.Series(
+            [json.dumps(p, sort_keys=True) for p in runs["param_map"].to_list()], dtype=pl.String
+        ),
+    )
+    keys = sorted({k for p in runs["param_map"].to_list() for k in p})
+    table = table.with_columns(
+        [
+            pl.Series(
+                f"p:{k}",
+                [_param_text(p.get(k)) for p in runs["param_map"].to_list()],
+                dtype=pl.String,
+            )
+            for k in keys
+        ]
+    )
+    if values.height:
+        wide = values.pivot(on="column", index="run_id", values="value", aggregate_function="first")
+        table = table.join(wide, on="run_id", how="left", maintain_order="left")
+    rest = [c for c in table.columns if c not in ("run_id", "run")]
+    return table.select("run_id", "run", *rest), higher
+
+
+def _param_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _directions(values: pl.DataFrame) -> dict[str, bool]:
+    pairs = values.select("column", "base_metric").unique(maintain_order=True).rows()
+    return {c: get(m).higher_is_better for c, m in pairs}
+
+
+def config_table(store: Store, runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, bool]]:
+    """One row per configuration of the runs (the runs of an experiment equal but for their
+    ``seed``): ``unit`` (``g`` and its newest run's id), config, label, n_runs, runs, newest
+    (created_at of the newest run), and per headline value column its mean and ``<col> sd``
+    across the configuration's runs (sd None for one run)."""
+    ids = runs["run_id"].to_list()
+    members = configs(store).filter(pl.col("run_id").is_in(ids))
+    values = _values(store, ids)
+    higher = _directions(values)
+    keys = ["experiment", "config_key"]
+    heads = (
+        members.sort("created_at", "run_id", descending=True)
+        .group_by(keys, maintain_order=True)
+        .agg(
+            pl.col("run_id").first().alias("newest_id"),
+            pl.col("config").first(),
+            pl.col("name").sort().alias("names"),
+            pl.col("run").sort().alias("runs"),
+            pl.len().alias("n_runs"),
+            pl.col("created_at").max().alias("created_at"),
+        )
+    )
+    labels = [
+        label(e, n, c)
+        for e, n, c in zip(heads["experiment"], heads["names"], heads["config"], strict=True)
+    ]
+    table = heads.select(
+        unit=pl.format("g{}", pl.col("newest_id")),
+        run=pl.Series(labels, dtype=pl.String),
+        experiment="experiment",
+        config="config",
+        n_runs="n_runs",
+        runs=pl.col("runs").list.join(", "),
+        created_at="created_at",
+        _key="config_key",
+    )
+    if values.height:
+        joined = values.join(members.select("run_id", *keys), on="run_id")
+        stats = joined.group_by([*keys, "column"], maintain_order=True).agg(
+            pl.col("value").sort_by("run_id").mean().alias("mean"),
+            pl.col("value").sort_by("run_id").std().alias("sd"),
+        )
+        for column in dict.fromkeys(values["column"].to_list()):
+            part = stats.filter(pl.col("column") == column).select(
+                pl.col("experiment"),
+                pl.col("config_key").alias("_key"),
+                pl.col("mean").alias(column),
+                pl.col("sd").alias(f"{column} sd"),
+            )
+            table = table.join(part, on=["experiment", "_key"], how="left", maintain_order="left")
+    return table.drop("_key"), higher
+
+
+def units(store: Store, view: View) -> list[tuple[str, Unit]]:
+    """The comparison's units with the URL's token of each, the baseline first: the view's
+    ``baseline``; else a picked run tagged ``baseline``; else the unit of the oldest run.
+
+    Raises:
+        InvalidInput: an unknown run id, or two units that share a run.
+    """
+    found = [
+        (u.token, config_unit(store, u.run_id) if u.group else run_unit(store, u.run_id))
+        for u in view.units
+    ]
+    seen: dict[int, str] = {}
+    for _, unit in found:
+        for run_id in unit.run_ids:
+            if run_id in seen:
+                raise InvalidInput(
+                    f"{unit.label} and {seen[run_id]} share the run id {run_id}: pick one"
+                )
+            seen[run_id] = unit.label
+    if view.baseline or len(found) < 2:
+        return found
+    info = list_runs(store).filter(pl.col("run_id").is_in(list(seen)))
+    tagged = set(info.filter(pl.col("tags").list.contains(BASELINE_TAG))["run_id"].to_list())
+    born = dict(zip(info["run_id"].to_list(), info["created_at"].to_list(), strict=True))
+
+    def rank(pair: tuple[str, Unit]) -> tuple[bool, Any, int]:
+        ids = pair[1].run_ids
+        return (not tagged & set(ids), min(born[r] for r in ids), min(ids))
+
+    base = min(found, key=rank)
+    return [base, *[p for p in found if p is not base]]

@@ -1,0 +1,400 @@
+"""The UI's pages: each takes a read-only store and a :class:`~evalstore.ui.view.View` and
+returns the HTML of the page's body. The figures are the dashboards' own
+(:mod:`evalstore.dashboards`: the same specs, queries and figure code as
+``evalstore dashboard``), here filtered to the view's runs.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import polars as pl
+
+from evalstore import sql as user_sql
+from evalstore.compare import compare_units
+from evalstore.dashboards.changed import lists_figure
+from evalstore.dashboards.comparison import comparison_figure
+from evalstore.dashboards.data import panel_data
+from evalstore.dashboards.pages import panel_html
+from evalstore.dashboards.scatter import scatter_figure
+from evalstore.dashboards.specs import Panel, dashboards_dir, load_spec
+from evalstore.dashboards.text import plain
+from evalstore.diff import diff_lists
+from evalstore.errors import InvalidInput
+from evalstore.metrics import HEADLINE, get
+from evalstore.selection import list_runs
+from evalstore.ui import data
+from evalstore.ui.shell import data_table, figure_html, hidden, message, section
+
+if TYPE_CHECKING:
+    from evalstore.store import Store
+    from evalstore.ui.view import View
+
+__all__ = ["SQL_ROWS", "compare_page", "panels_page", "runs_page", "sql_page", "sql_result"]
+
+#: Rows the SQL page shows (the download has up to sandbox.DEFAULT_MAX_ROWS).
+SQL_ROWS = 500
+#: Runs the curves and per-list pages draw when no run is picked.
+NEWEST = 8
+_DEFAULT_VALUES = 6  # value columns shown before the user chooses
+
+
+def _pick_form(view: View, table: str, pick: bool) -> str:
+    buttons = (
+        '<div class="actions"><span>With the runs ticked:</span>'
+        '<button type="submit" id="do-compare" formaction="/compare">Compare</button>'
+        '<button type="submit" formaction="/curves">Curves</button>'
+        '<button type="submit" formaction="/lists">Per list</button></div>'
+        if pick
+        else ""
+    )
+    keep = hidden(view, ("experiment", "tag", "param", "where"))
+    return f'<form method="get" action="/compare" id="pick">{keep}{buttons}{table}</form>'
+
+
+def _columns_form(view: View, available: list[str], shown: list[str]) -> str:
+    boxes = "".join(
+        f'<label><input type="checkbox" name="col" value="{html.escape(c)}"'
+        f"{' checked' if c in shown else ''}> {html.escape(c)}</label>"
+        for c in available
+    )
+    keep = hidden(view, ("experiment", "tag", "param", "where", "group", "sort", "desc"))
+    return (
+        f'<details class="columns"><summary>Columns ({len(shown)} of {len(available)})</summary>'
+        f'<form method="get" action="/">{keep}<div class="boxes">{boxes}</div>'
+        '<button type="submit">Show these columns</button></form></details>'
+    )
+
+
+def runs_page(store: Store, view: View) -> str:
+    """The runs (or, with ``group``, the configurations) that pass the filters: sortable,
+    columns chosen by the user, check boxes to compare."""
+    runs = data.filtered_runs(store, view)
+    total = store.con.execute("select count(*) from runs").fetchall()[0][0]
+    if view.group:
+        table, higher = data.config_table(store, runs)
+        fixed = ["run", "n_runs", "config", "created_at", "runs"]
+        pick = "unit"
+    else:
+        table, higher = data.run_table(store, runs)
+        table = table.with_columns(unit=pl.col("run_id").cast(pl.String))
+        fixed = ["run", "created_at", "tags", "params", "git_commit", "tasks", "n_rows", "notes"]
+        fixed += [c for c in table.columns if c.startswith("p:")]
+        pick = "unit"
+    value_cols = [c for c in higher if c in table.columns]
+    available = [*fixed, *value_cols]
+    # by default: who and when, the values these runs have (the first few), then the params
+    filled = [c for c in value_cols if table[c].null_count() < table.height][:_DEFAULT_VALUES]
+    first: list[str] = [c for c in ("run", "n_runs", "created_at", "tags") if c in fixed]
+    default = [*first, *filled, *[c for c in ("config", "params") if c in fixed]]
+    shown = [c for c in view.col if c in available] or default
+    if view.sort in table.columns:
+        table = table.sort(view.sort, descending=view.desc, nulls_last=True, maintain_order=True)
+    switch = view.href("/", group=not view.group, sort="", col=())
+    noun = "configurations" if view.group else "runs"
+    head = (
+        f'<p class="count" id="count">{table.height:,} {noun} '
+        f"({runs.height:,} of {total:,} runs pass the filters) · "
+        f'<a href="{html.escape(switch)}" id="toggle-group">'
+        f"{'show runs' if view.group else 'group seeds into configurations (mean ± sd)'}"
+        "</a></p>"
+    )
+    if table.height == 0:
+        return head + message("No run passes these filters.", "empty")
+    grid = data_table(
+        table, shown, ident="runs", view=view, path="/", pick=pick, higher=higher, sd=view.group
+    )
+    return head + _columns_form(view, available, shown) + _pick_form(view, grid, True)
+
+
+# -- compare -------------------------------------------------------------------------------
+
+
+def _per_list(store: Store, units: list[Any], result: pl.DataFrame) -> pl.DataFrame:
+    """The comparison panel's frame: per other unit, task and per-list metric, each list's
+    value (the mean over a configuration's runs) beside the baseline's, with compare's
+    statistics of the pair."""
+    base = units[0]
+    frames = []
+    for row in result.filter(pl.col("n_lists") > 1).iter_rows(named=True):
+        try:
+            metric = get(row["metric"]).name
+        except InvalidInput:
+            continue  # a logged value: no lists
+        if not _headline(row["task"], metric, row["params"]):
+            continue
+        other = next(u for u in units[1:] if u.label == row["run"])
+        every = [*base.run_ids, *other.run_ids]
+        lists = store.query(
+            "compare/unit_lists",
+            {"runs": every, "task": row["task"], "metric": metric, "params": row["params"]},
+        )
+        means = [
+            lists.filter(pl.col("run_id").is_in(list(u.run_ids)))
+            .group_by("group_id")
+            .agg(pl.col("value").sort_by("run_id").mean().alias(name))
+            for u, name in ((base, "baseline_value"), (other, "value"))
+        ]
+        paired = means[1].join(means[0], on="group_id").sort("group_id")
+        stats = {
+            "run": other.label,
+            "baseline": base.label,
+            "task": row["task"],
+            "metric": metric,
+            "params": row["params"],
+            "mean_diff": row["diff"],
+            "ci_low": row["ci_low"],
+            "ci_high": row["ci_high"],
+            "p_value": row["p_adj"],
+            "wins": row["wins"],
+            "losses": row["losses"],
+            "resampled": row["resampled"],
+        }
+        frames.append(
+            paired.with_columns(
+                diff=pl.col("value") - pl.col("baseline_value"),
+                **{k: pl.lit(v) for k, v in stats.items()},
+            )
+        )
+    return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
+
+
+def _headline(task: str, metric: str, params: str) -> bool:
+    """Whether a per-list metric is one of the task's headline columns (its sweep value
+    included: precision_at_sigma at 3 px, not at 6 and 9)."""
+    for name, at in HEADLINE.get(task, ()):
+        sweep = get(name).sweep
+        if name == metric and (
+            at is None or sweep is None or json.loads(params).get(sweep.column) == at
+        ):
+            return True
+    return False
+
+
+def _what_changed(store: Store, units: list[Any]) -> str:
+    """Two runs: the metadata that differs, and the lists whose value moved most."""
+    a, b = units[0].run_ids[0], units[1].run_ids[0]
+    meta = list_runs(store).filter(pl.col("run_id").is_in([a, b]))
+    rows = {r["run_id"]: r for r in meta.iter_rows(named=True)}
+    fields: list[tuple[str, Any, Any]] = []
+    for key in ("created_at", "git_commit", "tags", "notes"):
+        if rows[a][key] != rows[b][key]:
+            fields.append((key, rows[a][key], rows[b][key]))
+    pa, pb = (json.loads(rows[r]["params"] or "{}") for r in (a, b))
+    for key in sorted(set(pa) | set(pb)):
+        if pa.get(key) != pb.get(key):
+            fields.append((f"param {key}", pa.get(key, "(unset)"), pb.get(key, "(unset)")))
+    frame = pl.DataFrame(
+        {
+            "what": [f[0] for f in fields],
+            units[0].label: [plain(f[1]) for f in fields],
+            units[1].label: [plain(f[2]) for f in fields],
+        },
+        schema={"what": pl.String, units[0].label: pl.String, units[1].label: pl.String},
+    )
+    body = (
+        data_table(frame, frame.columns, ident="changed-meta")
+        if frame.height
+        else message("Same params, tags, commit and notes.")
+    )
+    try:
+        moves = diff_lists(store, a, b)
+    except (InvalidInput, duckdb.Error) as exc:
+        body += message(f"No per-list moves: {exc}")
+    else:
+        higher = get(moves["metric"][0]).higher_is_better
+        body += figure_html(
+            "changed-lists", lists_figure(moves, units[0].label, units[1].label, higher=higher)
+        )
+    return section(
+        "What changed",
+        body,
+        "The metadata that differs between the two runs, then "
+        "the lists whose value moved most (evalstore diff).",
+        "changed",
+    )
+
+
+def compare_page(store: Store, view: View) -> str:
+    """The picked units against the baseline: compare's table (differences, 95% intervals,
+    Holm-adjusted p-values), the per-list differences and scatter, and what changed."""
+    picked = data.units(store, view)
+    units = [u for _, u in picked]
+    if len(units) < 2:
+        return message(
+            "Pick two or more runs (or configurations) on the Runs page, then "
+            "Compare; the first picked run tagged 'baseline', else the oldest, is "
+            "the baseline.",
+            "empty",
+        )
+    options = "".join(
+        f'<option value="{html.escape(token)}"{" selected" if i == 0 else ""}>'
+        f"{html.escape(u.label)}</option>"
+        for i, (token, u) in enumerate(picked)
+    )
+    keep = hidden(view, ("experiment", "tag", "param", "where", "unit"))
+    chooser = (
+        f'<form method="get" action="/compare" class="baseline">{keep}<label>baseline '
+        f'<select name="baseline" id="baseline">{options}</select></label>'
+        '<button type="submit">Compare with it</button></form>'
+    )
+    try:
+        result = compare_units(store, units)
+    except duckdb.Error as exc:
+        first = str(exc).strip().splitlines()[0]
+        return chooser + message(
+            f"These runs lack stored values (the UI reads the store and computes nothing): "
+            f"run `evalstore eval` on them first ({first})",
+            "error",
+        )
+    shown = result.select(
+        "run",
+        "task",
+        "metric",
+        "params",
+        "baseline_value",
+        "value",
+        "diff",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "p_adj",
+        "wins",
+        "ties",
+        "losses",
+        "n_lists",
+        "resampled",
+    )
+    table = data_table(shown, shown.columns, ident="compare-table")
+    body = chooser + section(
+        f"Against {units[0].label}",
+        table,
+        "Each metric of each run (or configuration: the mean over its seeds) minus the "
+        "baseline's, with its 95% interval and p-value as evalstore compare computes them "
+        "(paired over lists; items within lists below 10 lists), and p_adj, the Holm "
+        "adjustment over every row of the table.",
+        "compare",
+    )
+    frame = _per_list(store, units, result)
+    if frame.height:
+        panel = Panel(index=1, title="per list", kind="comparison", facet_cols=1)
+        body += section(
+            "Per-list differences",
+            figure_html("compare-bars", comparison_figure(panel, frame)),
+            "The headline metric of each task, per list: run minus baseline, "
+            "sorted; the band is the 95% interval of the mean difference, p the "
+            "Holm-adjusted p-value.",
+            "bars",
+        )
+        body += section(
+            "Per-list values",
+            figure_html(
+                "compare-scatter",
+                scatter_figure(replace(panel, kind="scatter", facet_cols=2), frame),
+            ),
+            "Each list's value in the run (y) against the baseline (x).",
+            "scatter",
+        )
+    if all(not u.group for u in units[:2]):
+        body += _what_changed(store, units)
+    return body
+
+
+# -- the dashboards' panels ----------------------------------------------------------------
+
+
+def _spec_panels(name: str) -> tuple[Panel, ...]:
+    return load_spec(dashboards_dir() / f"{name}.toml").panels
+
+
+def _run_filter(store: Store, view: View, newest: int | None) -> tuple[list[int] | None, str]:
+    """The runs a panel page draws: the picked units' runs; else, with filters, the runs
+    that pass them (the ``newest`` of them); else None (the spec's own default)."""
+    if view.unit:
+        ids = [i for _, u in data.units(store, view) for i in u.run_ids]
+        return ids, f"the {len(ids)} picked run(s)"
+    if not (view.experiment or view.tag or view.param or view.where):
+        return None, ""
+    ids = data.filtered_runs(store, view)["run_id"].to_list()
+    if newest is not None and len(ids) > newest:
+        return ids[:newest], f"the {newest} newest of the {len(ids)} runs that pass the filters"
+    return ids, f"the {len(ids)} runs that pass the filters"
+
+
+def panels_page(store: Store, view: View, spec: str, newest: int | None) -> str:
+    """The panels of a dashboard spec (curves, heatmap, the overview's history) for the
+    view's runs; the history keeps the chosen ``series``."""
+    ids, said = _run_filter(store, view, newest)
+    filters = {"experiments": list(view.experiment) or None, "runs": ids}
+    parts = [message(f"Showing {said}.")] if said else []
+    if ids == []:
+        return message("No run passes these filters.", "empty")
+    for panel in _spec_panels(spec):
+        if spec == "overview" and panel.query != "dashboards/metric_history":
+            continue
+        frame = panel_data(store, panel, filters)
+        if spec == "overview":
+            names = list(dict.fromkeys(frame["series"].to_list()))
+            parts.append(_series_form(view, names))
+            if view.series:
+                frame = frame.filter(pl.col("series") == view.series)
+            panel = replace(panel, facet_cols=1 if view.series else panel.facet_cols)
+        parts.append(panel_html(panel, frame))
+    return "\n".join(parts)
+
+
+def _series_form(view: View, names: list[str]) -> str:
+    options = '<option value="">every metric</option>' + "".join(
+        f'<option value="{html.escape(n)}"{" selected" if n == view.series else ""}>'
+        f"{html.escape(n)}</option>"
+        for n in names
+    )
+    keep = hidden(view, ("experiment", "tag", "param", "where", "unit"))
+    return (
+        f'<form method="get" action="/history" class="baseline">{keep}<label>metric '
+        f'<select name="series" id="series">{options}</select></label>'
+        '<button type="submit">Show</button></form>'
+    )
+
+
+# -- SQL -----------------------------------------------------------------------------------
+
+
+def sql_result(store: Store, query: str, max_rows: int) -> tuple[pl.DataFrame, bool]:
+    """The query's rows in the sandbox of ``evalstore sql`` (read-only, the store alone, 30
+    s at most) and whether more were left out.
+
+    Raises:
+        InvalidInput: the query is refused or fails (one line).
+    """
+    result = user_sql.run_sql(store, query, max_rows=max_rows, timeout=30.0)
+    return result.frame, result.truncated
+
+
+def sql_page(store: Store, view: View) -> str:
+    """A read-only query box, its result as a table and a CSV download."""
+    example = "select run, task, metric, value from v_metrics where slice = '' limit 20"
+    box = (
+        '<form method="get" action="/sql" class="sql"><textarea name="q" id="q" rows="5" '
+        f'spellcheck="false" placeholder="{html.escape(example)}">{html.escape(view.q)}'
+        '</textarea><div class="actions"><button type="submit" id="run-sql">Run</button>'
+        "<span>One read-only statement on the store (views v_runs, v_metrics, v_lists), "
+        "as evalstore sql runs it.</span></div></form>"
+    )
+    if not view.q.strip():
+        return box
+    try:
+        frame, truncated = sql_result(store, view.q, SQL_ROWS)
+    except InvalidInput as exc:
+        return box + message(str(exc), "error")
+    download = view.href("/sql.csv")
+    more = " (more rows in the download)" if truncated else ""
+    head = (
+        f'<p class="count">{frame.height:,} row(s){more} · '
+        f'<a href="{html.escape(download)}" id="download">download CSV</a></p>'
+    )
+    return box + head + data_table(frame, frame.columns, ident="sql-result", limit=SQL_ROWS)

@@ -1,0 +1,22 @@
+-- Queries of the live UI (evalstore ui): the runs page.
+
+-- name: run_values
+-- The headline values of the runs $runs (integer[]), one row per run and column, as the
+-- runs page shows them beside each run (and, averaged over a configuration's runs, beside
+-- each configuration). `column` is the leaderboard's column name: task, metric and the
+-- sweep value (`keypoints precision_at_sigma@3`).
+-- Output: run_id, column, task, base_metric, value.
+select v.run_id,
+       cast(v.task as varchar) || ' ' || v.metric
+           || coalesce('@' || format('{:g}', cast(coalesce(v.params ->> 'sigma',
+                                                           v.params ->> 'threshold',
+                                                           v.params ->> 'eps') as double)), '')
+           as "column",
+       cast(v.task as varchar) as task, v.base_metric, v.value
+from v_metrics v
+where list_contains($runs, v.run_id) and (
+-- @include lib/headline.sql
+)
+order by case v.task when 'verification' then 1 when 'matching' then 2 when 'retrieval' then 3
+                     when 'classification' then 4 when 'keypoints' then 5 else 6 end,
+         "column", v.run_id;

@@ -1,0 +1,319 @@
+"""evalstore ui without a browser: every page through Starlette's test client on a store of
+every task (the dashboards' sample, with HTML in run names), the URL as the whole state, the
+numbers equal to the library's, the sandbox of the SQL page, the store free between
+requests, and the command's errors."""
+
+from __future__ import annotations
+
+import html
+import re
+import signal
+import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+import polars as pl
+import pytest
+from conftest import ranked, snapshot
+from hypothesis import given
+from hypothesis import strategies as st
+from starlette.testclient import TestClient
+from test_dashboards import RAW_HTML, XSS_RUN, build_sample
+
+from evalstore import Store
+from evalstore.compare import compare
+from evalstore.ui import create_app
+from evalstore.ui.view import View
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("ui") / "sample.duckdb"
+    with Store(path) as store:
+        build_sample(store)
+        store.tag("demo/v1", ["baseline"])
+    return path
+
+
+@pytest.fixture(scope="module")
+def client(sample: Path) -> TestClient:
+    return TestClient(create_app(sample, host="testserver"))
+
+
+def ids_of(store_path: Path, *names: str) -> list[int]:
+    with Store(store_path, read_only=True) as store:
+        return [store.resolve(n) for n in names]
+
+
+def rows(page: str, table: str = "runs") -> list[str]:
+    """The text of each body row of a table (cells joined by |)."""
+    body = re.search(rf'<table class="data" id="{table}">.*?<tbody>(.*?)</tbody>', page, re.S)
+    assert body, f"no table {table}"
+    out = []
+    for row in re.findall(r"<tr>(.*?)</tr>", body.group(1), re.S):
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+        out.append("|".join(html.unescape(re.sub("<[^>]+>", "", c)) for c in cells))
+    return out
+
+
+def run_names(page: str) -> list[str]:
+    return [r.split("|")[1] for r in rows(page)]
+
+
+def test_runs_page_lists_every_run_with_values_and_escapes_names(client: TestClient) -> None:
+    page = client.get("/")
+    assert page.status_code == 200
+    names = run_names(page.text)
+    assert len(names) == 20 and f"demo/{XSS_RUN}" in names
+    assert names[0] == "seeds/<img src=x onerror=alert(1)>-seed2"  # newest first
+    for raw in RAW_HTML:
+        assert raw not in page.text.split("<main>")[1]
+    assert "retrieval map" in page.text and "keypoints precision_at_sigma@3" in page.text
+    assert page.headers["content-security-policy"].startswith("default-src 'self'")
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("experiment=voc", {"voc/resnet-v1", "voc/resnet-v2"}),
+        (
+            "experiment=voc&experiment=superpoint",
+            {"voc/resnet-v1", "voc/resnet-v2", "superpoint/v1", "superpoint/v2"},
+        ),
+        ("tag=hpatches", {"hpatches/sift", "hpatches/tfeat", "hpatches/hardnet"}),
+        ("param=width%3D32", {f"seeds/narrow-seed{s}" for s in range(3)}),
+        ("param=margin%3D1.0", {"demo/v2"}),
+        ("where=param_margin+%3E+0.9", {"demo/v2", "demo/v4"}),
+        ("experiment=demo&tag=baseline", {"demo/v1"}),
+    ],
+)
+def test_filters_narrow_the_runs(client: TestClient, query: str, expected: set[str]) -> None:
+    page = client.get(f"/?{query}")
+    assert page.status_code == 200
+    assert set(run_names(page.text)) == expected
+
+
+def test_a_bad_filter_is_one_line_and_the_page_still_renders(client: TestClient) -> None:
+    page = client.get("/?where=no_such_column+%3E+1")
+    assert page.status_code == 400
+    [error] = re.findall(r'<p class="error">(.*?)</p>', page.text, re.S)
+    assert "no_such_column" in error and "\n" not in error
+    assert "<nav>" in page.text and 'id="f-where"' in page.text
+    assert client.get("/?param=novalue").status_code == 400
+    assert client.get("/compare?unit=x1").status_code == 400
+    missing = client.get("/compare?unit=1&unit=99999")
+    assert missing.status_code == 400 and "99999" in missing.text
+
+
+def test_sorting_and_chosen_columns(client: TestClient) -> None:
+    page = client.get("/?experiment=demo&sort=retrieval+map&desc=0&col=run&col=retrieval+map")
+    head = re.findall(r'<th data-col="([^"]+)"', page.text)
+    assert head == ["run", "retrieval map"]
+    values = [float(r.split("|")[2]) for r in rows(page.text)]
+    assert values == sorted(values) and len(values) == 5
+    down = client.get("/?experiment=demo&sort=retrieval+map&col=run&col=retrieval+map")
+    assert [float(r.split("|")[2]) for r in rows(down.text)] == sorted(values, reverse=True)
+    # the best value of the column (higher is better) is marked
+    assert re.search(rf'<td class="num best">{max(values):.4f}</td>', page.text)
+
+
+def test_configurations_show_mean_and_sd_of_their_seeds(client: TestClient, sample: Path) -> None:
+    page = client.get("/?group=1&experiment=seeds&col=run&col=n_runs&col=retrieval+map")
+    found = {r.split("|")[1]: r.split("|")[2:] for r in rows(page.text)}
+    assert set(found) == {"seeds/narrow", f"seeds/{XSS_RUN}"}
+    with Store(sample, read_only=True) as store:
+        values = store.sql(
+            "select run, value from v_metrics where metric = 'map' and slice = '' "
+            "and experiment = 'seeds' and params ->> 'ties' = 'grouped' order by run_id"
+        )
+    narrow = values.filter(pl.col("run").str.contains("narrow"))["value"].to_numpy()
+    n_runs, cell = found["seeds/narrow"]
+    mean, sd = cell.split(" ± ")
+    assert n_runs == "3"
+    assert float(mean) == pytest.approx(narrow.mean(), abs=5e-5)
+    assert float(sd) == pytest.approx(narrow.std(ddof=1), abs=5e-5)
+
+
+def test_compare_shows_the_numbers_of_compare(client: TestClient, sample: Path) -> None:
+    a, b = ids_of(sample, "demo/v1", "demo/v3")
+    page = client.get(f"/compare?unit={b}&unit={a}")  # demo/v1 is tagged baseline
+    assert page.status_code == 200
+    assert 'id="compare-table"' in page.text and 'data-plot="compare-bars"' in page.text
+    assert 'data-plot="compare-scatter"' in page.text and 'id="changed"' in page.text
+    with Store(sample, read_only=True) as store:
+        expected = compare(store, ["demo/v1", "demo/v3"])
+    table = rows(page.text, "compare-table")
+    assert len(table) == expected.height
+    for line, row in zip(table, expected.iter_rows(named=True), strict=True):
+        cells = line.split("|")
+        assert cells[0] == "demo/v3" and cells[2] == row["metric"]
+        assert float(cells[6]) == pytest.approx(row["diff"], abs=5e-5)
+        assert float(cells[10]) == pytest.approx(row["p_adj"], abs=5e-5)
+    assert re.search(rf'<option value="{a}" selected>demo/v1</option>', page.text)
+
+
+def test_baseline_is_chosen_tagged_or_oldest(client: TestClient, sample: Path) -> None:
+    v2, v3, v4 = ids_of(sample, "demo/v2", "demo/v3", "demo/v4")
+    oldest = client.get(f"/compare?unit={v4}&unit={v3}&unit={v2}")
+    assert rows(oldest.text, "compare-table")[0].startswith("demo/v4|")  # against v2
+    assert "Against demo/v2" in oldest.text
+    chosen = client.get(f"/compare?unit={v4}&unit={v3}&unit={v2}&baseline={v4}")
+    assert "Against demo/v4" in chosen.text
+    assert {r.split("|")[0] for r in rows(chosen.text, "compare-table")} == {"demo/v3", "demo/v2"}
+
+
+def test_compare_configurations(client: TestClient, sample: Path) -> None:
+    narrow, wide = ids_of(sample, "seeds/narrow-seed0", f"seeds/{XSS_RUN}-seed1")
+    page = client.get(f"/compare?unit=g{wide}&unit=g{narrow}")
+    assert page.status_code == 200
+    table = rows(page.text, "compare-table")
+    assert table and all(r.startswith(f"seeds/{XSS_RUN}|") for r in table)
+    assert "Against seeds/narrow" in page.text and 'id="changed"' not in page.text
+    one = client.get(f"/compare?unit={narrow}")
+    assert "Pick two or more runs" in one.text
+
+
+@pytest.mark.parametrize(
+    ("path", "plots"),
+    [
+        ("/curves", ["panel-1-plot", "panel-2-plot"]),
+        ("/history", ["panel-2-plot"]),
+        ("/lists", ["panel-1-plot", "panel-2-plot"]),
+    ],
+)
+def test_panel_pages_draw_the_dashboards_figures(
+    client: TestClient, path: str, plots: list[str]
+) -> None:
+    page = client.get(path)
+    assert page.status_code == 200
+    for plot in plots:
+        assert f'data-plot="{plot}"' in page.text
+    assert "<script>" not in page.text  # no inline script: figures are JSON blocks
+
+
+def test_history_keeps_one_series_and_picked_runs_narrow_curves(
+    client: TestClient, sample: Path
+) -> None:
+    page = client.get("/history?series=retrieval+%C2%B7+map")
+    assert page.status_code == 200
+    figure = re.search(r'data-plot="panel-2-plot">(.*?)</script>', page.text, re.S)
+    assert figure and "verification" not in figure.group(1)
+    a, b = ids_of(sample, "voc/resnet-v1", "voc/resnet-v2")
+    curves = client.get(f"/curves?unit={a}&unit={b}")
+    assert "Showing the 2 picked run(s)" in curves.text
+    figure = re.search(r'data-plot="panel-1-plot">(.*?)</script>', curves.text, re.S)
+    assert figure and "resnet-v1" in figure.group(1) and "hpatches" not in figure.group(1)
+
+
+def test_sql_page_runs_read_only_queries_and_downloads(client: TestClient, sample: Path) -> None:
+    q = "select run, metric, value from v_metrics where slice = '' order by run_id, metric"
+    page = client.get("/sql", params={"q": q})
+    assert page.status_code == 200 and 'id="download"' in page.text
+    csv = client.get("/sql.csv", params={"q": q})
+    assert csv.headers["content-type"].startswith("text/csv")
+    with Store(sample, read_only=True) as store:
+        expected = store.sql(q)
+    assert pl.read_csv(csv.content).shape == expected.shape
+    assert len(rows(page.text, "sql-result")) == min(expected.height, 500)
+    before = snapshot(sample)
+    for bad in (
+        "drop table runs",
+        "copy runs to '/tmp/x.csv'",
+        "select * from read_csv('/etc/passwd')",
+        "attach '/tmp/other.duckdb'",
+    ):
+        refused = client.get("/sql", params={"q": bad})
+        assert '<p class="error">' in refused.text, bad
+        assert client.get("/sql.csv", params={"q": bad}).status_code == 400
+    assert snapshot(sample) == before
+
+
+def test_the_store_is_free_between_requests(tmp_path: Path) -> None:
+    path = tmp_path / "live.duckdb"
+    with Store(path) as store:
+        store.ingest(ranked(seed=1), task="retrieval", run="live/first")
+    client = TestClient(create_app(path, host="testserver"))
+    assert run_names(client.get("/").text) == ["live/first"]
+    with Store(path) as writer:  # an ingest while the app runs
+        writer.ingest(ranked(seed=2), task="retrieval", run="live/second")
+    assert run_names(client.get("/").text) == ["live/second", "live/first"]
+
+
+def test_other_hosts_and_files_are_refused(client: TestClient) -> None:
+    assert client.get("/", headers={"host": "evil.example"}).status_code == 400
+    assert client.get("/static/plotly.min.js").content.startswith(b"/**")
+    assert client.get("/static/../app.py").status_code == 404
+    assert client.get("/static/other.js").status_code == 404
+    assert client.post("/sql", data={"q": "select 1"}).status_code == 405
+
+
+@given(
+    st.builds(
+        View,
+        experiment=st.lists(st.text(min_size=1).filter(str.strip), max_size=2).map(
+            lambda xs: tuple(dict.fromkeys(x.strip() for x in xs))
+        ),
+        where=st.text().map(str.strip),
+        unit=st.lists(st.sampled_from(["1", "g2", "30"]), max_size=3, unique=True).map(tuple),
+        group=st.booleans(),
+        desc=st.booleans(),
+        sort=st.text().map(str.strip),
+    )
+)
+def test_a_view_survives_its_url(view: View) -> None:
+    assert View.parse(list(_pairs(view.href("/")))) == view
+
+
+def _pairs(href: str) -> list[tuple[str, str]]:
+    return parse_qsl(urlsplit(href).query, keep_blank_values=True)
+
+
+# -- the command -------------------------------------------------------------------------
+
+
+def test_ui_refuses_a_missing_store(cli, tmp_path: Path) -> None:
+    result = cli("ui", "--port", "0")
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: ") and result.output.count("\n") == 1
+
+
+def test_ui_says_when_the_port_is_taken(cli, store: Store) -> None:
+    store.ingest(ranked(), task="retrieval", run="e/r")
+    store.close()
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = cli("ui", "--port", str(port))
+    assert result.exit_code == 1
+    assert f"127.0.0.1:{port}" in result.output and "--port" in result.output
+
+
+def start_ui(db: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    """``evalstore ui --port 0`` in its own process, and its URL once it listens."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalstore", "ui", "--db", str(db), "--port", "0", *extra],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    found = re.search(r"http://\S+", line)
+    if not found:
+        proc.kill()
+        raise AssertionError(f"evalstore ui did not start: {line}{proc.stderr.read()}")
+    return proc, found.group(0)
+
+
+@pytest.mark.slow
+def test_ui_serves_from_its_own_process(sample: Path) -> None:
+    proc, url = start_ui(sample)
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            body = response.read().decode()
+        assert response.status == 200 and "demo/v1" in body
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 0  # Ctrl-C stops it cleanly
