@@ -121,7 +121,7 @@ def test_sorting_and_chosen_columns(client: TestClient) -> None:
 
 
 def test_configurations_show_mean_and_sd_of_their_seeds(client: TestClient, sample: Path) -> None:
-    page = client.get("/?group=1&experiment=seeds&col=run&col=n_runs&col=retrieval+map")
+    page = client.get("/?group=1&experiment=seeds&col=configuration&col=n_runs&col=retrieval+map")
     found = {r.split("|")[1]: r.split("|")[2:] for r in rows(page.text)}
     assert set(found) == {"seeds/narrow", f"seeds/{XSS_RUN}"}
     with Store(sample, read_only=True) as store:

@@ -110,9 +110,9 @@ def _directions(values: pl.DataFrame) -> dict[str, bool]:
 
 def config_table(store: Store, runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, bool]]:
     """One row per configuration of the runs (the runs of an experiment equal but for their
-    ``seed``): ``unit`` (``g`` and its newest run's id), config, label, n_runs, runs, newest
-    (created_at of the newest run), and per headline value column its mean and ``<col> sd``
-    across the configuration's runs (sd None for one run)."""
+    ``seed``): ``unit`` (``g`` and its newest run's id), configuration (its label), experiment,
+    config, n_runs, runs, created_at (of the newest run), and per headline value column its
+    mean and ``<col> sd`` across the configuration's runs (sd None for one run)."""
     ids = runs["run_id"].to_list()
     members = configs(store).filter(pl.col("run_id").is_in(ids))
     values = _values(store, ids)
@@ -136,7 +136,7 @@ def config_table(store: Store, runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[s
     ]
     table = heads.select(
         unit=pl.format("g{}", pl.col("newest_id")),
-        run=pl.Series(labels, dtype=pl.String),
+        configuration=pl.Series(labels, dtype=pl.String),
         experiment="experiment",
         config="config",
         n_runs="n_runs",

@@ -45,7 +45,7 @@ _DEFAULT_VALUES = 6  # value columns shown before the user chooses
 
 def _pick_form(view: View, table: str, pick: bool) -> str:
     buttons = (
-        '<div class="actions"><span>With the runs ticked:</span>'
+        '<div class="actions"><span>With the ticked rows:</span>'
         '<button type="submit" id="do-compare" formaction="/compare">Compare</button>'
         '<button type="submit" formaction="/curves">Curves</button>'
         '<button type="submit" formaction="/lists">Per list</button></div>'
@@ -77,7 +77,7 @@ def runs_page(store: Store, view: View) -> str:
     total = store.con.execute("select count(*) from runs").fetchall()[0][0]
     if view.group:
         table, higher = data.config_table(store, runs)
-        fixed = ["run", "n_runs", "config", "created_at", "runs"]
+        fixed = ["configuration", "n_runs", "config", "created_at", "runs"]
         pick = "unit"
     else:
         table, higher = data.run_table(store, runs)
@@ -89,7 +89,9 @@ def runs_page(store: Store, view: View) -> str:
     available = [*fixed, *value_cols]
     # by default: who and when, the values these runs have (the first few), then the params
     filled = [c for c in value_cols if table[c].null_count() < table.height][:_DEFAULT_VALUES]
-    first: list[str] = [c for c in ("run", "n_runs", "created_at", "tags") if c in fixed]
+    first: list[str] = [
+        c for c in ("run", "configuration", "n_runs", "created_at", "tags") if c in fixed
+    ]
     default = [*first, *filled, *[c for c in ("config", "params") if c in fixed]]
     shown = [c for c in view.col if c in available] or default
     if view.sort in table.columns:

@@ -175,9 +175,10 @@ def data_table(
         cells = []
         if pick:
             token = _e(str(row[pick]))
+            name = _e(plain(row.get("run", row.get("configuration", row[pick]))))
             cells.append(
                 f'<td class="pick"><input type="checkbox" name="unit" value="{token}"'
-                f' aria-label="pick {_e(plain(row.get("run", token)))}"></td>'
+                f' aria-label="pick {name}"></td>'
             )
         for c in columns:
             value = row[c]
