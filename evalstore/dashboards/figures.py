@@ -2,10 +2,11 @@
 
 :func:`panel_figure` draws a panel by its kind: lines, markers, bars and PR curves (one trace
 per ``color`` value in each ``facet``, optionally with the best so far, and with ``error`` a
-band ``y ± error`` around lines or error bars on markers and bars), heatmaps (one per facet,
-each with its own color range), run comparisons (:mod:`~evalstore.dashboards.comparison`)
-and leaderboards (:mod:`~evalstore.dashboards.board`). Every user string is escaped for
-Plotly, which renders some HTML in its labels. The figures are plain data
+band ``y ± error`` around lines or error bars on markers and bars), heatmaps
+(:mod:`~evalstore.dashboards.heatmap`: one per facet, each on its own axes and colour bar),
+run comparisons (:mod:`~evalstore.dashboards.comparison`) and leaderboards
+(:mod:`~evalstore.dashboards.board`). Every user string is escaped for Plotly, which renders
+some HTML in its labels. The figures are plain data
 (:mod:`~evalstore.dashboards.plot`), not Plotly's Python objects.
 """
 
@@ -27,9 +28,10 @@ from evalstore.dashboards.grid import (
     rows_where,
     tick_room,
 )
+from evalstore.dashboards.heatmap import heatmap_figure
 from evalstore.dashboards.plot import Figure, palette, trace
 from evalstore.dashboards.specs import Panel
-from evalstore.dashboards.text import cut_label, esc, plain, plot_values
+from evalstore.dashboards.text import esc, plain, plot_values
 from evalstore.errors import EvalstoreError, InvalidInput
 from evalstore.metrics import get
 
@@ -190,69 +192,13 @@ def _xy_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
     return fig
 
 
-def _heatmap_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
-    """One heatmap per facet, each with its own color range (metrics differ in scale): the
-    cells print their values, and a single heatmap gets a color bar."""
-    x, y, z = panel.x or "", panel.y or "", panel.z or ""
-    facets = distinct(frame[panel.facet]) if panel.facet else [None]
-    parts = [rows_where(frame, panel.facet, f) for f in facets]
-    cols = max(1, min(len(facets), panel.facet_cols))
-    heights = []
-    for start in range(0, len(parts), cols):
-        tallest = max(len(distinct(p[y])) for p in parts[start : start + cols])
-        heights.append(max(120, 30 * tallest + 20))
-    tick_px, ticks = tick_room([plain(v) for v in distinct(frame[x])], cols)
-    y_labels = [plain(v) for v in distinct(frame[y])]
-    left_px = 40 + 7 * max(len(cut_label(v)) for v in y_labels)
-    lay = grid_layout(panel, len(facets), titled=panel.facet is not None, row_px=heights,
-                  tick_px=tick_px, left_px=left_px)  # fmt: skip
-    fig = make_grid(lay, [esc(plain(f)) for f in facets] if panel.facet else None)
-    for f_index, part in enumerate(parts):
-        xs, ys = distinct(part[x]), distinct(part[y])
-        cells: dict[tuple[Any, Any], Any] = {}
-        for xv, yv, zv in zip(part[x].to_list(), part[y].to_list(), plot_values(part[z]),
-                              strict=True):  # fmt: skip
-            cells.setdefault((xv, yv), zv)
-        row, col = cell(f_index, cols)
-        fig.add_trace(
-            trace(
-                "heatmap",
-                x=[esc(plain(v)) for v in xs],
-                y=[esc(plain(v)) for v in ys],
-                z=[[cells.get((xv, yv)) for xv in xs] for yv in ys],
-                colorscale="Viridis",
-                showscale=len(facets) == 1,
-                colorbar={"title": {"text": esc(z)}},
-                texttemplate="%{z:.3f}" if len(xs) * len(ys) <= 600 else None,
-                hovertemplate=f"{esc(y)}=%{{y}}<br>{esc(x)}=%{{x}}<br>{esc(z)}=%{{z:.4f}}"
-                "<extra></extra>",
-                xgap=1,
-                ygap=1,
-            ),
-            row=row,
-            col=col,
-        )
-    fig.update_xaxes(type="category", **ticks)
-    fig.update_yaxes(
-        type="category",
-        autorange="reversed",
-        categoryorder="array",
-        categoryarray=[esc(v) for v in y_labels],
-        tickmode="array",
-        tickvals=[esc(v) for v in y_labels],
-        ticktext=[esc(cut_label(v)) for v in y_labels],
-    )
-    axis_titles(fig, len(facets), cols, esc(x), esc(y))
-    return fig
-
-
 def panel_figure(panel: Panel, frame: pl.DataFrame) -> Figure | None:
     """The figure of a chart panel (None for tables and when ``frame`` is empty; for
     leaderboards, the charts under the tables)."""
     if frame.height == 0 or panel.kind == "table":
         return None
     if panel.kind == "heatmap":
-        return _heatmap_figure(panel, frame)
+        return heatmap_figure(panel, frame)
     if panel.kind == "comparison":
         return comparison_figure(panel, frame)
     if panel.kind == "leaderboard":
