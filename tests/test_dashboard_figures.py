@@ -81,3 +81,30 @@ def test_colour_bar_title_without_a_registered_metric() -> None:
     fig = dash.panel_figure(heatmap_panel(), frame)
     assert fig is not None
     assert [t["colorbar"]["title"]["text"] for t in fig.data] == ["value", "value"]
+
+
+def test_a_line_joins_one_configuration_only() -> None:
+    """Two configurations of one experiment, interleaved in time: no trace holds both; the
+    one with runs at two times is a line, the other points; the best so far spans both."""
+    panel = dash.Panel(index=1, title="t", kind="scatter", sql="select 1", x="t", y="v",
+                       error="sd", color="e", line_group="c", best_so_far=True,
+                       hover=("c",))  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "t": [1, 2, 3, 4],
+            "v": [0.5, 0.9, 0.6, 0.7],
+            "sd": [None, None, 0.1, None],
+            "e": ["x"] * 4,
+            "c": ["a", "b", "a", "c"],
+            "base_metric": ["ap"] * 4,
+        }
+    )
+    fig = dash.panel_figure(panel, frame)
+    assert fig is not None
+    marks = [t for t in fig.data if not t["name"].endswith("best so far")]
+    assert [sorted({c[0] for c in t["customdata"]}) for t in marks] == [["a"], ["b"], ["c"]]
+    assert [t["mode"] for t in marks] == ["lines+markers", "markers", "markers"]
+    assert marks[0]["x"] == [1, 3] and marks[0]["error_y"]["array"] == [0.0, 0.1]
+    assert [t["showlegend"] for t in marks] == [True, False, False]
+    best = next(t for t in fig.data if t["name"].endswith("best so far"))
+    assert best["x"] == [1, 2, 3, 4] and best["y"] == [0.5, 0.9, 0.9, 0.9]

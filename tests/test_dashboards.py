@@ -193,7 +193,11 @@ PANEL = '[[panels]]\ntitle = "Bad"\n'
         (PANEL + 'kind = "table"\nquery = "runs"\ncolour = "run"', "unknown key(s) colour"),
         (
             PANEL + 'kind = "bar"\nquery = "runs"\nx = "run"\ny = "n"\nbest_so_far = true',
-            "line panels only",
+            "`best_so_far` applies to line and scatter panels only, not bar",
+        ),
+        (
+            PANEL + 'kind = "bar"\nquery = "runs"\nx = "run"\ny = "n"\nline_group = "c"',
+            "`line_group` applies to line and scatter panels only, not bar",
         ),
         (PANEL + 'kind = "table"\nquery = "runs"\nparams = {runs = [1]}', "`params` must be"),
         (PANEL + 'kind = "table"\nquery = "runs"\nlimit = 0', "`limit` must be"),
@@ -569,12 +573,16 @@ def test_leaderboard_table_marks_the_best_and_escapes() -> None:
     assert fpr["marker"]["color"][1] == "#1f77b4"  # e/z (0.1, the best fpr95) is past the limit
 
 
-def test_history_draws_a_band_for_configurations(sample: Store) -> None:
+def test_history_points_never_join_two_configurations(sample: Store) -> None:
+    """One point per configuration at its latest run (mean ± sd as error bars), earlier
+    points of a configuration at its earlier runs; a line joins one configuration only."""
     panel = overview_panel("Metric history")
     frame = dash.panel_data(sample, panel, {"experiments": ["seeds", "demo"], "runs": None})
     frame = frame.filter(pl.col("series") == "retrieval · map")
-    points = frame.filter(pl.col("experiment") == "seeds")
-    assert points["n_runs"].to_list() == [3, 3]
+    seeds = frame.filter(pl.col("experiment") == "seeds")
+    # seeds/narrow's runs landed a day apart: its mean after 1, 2 and 3 seeds
+    assert seeds["n_runs"].to_list() == [1, 2, 3, 1, 2, 3]
+    points = seeds.filter(pl.col("n_runs") == 3)
     values = sample.con.sql(
         "select value from v_metrics where experiment = 'seeds' and base_metric = 'ap' "
         "and slice = '' and params ->> 'ties' = 'grouped' and run like 'seeds/narrow%'"
@@ -585,14 +593,23 @@ def test_history_draws_a_band_for_configurations(sample: Store) -> None:
     assert points["created_at"][0] == last.fetchall()[0][0]
     fig = dash.panel_figure(panel, frame)
     assert fig is not None
-    bands = [t for t in fig.data if t["name"].endswith(": ± sd")]
-    assert [t["name"] for t in bands] == ["seeds: ± sd"]  # demo has one run per configuration
-    mean, sd = points["value"].to_list(), points["sd"].to_list()
-    upper = [m + s for m, s in zip(mean, sd, strict=True)]
-    lower = [m - s for m, s in zip(mean, sd, strict=True)]
-    assert np.allclose(bands[0]["y"], upper + lower[::-1])
-    assert bands[0]["fill"] == "toself" and bands[0]["hoverinfo"] == "skip"
+    marks = [t for t in fig.data if not t["name"].endswith("best so far")]
+    configs = {esc(r): c for r, c in zip(frame["run"], frame["config"], strict=True)}
+    for t in marks:  # every trace is one configuration's
+        assert len({configs[c[0]] for c in t["customdata"]}) == 1
+        assert ("lines" in t["mode"]) == (len(t["x"]) > 1)
+    seeds_marks = [t for t in marks if t["name"] == "seeds"]
+    assert [len(t["x"]) for t in seeds_marks] == [3, 3]
+    assert list(seeds_marks[0]["error_y"]["array"])[-1] == pytest.approx(values.std())
+    demo = [t for t in marks if t["name"] == "demo"]
+    assert len(demo) == 5 and all(t["mode"] == "markers" for t in demo)
+    assert sum(t["showlegend"] for t in demo) == 1
+    # the experiment's best so far runs through all its configurations, in time order
+    best = next(t for t in fig.data if t["name"] == "demo: best so far")
+    demo_rows = frame.filter(pl.col("experiment") == "demo").sort("created_at")
+    assert best["y"] == list(np.maximum.accumulate(demo_rows["value"].to_numpy()))
     # marks and bars get error bars; a non-numeric spread is refused, naming the panel
+    sd = points["sd"].to_list()
     bars = dash.Panel(index=1, title="t", kind="bar", sql="select 1", x="experiment",
                       y="value", error="sd", where="spec: panel 1")  # fmt: skip
     drawn = dash.panel_figure(bars, points)

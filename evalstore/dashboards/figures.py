@@ -110,9 +110,48 @@ def _band(
     )
 
 
+def _mark(
+    panel: Panel, rows: pl.DataFrame, name: str, hue: str, fig: Figure, row: int, col: int
+) -> dict[str, Any]:
+    """The trace of ``rows`` (one color value, one ``line_group`` value); a line's band
+    goes straight into ``fig``. Scatter points are joined by a line only with ``line_group``
+    and more than one point."""
+    common: dict[str, Any] = {
+        "x": plot_values(rows[panel.x or ""]),
+        "y": plot_values(rows[panel.y or ""]),
+        "name": name,
+        "legendgroup": name,
+        **_hover(panel, rows, name),
+    }
+    spread = _spread(panel, rows)
+    if spread is not None and panel.kind != "line":
+        common["error_y"] = {"type": "data", "array": spread, "visible": True}
+    if panel.kind == "bar":
+        return trace("bar", marker={"color": hue}, **common)
+    if panel.kind == "scatter":
+        joined = panel.line_group is not None and rows.height > 1
+        return trace(
+            "scatter",
+            mode="lines+markers" if joined else "markers",
+            marker={"color": hue, "size": 8},
+            line={"color": hue, "width": 1.5} if joined else None,
+            **common,
+        )
+    if spread is not None:
+        band = _band(common["x"], common["y"], spread, hue, name, esc(panel.error))
+        fig.add_trace(band, row=row, col=col)
+    return trace(
+        "scatter",
+        mode="lines" if panel.kind == "pr_curve" else "lines+markers",
+        line={"color": hue, "shape": "hv" if panel.kind == "pr_curve" else "linear"},
+        **common,
+    )
+
+
 def _xy_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
-    """line, scatter, bar and pr_curve: one trace per color value in each facet; with
-    ``error``, a band around each line (y ± error) or error bars on marks and bars."""
+    """line, scatter, bar and pr_curve: one trace per color value in each facet (and per
+    ``line_group`` value: a line never joins two of them); with ``error``, a band around
+    each line (y ± error) or error bars on marks and bars."""
     colours = palette()
     x, y = panel.x or "", panel.y or ""
     facets = distinct(frame[panel.facet]) if panel.facet else [None]
@@ -135,39 +174,21 @@ def _xy_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
                 group = group.sort(x, maintain_order=True, nulls_last=True)
             name = esc(plain(color)) if panel.color else esc(y)
             hue = colours[c_index % len(colours)]
-            common = {
-                "x": plot_values(group[x]),
-                "y": plot_values(group[y]),
-                "name": name,
-                "legendgroup": name,
-                "showlegend": panel.color is not None and color not in shown,
-                **_hover(panel, group, name),
-            }
-            shown.add(color)
-            spread = _spread(panel, group)
-            if spread is not None and panel.kind != "line":
-                common["error_y"] = {"type": "data", "array": spread, "visible": True}
-            if panel.kind == "bar":
-                mark: dict[str, Any] = trace("bar", marker={"color": hue}, **common)
-            elif panel.kind == "scatter":
-                mark = trace("scatter", mode="markers", marker={"color": hue, "size": 8}, **common)
-            else:
-                if spread is not None:
-                    band = _band(common["x"], common["y"], spread, hue, name, esc(panel.error))
-                    fig.add_trace(band, row=row, col=col)
-                mark = trace(
-                    "scatter",
-                    mode="lines" if panel.kind == "pr_curve" else "lines+markers",
-                    line={"color": hue, "shape": "hv" if panel.kind == "pr_curve" else "linear"},
-                    **common,
-                )
-            fig.add_trace(mark, row=row, col=col)
+            # a line joins the rows of one `line_group` value only (one configuration)
+            lines = distinct(group[panel.line_group]) if panel.line_group else [None]
+            for line in lines:
+                rows = rows_where(group, panel.line_group, line)
+                mark = _mark(panel, rows, name, hue, fig, row, col)
+                mark["showlegend"] = panel.color is not None and color not in shown
+                shown.add(color)
+                fig.add_trace(mark, row=row, col=col)
             if panel.best_so_far:
-                best = _running_best(common["y"], _direction(panel, group))
+                xs, ys = plot_values(group[x]), plot_values(group[y])
+                best = _running_best(ys, _direction(panel, group))
                 fig.add_trace(
                     trace(
                         "scatter",
-                        x=common["x"],
+                        x=xs,
                         y=best,
                         mode="lines",
                         line={"color": hue, "dash": "dot", "shape": "hv"},

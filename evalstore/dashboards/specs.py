@@ -27,6 +27,7 @@ __all__ = [
     "AXES",
     "ERROR_KINDS",
     "KINDS",
+    "LINE_KINDS",
     "Dashboard",
     "Panel",
     "dashboards_dir",
@@ -36,9 +37,11 @@ __all__ = [
 
 KINDS = ("line", "scatter", "bar", "heatmap", "table", "pr_curve", "comparison", "leaderboard")
 #: The panel fields that name a column of the query result.
-AXES = ("x", "y", "z", "color", "facet", "error")
+AXES = ("x", "y", "z", "color", "facet", "error", "line_group")
 #: The kinds that draw ``error`` (a spread around ``y``): lines as a band, marks as bars.
 ERROR_KINDS = ("line", "scatter", "bar")
+#: The kinds that take ``best_so_far`` and ``line_group`` (lines along x).
+LINE_KINDS = ("line", "scatter")
 _REQUIRED_AXES = {
     "line": ("x", "y"),
     "scatter": ("x", "y"),
@@ -72,6 +75,7 @@ class Panel:
     color: str | None = None
     facet: str | None = None
     error: str | None = None
+    line_group: str | None = None
     description: str = ""
     best_so_far: bool = False
     columns: tuple[str, ...] = ()
@@ -159,8 +163,11 @@ def _panel(path: Path, index: int, raw: Any) -> Panel:
             raise InvalidInput(f"{where}: a {kind} panel needs `{axis}` (a column name)")
     if raw.get("best_so_far", False) not in (True, False):
         raise InvalidInput(f"{where}: `best_so_far` must be true or false")
-    if raw.get("best_so_far") and kind != "line":
-        raise InvalidInput(f"{where}: `best_so_far` applies to line panels only, not {kind}")
+    for key in ("best_so_far", "line_group"):
+        if raw.get(key) and kind not in LINE_KINDS:
+            raise InvalidInput(
+                f"{where}: `{key}` applies to {' and '.join(LINE_KINDS)} panels only, not {kind}"
+            )
     if "error" in raw and kind not in ERROR_KINDS:
         raise InvalidInput(
             f"{where}: `error` applies to {', '.join(ERROR_KINDS)} panels only, not {kind}"
