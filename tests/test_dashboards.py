@@ -44,7 +44,8 @@ def _ranked(
 def build_sample(store: Store, seed: int = 0) -> None:
     """Runs of every task, with slices: HPatches-like descriptor runs (verification,
     matching, retrieval with noise and kind slices), VOC-like classification, keypoint runs,
-    a `demo` experiment whose last run has HTML in its name, tag, params and notes, a
+    a `demo` experiment whose last run has HTML in its name, tag, params and notes (demo/v2
+    is tagged baseline; no other experiment has a baseline), a
     `seeds` experiment of two configurations of three seeds each (one named in HTML) and two
     seeds of an outcomes run."""
     rng = np.random.default_rng(seed)
@@ -126,7 +127,7 @@ def build_sample(store: Store, seed: int = 0) -> None:
             run=f"demo/v{week + 1}",
             created_at=T0 + timedelta(weeks=week),
             params={"margin": q},
-            tags=["demo"],
+            tags=["demo", "baseline"] if week == 1 else ["demo"],
             git_commit=None,
         )
     store.ingest(
@@ -372,7 +373,7 @@ def test_empty_store_shows_notes(tmp_path: Path) -> None:
         text = page.read_text()
         assert "No data for this panel" in text
         assert '<script type="application/json" data-plot' not in text
-    assert "it needs two runs of one experiment" in (tmp_path / "out/comparison.html").read_text()
+    assert "no run has a baseline to compare with" in (tmp_path / "out/comparison.html").read_text()
 
 
 def test_filters_apply_to_every_panel(sample: Store, tmp_path: Path) -> None:
@@ -400,7 +401,9 @@ def test_filters_apply_to_every_panel(sample: Store, tmp_path: Path) -> None:
 
 def test_comparison_matches_compare(sample: Store) -> None:
     """Every pair on the page shows the numbers of `evalstore compare BASELINE RUN --metric
-    ap`, which resamples items within lists for these runs (9 lists, fewer than 10)."""
+    ap`, which resamples items within lists for these runs (9 lists, fewer than 10). The
+    newest demo run is compared with demo/v2, the run tagged baseline (not with the run
+    before it); seeds has no tagged baseline: not compared, and a note says how to choose."""
     spec = dash.load_spec(dash.dashboards_dir() / "comparison.toml")
     panel = spec.panels[0]
     frame = dash.panel_data(sample, panel, {"experiments": ["demo", "seeds"], "runs": None})
@@ -408,10 +411,7 @@ def test_comparison_matches_compare(sample: Store) -> None:
     fig = dash.panel_figure(panel, frame)
     assert fig is not None
     titles = [a["text"] for a in fig.layout["annotations"] if " vs " in a["text"]]
-    pairs = [
-        ("demo/v4", f"demo/{XSS_RUN}"),
-        (f"seeds/{XSS_RUN}-seed1", f"seeds/{XSS_RUN}-seed2"),
-    ]
+    pairs = [("demo/v2", f"demo/{XSS_RUN}")]
     assert len(titles) == len(pairs)
     for title, (baseline, run) in zip(titles, pairs, strict=True):
         expected = compare(sample, [baseline, run], metrics=["ap"])
@@ -426,6 +426,19 @@ def test_comparison_matches_compare(sample: Store) -> None:
         compare(sample, [b, r], metrics=["ap"])["ci_low"][0] for b, r in pairs
     )  # the band is the interval of compare
     assert np.allclose(lows, wanted, rtol=0, atol=1e-15)
+    page = dash.render_page(spec, [frame])
+    assert page.count('class="note baseline"') == 1
+    assert (
+        f"Experiment seeds has no run tagged baseline, so its newest run seeds/{esc(XSS_RUN)}"
+        "-seed2 is not compared: tag the experiment&#x27;s baseline run (evalstore tag RUN "
+        "baseline), or pass --baseline RUN"
+    ) in page
+    # --baseline: every selected run against it, whatever the tags
+    filters = dash.pages.query_filters(sample, ["demo"], [], baseline="demo/v1")
+    chosen = dash.panel_data(sample, panel, filters)
+    assert chosen.select("run", "baseline").unique(maintain_order=True).rows() == [
+        (f"demo/v{k}", "demo/v1") for k in (2, 3, 4)
+    ] + [(f"demo/{XSS_RUN}", "demo/v1")]
 
 
 def esc(text: str) -> str:
@@ -629,12 +642,13 @@ def test_read_only_store_and_pairs_compare_refuses(tmp_path: Path) -> None:
             store.ingest(
                 _ranked(rng, queries, 10, 1.0 + seed), task="retrieval",
                 run=f"cfg/a-seed{seed}", params={"seed": seed}, git_commit=None,
-                created_at=T0 + timedelta(days=seed),
+                created_at=T0 + timedelta(days=seed), tags=["baseline"] if seed == 0 else [],
             )  # fmt: skip
         for day, lists in enumerate([queries, queries[:5]]):
             store.ingest(
                 _ranked(rng, lists, 10, 1.0), task="retrieval", run=f"odd/r{day}",
                 git_commit=None, created_at=T0 + timedelta(days=day),
+                tags=["baseline"] if day == 0 else [],
             )  # fmt: skip
         dash.evaluate_selected(store)
     with Store(path, read_only=True) as store:

@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 
 from evalstore.dashboards.board import board_figure
-from evalstore.dashboards.comparison import comparison_figure
+from evalstore.dashboards.comparison import comparison_figure, paired
 from evalstore.dashboards.grid import (
     axis_titles,
     cell,
@@ -221,7 +221,8 @@ def panel_figure(panel: Panel, frame: pl.DataFrame) -> Figure | None:
     if panel.kind == "heatmap":
         return heatmap_figure(panel, frame)
     if panel.kind == "comparison":
-        return comparison_figure(panel, frame)
+        drawn = paired(frame)
+        return comparison_figure(panel, drawn) if drawn.height else None
     if panel.kind == "leaderboard":
         return board_figure(panel, frame)
     if panel.kind == "pr_curve":
