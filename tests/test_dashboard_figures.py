@@ -8,6 +8,7 @@ import polars as pl
 
 from evalstore import dashboards as dash
 from evalstore.dashboards.heatmap import CELL_TEXT_PX, colour_bar_title
+from evalstore.dashboards.plot import palette
 
 
 def heatmap_panel(facet_cols: int = 2) -> dash.Panel:
@@ -108,3 +109,25 @@ def test_a_line_joins_one_configuration_only() -> None:
     assert [t["showlegend"] for t in marks] == [True, False, False]
     best = next(t for t in fig.data if t["name"].endswith("best so far"))
     assert best["x"] == [1, 2, 3, 4] and best["y"] == [0.5, 0.9, 0.9, 0.9]
+
+
+def test_many_lines_get_distinct_explicit_colours() -> None:
+    """20 runs on one chart: every line has its own colour from the palette (Plotly's
+    colorway has 10 and would repeat them)."""
+    n = 20
+    frame = pl.DataFrame(
+        {
+            "threshold": [float(t) for _ in range(n) for t in range(1, 4)],
+            "mma": [0.1 * t + 0.01 * r for r in range(n) for t in range(1, 4)],
+            "run": [f"e/r{r}" for r in range(n) for _ in range(3)],
+        }
+    )
+    for kind in ("line", "scatter", "bar"):
+        panel = dash.Panel(index=1, title="t", kind=kind, sql="select 1", x="threshold",
+                           y="mma", color="run")  # fmt: skip
+        fig = dash.panel_figure(panel, frame)
+        assert fig is not None
+        hues = [(t.get("line") or {}).get("color") or t["marker"]["color"] for t in fig.data]
+        assert len(hues) == n and len(set(hues)) == n, kind
+        assert hues == list(palette()[:n])
+    assert len(set(palette())) == len(palette()) == 44
