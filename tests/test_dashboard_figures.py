@@ -131,3 +131,18 @@ def test_many_lines_get_distinct_explicit_colours() -> None:
         assert len(hues) == n and len(set(hues)) == n, kind
         assert hues == list(palette()[:n])
     assert len(set(palette())) == len(palette()) == 44
+
+
+def test_mma_chart_says_its_unit() -> None:
+    spec = dash.load_spec(dash.dashboards_dir() / "curves.toml")
+    panel = next(p for p in spec.panels if p.query == "dashboards/mma_curves")
+    frame = pl.DataFrame(
+        {"run": ["a", "a"], "threshold": [1.0, 2.0], "mma": [0.2, 0.4], "n_lists": [3, 3]}
+    )
+    fig = dash.panel_figure(panel, frame)
+    assert fig is not None
+    assert fig.layout["xaxis"]["title"]["text"] == "threshold (px)"
+    assert fig.layout["yaxis"]["title"]["text"] == "MMA"
+    untitled = dash.Panel(index=1, title="t", kind="line", sql="select 1", x="threshold", y="mma")
+    fig = dash.panel_figure(untitled, frame)
+    assert fig is not None and fig.layout["xaxis"]["title"]["text"] == "threshold"

@@ -209,7 +209,7 @@ def _xy_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
     if panel.kind == "pr_curve":
         fig.update_xaxes(range=[0, 1.02])
         fig.update_yaxes(range=[0, 1.02])
-    axis_titles(fig, len(facets), cols, esc(x), esc(y))
+    axis_titles(fig, len(facets), cols, esc(panel.x_title or x), esc(panel.y_title or y))
     return fig
 
 

@@ -134,5 +134,5 @@ def heatmap_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
             tickvals=[esc(v) for v in y_cut],
             ticktext=[esc(cut_label(v)) for v in y_cut],
         )
-    axis_titles(fig, len(facets), cols, esc(x), esc(y))
+    axis_titles(fig, len(facets), cols, esc(panel.x_title or x), esc(panel.y_title or y))
     return fig

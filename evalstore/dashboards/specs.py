@@ -54,7 +54,7 @@ _REQUIRED_AXES = {
 }
 _PANEL_KEYS = {
     "title", "description", "kind", "query", "sql", *AXES, "best_so_far", "columns", "hover",
-    "params", "limit", "facet_cols", "empty",
+    "params", "limit", "facet_cols", "empty", "x_title", "y_title",
 }  # fmt: skip
 _SPEC_KEYS = {"title", "description", "panels"}
 _FILTERS = ("experiments", "runs")
@@ -84,6 +84,8 @@ class Panel:
     limit: int = 200
     facet_cols: int = 2
     empty: str = ""
+    x_title: str = ""
+    y_title: str = ""
     where: str = field(default="", compare=False)  # "FILE: panel N ('title')", for errors
 
     def __post_init__(self) -> None:
@@ -144,7 +146,7 @@ def _panel(path: Path, index: int, raw: Any) -> Panel:
     kind = raw.get("kind")
     if kind not in KINDS:
         raise InvalidInput(f"{where}: unknown kind {kind!r}; use one of {', '.join(KINDS)}")
-    for key in ("description", "query", "sql", "empty", *AXES):
+    for key in ("description", "query", "sql", "empty", "x_title", "y_title", *AXES):
         if key in raw and not (isinstance(raw[key], str) and raw[key].strip()):
             raise InvalidInput(f"{where}: `{key}` must be a non-empty string")
     if ("query" in raw) == ("sql" in raw):
@@ -210,6 +212,8 @@ def _panel(path: Path, index: int, raw: Any) -> Panel:
         hover=lists["hover"],
         params=tuple(sorted(params.items())),
         empty=raw.get("empty", ""),
+        x_title=raw.get("x_title", ""),
+        y_title=raw.get("y_title", ""),
         where=where,
         **extra,
     )
