@@ -664,3 +664,25 @@ def test_read_only_store_and_pairs_compare_refuses(tmp_path: Path) -> None:
     assert "mean " in titles[0] and "(items)" in titles[0]
     assert "no interval (runs odd/r0 and odd/r1 were scored on different" in titles[1]
     assert "cfg/a" in pages["overview"] and "± " in pages["overview"]
+
+
+def test_hpatches_page_shows_hpatches_runs_only(sample: Store, tmp_path: Path) -> None:
+    """Runs tagged hpatches (or recording a `descriptor` parameter) are descriptors; the
+    demo's and the seeds' retrieval runs are not, though they have retrieval AP."""
+    panel = dash.load_spec(dash.dashboards_dir() / "hpatches.toml").panels[0]
+    frame = dash.panel_data(sample, panel, {"experiments": None, "runs": None})
+    assert sorted(set(frame["run"])) == ["hpatches/hardnet", "hpatches/sift", "hpatches/tfeat"]
+    rng = np.random.default_rng(5)
+    with Store(tmp_path / "hp.duckdb") as store:
+        for name, params in (("trec/bm25", {"k1": 0.9}), ("mine/desc", {"descriptor": "x"})):
+            store.ingest(
+                _ranked(rng, ["q0", "q1"], 6, 1.0), task="retrieval", run=name,
+                params=params, git_commit=None,
+            )  # fmt: skip
+        evaluate(store, None, all_runs=True)
+        frame = dash.panel_data(store, panel, {"experiments": None, "runs": None})
+        assert set(frame["run"]) == {"mine/desc"}
+        only_trec = {"experiments": ["trec"], "runs": None}
+        assert dash.panel_data(store, panel, only_trec).height == 0
+        page = dash.render_dashboard(store, dash.load_spec(panel.where.split(":")[0]), only_trec)
+    assert "no HPatches run in the selection" in page and "tagged hpatches" in page
