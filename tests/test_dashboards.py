@@ -572,9 +572,11 @@ def test_leaderboard_table_marks_the_best_and_escapes() -> None:
     assert 'title="e/&lt;b&gt;x&lt;/b&gt;-s0, e/&lt;b&gt;x&lt;/b&gt;-s1"' in text
     rows = re.findall(r"<tr>(.*?)</tr>", text)[1:]
     assert [re.findall(r"<td[^>]*>([^<]*)</td>", r) for r in rows] == [
-        ["e/y", "1", "0.9000", "0.3000"],
-        ["e/&lt;b&gt;x&lt;/b&gt;", "2", "0.8000 ± 0.0500", "0.2000 ± 0.0100"],
-    ]  # ranked by map, higher first; 2 of 3 rows (limit)
+        ["1", "e/y", "1", "0.9000", "0.3000"],
+        ["2", "e/&lt;b&gt;x&lt;/b&gt;", "2", "0.8000 ± 0.0500", "0.2000 ± 0.0100"],
+    ]  # ranked by map, higher first (the rank column); 2 of 3 rows (limit)
+    assert "Ranked by verification map, higher is better (best first)." in text
+    assert '<th class="rank">rank</th>' in text and 'class="ranked">verification map' in text
     assert 'class="num best">0.9000<' in text  # map: higher is better
     assert "0.1000" not in text and "Showing the first 2 of 3 rows" in text
     assert "fpr95 &darr;" in text and "map &uarr;" in text
@@ -686,3 +688,26 @@ def test_hpatches_page_shows_hpatches_runs_only(sample: Store, tmp_path: Path) -
         assert dash.panel_data(store, panel, only_trec).height == 0
         page = dash.render_dashboard(store, dash.load_spec(panel.where.split(":")[0]), only_trec)
     assert "no HPatches run in the selection" in page and "tagged hpatches" in page
+
+
+def test_leaderboard_ranks_in_the_direction_of_its_first_column() -> None:
+    """Ranked by fpr95 (lower is better): the lowest first, rank 1; equal means share a
+    rank; the runs table is titled as a list, after the leaderboard."""
+    panel = dash.Panel(index=1, title="t", kind="leaderboard", sql="select 1")
+    frame = pl.DataFrame(
+        {
+            "experiment": ["e"] * 4, "config": ["a", "b", "c", "d"],
+            "runs": [["e/a"], ["e/b"], ["e/c"], ["e/d"]], "n_runs": [1] * 4,
+            "task": ["verification"] * 4, "metric": ["fpr95"] * 4,
+            "base_metric": ["fpr95"] * 4, "params": ['{"ties":"grouped"}'] * 4,
+            "mean": [0.3, 0.1, 0.2, 0.1], "sd": [None] * 4,
+        }
+    )  # fmt: skip
+    text = board_html(panel, frame)
+    rows = [re.findall(r"<td[^>]*>([^<]*)</td>", r)[:2] for r in re.findall(r"<tr>(.*?)</tr>",
+            text)[1:]]  # fmt: skip
+    assert rows == [["1", "e/b"], ["1", "e/d"], ["3", "e/c"], ["4", "e/a"]]
+    assert "Ranked by verification fpr95, lower is better (best first)." in text
+    spec = dash.load_spec(dash.dashboards_dir() / "overview.toml")
+    assert spec.panels[0].kind == "leaderboard"
+    assert spec.panels[-1].title == "All runs (newest first)"

@@ -62,7 +62,8 @@ table.data td.num{text-align:right;font-variant-numeric:tabular-nums}
 table.data.board{width:auto;min-width:40%}
 table.data.board th{white-space:normal;vertical-align:bottom;min-width:70px}
 table.data td.best{font-weight:700;background:#eaf6ea}
-h3.board{margin:12px 0 6px;font-size:15px}
+h3.board{margin:12px 0 2px;font-size:15px}p.ranked-by{margin:0 0 6px}
+table.data td.rank{color:#555;width:2em}table.data th.ranked{background:#e3ecf7}
 .note{color:#777;font-size:12px;margin:6px 0 0}.note.baseline{color:#7a4b00;font-size:13px}
 ul.dashboards{list-style:none;padding:0}ul.dashboards li{background:#fff;border:1px solid #ddd;
 border-radius:6px;padding:12px 16px;margin:0 0 12px}
