@@ -64,3 +64,27 @@ def test_dashboard_filters_and_bad_spec(cli: Any, db: Path, tmp_path: Path) -> N
 def test_dashboard_needs_a_database(cli: Any, tmp_path: Path) -> None:
     result = cli("dashboard", "--out", str(tmp_path / "x"))
     assert result.exit_code == 1 and "no evalstore database" in result.stderr
+
+
+def test_dashboard_compares_with_the_chosen_or_tagged_baseline(
+    cli: Any, db: Path, tmp_path: Path
+) -> None:
+    ingest_two(db)
+    spec = ["--spec", str(Path(__file__).parents[1] / "dashboards" / "comparison.toml")]
+    untagged = tmp_path / "untagged"
+    assert cli("dashboard", "--out", str(untagged), *spec).exit_code == 0
+    text = (untagged / "comparison.html").read_text()
+    assert "exp/b vs exp/a" not in text  # not newest-vs-previous without a baseline
+    assert "Experiment exp has no run tagged baseline" in text and "evalstore tag RUN" in text
+    chosen = tmp_path / "chosen"
+    result = cli("dashboard", "--out", str(chosen), "--baseline", "exp/a", *spec)
+    assert result.exit_code == 0, result.output
+    text = (chosen / "comparison.html").read_text()
+    assert "exp\\u002fb vs exp\\u002fa" in text and "baseline: exp/a" in text
+    assert cli("tag", "exp/a", "baseline").exit_code == 0
+    tagged = tmp_path / "tagged"
+    assert cli("dashboard", "--out", str(tagged), *spec).exit_code == 0
+    text = (tagged / "comparison.html").read_text()
+    assert "exp\\u002fb vs exp\\u002fa" in text and "no run tagged baseline" not in text
+    result = cli("dashboard", "--baseline", "exp/nope", "--out", str(tmp_path / "x"))
+    assert result.exit_code == 1 and "exp/nope" in result.stderr

@@ -44,7 +44,8 @@ def _ranked(
 def build_sample(store: Store, seed: int = 0) -> None:
     """Runs of every task, with slices: HPatches-like descriptor runs (verification,
     matching, retrieval with noise and kind slices), VOC-like classification, keypoint runs,
-    a `demo` experiment whose last run has HTML in its name, tag, params and notes, a
+    a `demo` experiment whose last run has HTML in its name, tag, params and notes (demo/v2
+    is tagged baseline; no other experiment has a baseline), a
     `seeds` experiment of two configurations of three seeds each (one named in HTML) and two
     seeds of an outcomes run."""
     rng = np.random.default_rng(seed)
@@ -126,7 +127,7 @@ def build_sample(store: Store, seed: int = 0) -> None:
             run=f"demo/v{week + 1}",
             created_at=T0 + timedelta(weeks=week),
             params={"margin": q},
-            tags=["demo"],
+            tags=["demo", "baseline"] if week == 1 else ["demo"],
             git_commit=None,
         )
     store.ingest(
@@ -193,7 +194,11 @@ PANEL = '[[panels]]\ntitle = "Bad"\n'
         (PANEL + 'kind = "table"\nquery = "runs"\ncolour = "run"', "unknown key(s) colour"),
         (
             PANEL + 'kind = "bar"\nquery = "runs"\nx = "run"\ny = "n"\nbest_so_far = true',
-            "line panels only",
+            "`best_so_far` applies to line and scatter panels only, not bar",
+        ),
+        (
+            PANEL + 'kind = "bar"\nquery = "runs"\nx = "run"\ny = "n"\nline_group = "c"',
+            "`line_group` applies to line and scatter panels only, not bar",
         ),
         (PANEL + 'kind = "table"\nquery = "runs"\nparams = {runs = [1]}', "`params` must be"),
         (PANEL + 'kind = "table"\nquery = "runs"\nlimit = 0', "`limit` must be"),
@@ -368,7 +373,7 @@ def test_empty_store_shows_notes(tmp_path: Path) -> None:
         text = page.read_text()
         assert "No data for this panel" in text
         assert '<script type="application/json" data-plot' not in text
-    assert "it needs two runs of one experiment" in (tmp_path / "out/comparison.html").read_text()
+    assert "no run has a baseline to compare with" in (tmp_path / "out/comparison.html").read_text()
 
 
 def test_filters_apply_to_every_panel(sample: Store, tmp_path: Path) -> None:
@@ -396,7 +401,9 @@ def test_filters_apply_to_every_panel(sample: Store, tmp_path: Path) -> None:
 
 def test_comparison_matches_compare(sample: Store) -> None:
     """Every pair on the page shows the numbers of `evalstore compare BASELINE RUN --metric
-    ap`, which resamples items within lists for these runs (9 lists, fewer than 10)."""
+    ap`, which resamples items within lists for these runs (9 lists, fewer than 10). The
+    newest demo run is compared with demo/v2, the run tagged baseline (not with the run
+    before it); seeds has no tagged baseline: not compared, and a note says how to choose."""
     spec = dash.load_spec(dash.dashboards_dir() / "comparison.toml")
     panel = spec.panels[0]
     frame = dash.panel_data(sample, panel, {"experiments": ["demo", "seeds"], "runs": None})
@@ -404,10 +411,7 @@ def test_comparison_matches_compare(sample: Store) -> None:
     fig = dash.panel_figure(panel, frame)
     assert fig is not None
     titles = [a["text"] for a in fig.layout["annotations"] if " vs " in a["text"]]
-    pairs = [
-        ("demo/v4", f"demo/{XSS_RUN}"),
-        (f"seeds/{XSS_RUN}-seed1", f"seeds/{XSS_RUN}-seed2"),
-    ]
+    pairs = [("demo/v2", f"demo/{XSS_RUN}")]
     assert len(titles) == len(pairs)
     for title, (baseline, run) in zip(titles, pairs, strict=True):
         expected = compare(sample, [baseline, run], metrics=["ap"])
@@ -422,6 +426,19 @@ def test_comparison_matches_compare(sample: Store) -> None:
         compare(sample, [b, r], metrics=["ap"])["ci_low"][0] for b, r in pairs
     )  # the band is the interval of compare
     assert np.allclose(lows, wanted, rtol=0, atol=1e-15)
+    page = dash.render_page(spec, [frame])
+    assert page.count('class="note baseline"') == 1
+    assert (
+        f"Experiment seeds has no run tagged baseline, so its newest run seeds/{esc(XSS_RUN)}"
+        "-seed2 is not compared: tag the experiment&#x27;s baseline run (evalstore tag RUN "
+        "baseline), or pass --baseline RUN"
+    ) in page
+    # --baseline: every selected run against it, whatever the tags
+    filters = dash.pages.query_filters(sample, ["demo"], [], baseline="demo/v1")
+    chosen = dash.panel_data(sample, panel, filters)
+    assert chosen.select("run", "baseline").unique(maintain_order=True).rows() == [
+        (f"demo/v{k}", "demo/v1") for k in (2, 3, 4)
+    ] + [(f"demo/{XSS_RUN}", "demo/v1")]
 
 
 def esc(text: str) -> str:
@@ -555,9 +572,11 @@ def test_leaderboard_table_marks_the_best_and_escapes() -> None:
     assert 'title="e/&lt;b&gt;x&lt;/b&gt;-s0, e/&lt;b&gt;x&lt;/b&gt;-s1"' in text
     rows = re.findall(r"<tr>(.*?)</tr>", text)[1:]
     assert [re.findall(r"<td[^>]*>([^<]*)</td>", r) for r in rows] == [
-        ["e/y", "1", "0.9000", "0.3000"],
-        ["e/&lt;b&gt;x&lt;/b&gt;", "2", "0.8000 ± 0.0500", "0.2000 ± 0.0100"],
-    ]  # ranked by map, higher first; 2 of 3 rows (limit)
+        ["1", "e/y", "1", "0.9000", "0.3000"],
+        ["2", "e/&lt;b&gt;x&lt;/b&gt;", "2", "0.8000 ± 0.0500", "0.2000 ± 0.0100"],
+    ]  # ranked by map, higher first (the rank column); 2 of 3 rows (limit)
+    assert "Ranked by verification map, higher is better (best first)." in text
+    assert '<th class="rank">rank</th>' in text and 'class="ranked">verification map' in text
     assert 'class="num best">0.9000<' in text  # map: higher is better
     assert "0.1000" not in text and "Showing the first 2 of 3 rows" in text
     assert "fpr95 &darr;" in text and "map &uarr;" in text
@@ -569,12 +588,16 @@ def test_leaderboard_table_marks_the_best_and_escapes() -> None:
     assert fpr["marker"]["color"][1] == "#1f77b4"  # e/z (0.1, the best fpr95) is past the limit
 
 
-def test_history_draws_a_band_for_configurations(sample: Store) -> None:
+def test_history_points_never_join_two_configurations(sample: Store) -> None:
+    """One point per configuration at its latest run (mean ± sd as error bars), earlier
+    points of a configuration at its earlier runs; a line joins one configuration only."""
     panel = overview_panel("Metric history")
     frame = dash.panel_data(sample, panel, {"experiments": ["seeds", "demo"], "runs": None})
     frame = frame.filter(pl.col("series") == "retrieval · map")
-    points = frame.filter(pl.col("experiment") == "seeds")
-    assert points["n_runs"].to_list() == [3, 3]
+    seeds = frame.filter(pl.col("experiment") == "seeds")
+    # seeds/narrow's runs landed a day apart: its mean after 1, 2 and 3 seeds
+    assert seeds["n_runs"].to_list() == [1, 2, 3, 1, 2, 3]
+    points = seeds.filter(pl.col("n_runs") == 3)
     values = sample.con.sql(
         "select value from v_metrics where experiment = 'seeds' and base_metric = 'ap' "
         "and slice = '' and params ->> 'ties' = 'grouped' and run like 'seeds/narrow%'"
@@ -585,14 +608,23 @@ def test_history_draws_a_band_for_configurations(sample: Store) -> None:
     assert points["created_at"][0] == last.fetchall()[0][0]
     fig = dash.panel_figure(panel, frame)
     assert fig is not None
-    bands = [t for t in fig.data if t["name"].endswith(": ± sd")]
-    assert [t["name"] for t in bands] == ["seeds: ± sd"]  # demo has one run per configuration
-    mean, sd = points["value"].to_list(), points["sd"].to_list()
-    upper = [m + s for m, s in zip(mean, sd, strict=True)]
-    lower = [m - s for m, s in zip(mean, sd, strict=True)]
-    assert np.allclose(bands[0]["y"], upper + lower[::-1])
-    assert bands[0]["fill"] == "toself" and bands[0]["hoverinfo"] == "skip"
+    marks = [t for t in fig.data if not t["name"].endswith("best so far")]
+    configs = {esc(r): c for r, c in zip(frame["run"], frame["config"], strict=True)}
+    for t in marks:  # every trace is one configuration's
+        assert len({configs[c[0]] for c in t["customdata"]}) == 1
+        assert ("lines" in t["mode"]) == (len(t["x"]) > 1)
+    seeds_marks = [t for t in marks if t["name"] == "seeds"]
+    assert [len(t["x"]) for t in seeds_marks] == [3, 3]
+    assert list(seeds_marks[0]["error_y"]["array"])[-1] == pytest.approx(values.std())
+    demo = [t for t in marks if t["name"] == "demo"]
+    assert len(demo) == 5 and all(t["mode"] == "markers" for t in demo)
+    assert sum(t["showlegend"] for t in demo) == 1
+    # the experiment's best so far runs through all its configurations, in time order
+    best = next(t for t in fig.data if t["name"] == "demo: best so far")
+    demo_rows = frame.filter(pl.col("experiment") == "demo").sort("created_at")
+    assert best["y"] == list(np.maximum.accumulate(demo_rows["value"].to_numpy()))
     # marks and bars get error bars; a non-numeric spread is refused, naming the panel
+    sd = points["sd"].to_list()
     bars = dash.Panel(index=1, title="t", kind="bar", sql="select 1", x="experiment",
                       y="value", error="sd", where="spec: panel 1")  # fmt: skip
     drawn = dash.panel_figure(bars, points)
@@ -612,12 +644,13 @@ def test_read_only_store_and_pairs_compare_refuses(tmp_path: Path) -> None:
             store.ingest(
                 _ranked(rng, queries, 10, 1.0 + seed), task="retrieval",
                 run=f"cfg/a-seed{seed}", params={"seed": seed}, git_commit=None,
-                created_at=T0 + timedelta(days=seed),
+                created_at=T0 + timedelta(days=seed), tags=["baseline"] if seed == 0 else [],
             )  # fmt: skip
         for day, lists in enumerate([queries, queries[:5]]):
             store.ingest(
                 _ranked(rng, lists, 10, 1.0), task="retrieval", run=f"odd/r{day}",
                 git_commit=None, created_at=T0 + timedelta(days=day),
+                tags=["baseline"] if day == 0 else [],
             )  # fmt: skip
         dash.evaluate_selected(store)
     with Store(path, read_only=True) as store:
@@ -633,3 +666,48 @@ def test_read_only_store_and_pairs_compare_refuses(tmp_path: Path) -> None:
     assert "mean " in titles[0] and "(items)" in titles[0]
     assert "no interval (runs odd/r0 and odd/r1 were scored on different" in titles[1]
     assert "cfg/a" in pages["overview"] and "± " in pages["overview"]
+
+
+def test_hpatches_page_shows_hpatches_runs_only(sample: Store, tmp_path: Path) -> None:
+    """Runs tagged hpatches (or recording a `descriptor` parameter) are descriptors; the
+    demo's and the seeds' retrieval runs are not, though they have retrieval AP."""
+    panel = dash.load_spec(dash.dashboards_dir() / "hpatches.toml").panels[0]
+    frame = dash.panel_data(sample, panel, {"experiments": None, "runs": None})
+    assert sorted(set(frame["run"])) == ["hpatches/hardnet", "hpatches/sift", "hpatches/tfeat"]
+    rng = np.random.default_rng(5)
+    with Store(tmp_path / "hp.duckdb") as store:
+        for name, params in (("trec/bm25", {"k1": 0.9}), ("mine/desc", {"descriptor": "x"})):
+            store.ingest(
+                _ranked(rng, ["q0", "q1"], 6, 1.0), task="retrieval", run=name,
+                params=params, git_commit=None,
+            )  # fmt: skip
+        evaluate(store, None, all_runs=True)
+        frame = dash.panel_data(store, panel, {"experiments": None, "runs": None})
+        assert set(frame["run"]) == {"mine/desc"}
+        only_trec = {"experiments": ["trec"], "runs": None}
+        assert dash.panel_data(store, panel, only_trec).height == 0
+        page = dash.render_dashboard(store, dash.load_spec(panel.where.split(":")[0]), only_trec)
+    assert "no HPatches run in the selection" in page and "tagged hpatches" in page
+
+
+def test_leaderboard_ranks_in_the_direction_of_its_first_column() -> None:
+    """Ranked by fpr95 (lower is better): the lowest first, rank 1; equal means share a
+    rank; the runs table is titled as a list, after the leaderboard."""
+    panel = dash.Panel(index=1, title="t", kind="leaderboard", sql="select 1")
+    frame = pl.DataFrame(
+        {
+            "experiment": ["e"] * 4, "config": ["a", "b", "c", "d"],
+            "runs": [["e/a"], ["e/b"], ["e/c"], ["e/d"]], "n_runs": [1] * 4,
+            "task": ["verification"] * 4, "metric": ["fpr95"] * 4,
+            "base_metric": ["fpr95"] * 4, "params": ['{"ties":"grouped"}'] * 4,
+            "mean": [0.3, 0.1, 0.2, 0.1], "sd": [None] * 4,
+        }
+    )  # fmt: skip
+    text = board_html(panel, frame)
+    rows = [re.findall(r"<td[^>]*>([^<]*)</td>", r)[:2] for r in re.findall(r"<tr>(.*?)</tr>",
+            text)[1:]]  # fmt: skip
+    assert rows == [["1", "e/b"], ["1", "e/d"], ["3", "e/c"], ["4", "e/a"]]
+    assert "Ranked by verification fpr95, lower is better (best first)." in text
+    spec = dash.load_spec(dash.dashboards_dir() / "overview.toml")
+    assert spec.panels[0].kind == "leaderboard"
+    assert spec.panels[-1].title == "All runs (newest first)"

@@ -33,6 +33,14 @@ def dashboard_cmd(
             help="Only this run (repeatable); comparisons use the first as baseline.",
         ),
     ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="Compare every selected run against this run [default: the first of --runs, "
+            "else each experiment's run tagged baseline].",
+        ),
+    ] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path(
         "dashboards-out"
     ),
@@ -100,6 +108,8 @@ def dashboard_cmd(
     path = db or default_path()
     if not path.exists():
         raise EvalstoreError(f"no evalstore database at {path} (ingest a run first, or pass --db)")
+    if changed is not None and baseline is not None:
+        raise EvalstoreError("--baseline does not go with --changed RUN_A RUN_B")
     if changed is None and (items, metric, task) != (None, None, None):
         raise EvalstoreError("--items, --metric and --task go with --changed RUN_A RUN_B")
     if changed is not None:
@@ -115,10 +125,14 @@ def dashboard_cmd(
         if evaluate:
             with Store(path, lock_timeout=lock_timeout) as store:
                 dashboards.evaluate_selected(store, **chosen, progress=cb)
+                if baseline is not None and (experiment or runs):  # may be outside them
+                    dashboards.evaluate_selected(store, runs=[baseline], progress=cb)
         # the pages from a read-only store in the sandbox: a spec's SQL reads the store only
         with Store(path, read_only=True, lock_timeout=lock_timeout) as store:
             sandbox.lock_down(store.con, allow_read or ())
-            pages = dashboards.write_dashboards(store, out, specs=spec, **chosen, progress=cb)
+            pages = dashboards.write_dashboards(
+                store, out, specs=spec, **chosen, progress=cb, baseline=baseline
+            )
     typer.echo(f"wrote {len(pages) - 1} dashboard(s): {pages[0]}")
 
 

@@ -6,10 +6,12 @@ its mean and sd across the configuration's runs (``dashboards/leaderboard``).
 ``evalstore leaderboard``: a row per configuration, labelled as :func:`evalstore.groups.label`
 labels it, a column per (task, metric, params) in the query's order. Each experiment gets
 its own table (:func:`board_html`) with only the columns it has values in, its rows ranked by
-the first of them (best first), each cell ``mean ± sd`` (the mean alone for one run) and the
-best of each column in bold (:meth:`~evalstore.leaderboard.Leaderboard.best`, in the
-metric's direction). :func:`board_figure` draws one chart per experiment and column: the
-means as points with the sd as error bars, the best in green.
+the first of them (best first, a rank column 1, 2, 3..., :func:`ranking`; a line under the
+experiment's name says which column ranks and its direction), each cell ``mean ± sd`` (the
+mean alone for one run) and the best of each column in bold
+(:meth:`~evalstore.leaderboard.Leaderboard.best`, in the metric's direction).
+:func:`board_figure` draws one chart per experiment and column: the means as points with
+the sd as error bars, the best in green.
 """
 
 from __future__ import annotations
@@ -28,13 +30,14 @@ from evalstore.errors import InvalidInput
 from evalstore.groups import label
 from evalstore.leaderboard import pivot
 
-__all__ = ["BOARD_COLUMNS", "Board", "board", "board_figure", "board_html"]
+__all__ = ["BOARD_COLUMNS", "Board", "board", "board_figure", "board_html", "ranking"]
 
 #: The columns a leaderboard panel's query returns.
 BOARD_COLUMNS = ("experiment", "config", "runs", "n_runs", "task", "metric", "base_metric",
                  "params", "mean", "sd")  # fmt: skip
 
 _BEST, _OTHER = "#2ca02c", "#1f77b4"
+_RANKED = ' class="ranked"'  # the header of the column that ranks the rows
 
 
 @dataclass(frozen=True)
@@ -141,16 +144,19 @@ def board_html(panel: Panel, frame: pl.DataFrame) -> str:
     parts = []
     for k, e in enumerate(b.experiments, start=1):
         cols = b.columns[e]
-        head = "<th>configuration</th><th>runs</th>" + "".join(
-            f'<th title="{"higher" if b.higher[c] else "lower"} is better">'
+        ranks = ranking(b, e)
+        head = '<th class="rank">rank</th><th>configuration</th><th>runs</th>' + "".join(
+            f'<th title="{"higher" if b.higher[c] else "lower"} is better"{_RANKED * (i == 0)}>'
             f"{html.escape(c)} {'&uarr;' if b.higher[c] else '&darr;'}</th>"
-            for c in cols
+            for i, c in enumerate(cols)
         )
         body = []
         for g in b.rows[e][: panel.limit]:
             runs = b.runs[(e, g)]
             title = f' title="{html.escape(", ".join(runs))}"' if len(runs) > 1 else ""
+            rank = ranks.get(g)
             cells = [
+                f'<td class="num rank">{"" if rank is None else rank}</td>',
                 f"<td{title}>{html.escape(g)}</td>",
                 f'<td class="num">{b.n_runs[(e, g)]}</td>',
             ]
@@ -167,10 +173,34 @@ def board_html(panel: Panel, frame: pl.DataFrame) -> str:
         rows = "\n".join(body)
         parts.append(
             f'<h3 class="board">{html.escape(e)}</h3>'
+            f'<p class="note ranked-by">{html.escape(_ranked_by(b, e))}</p>'
             f'<div class="table-wrap"><table class="data board" id="{panel.div_id}-table-{k}">'
             f"<thead><tr>{head}</tr></thead>\n<tbody>\n{rows}\n</tbody></table></div>{note}"
         )
     return "\n".join(parts)
+
+
+def ranking(b: Board, experiment: str) -> dict[str, int]:
+    """The rank of each configuration of ``experiment`` by its first column, best first in
+    the metric's direction (1, 2, 3...; equal means share a rank; none without a value)."""
+    if not b.columns[experiment]:
+        return {}
+    first = b.columns[experiment][0]
+    means = {g: b.cells.get((experiment, g, first), (None, None))[0] for g in b.rows[experiment]}
+    ranks: dict[str, int] = {}
+    for g, mean in means.items():
+        if mean is not None:
+            better = [m for m in means.values() if m is not None
+                      and (m > mean if b.higher[first] else m < mean)]  # fmt: skip
+            ranks[g] = 1 + len(better)
+    return ranks
+
+
+def _ranked_by(b: Board, experiment: str) -> str:
+    if not b.columns[experiment]:
+        return ""
+    first = b.columns[experiment][0]
+    return f"Ranked by {first}, {'higher' if b.higher[first] else 'lower'} is better (best first)."
 
 
 def board_figure(panel: Panel, frame: pl.DataFrame) -> Figure:

@@ -5,6 +5,11 @@ differences with the mean difference, its 95% interval, the p-value and the bett
 counts that :func:`evalstore.compare.compare` gives for the pair (the columns
 :func:`evalstore.dashboards.data.compare_stats` adds): the numbers of ``evalstore compare``,
 which resamples lists, or items within lists when a run has fewer than 10 lists.
+
+A run's baseline is chosen, never guessed (``dashboards/list_differences``): the run given
+with ``--baseline``, the first of ``--runs``, or the run of its experiment tagged
+``baseline``. A row with no baseline (its experiment has none tagged) is not drawn:
+:func:`paired` leaves it out and :func:`missing_baselines` says how to choose one.
 """
 
 from __future__ import annotations
@@ -21,7 +26,38 @@ from evalstore.dashboards.specs import Panel
 from evalstore.dashboards.text import esc, plot_values
 from evalstore.metrics import METRICS
 
-__all__ = ["comparison_figure"]
+__all__ = ["BASELINE_HINT", "comparison_figure", "missing_baselines", "paired"]
+
+#: How to choose a baseline, for the page's notes and empty message.
+BASELINE_HINT = (
+    "tag the experiment's baseline run (evalstore tag RUN baseline), or pass "
+    "--baseline RUN (every selected run against RUN) or --runs BASELINE RUN..."
+)
+
+
+def paired(frame: pl.DataFrame) -> pl.DataFrame:
+    """The rows that have a baseline (``baseline_id`` not NULL)."""
+    if "baseline_id" not in frame.columns:
+        return frame
+    return frame.filter(pl.col("baseline_id").is_not_null())
+
+
+def missing_baselines(frame: pl.DataFrame) -> list[str]:
+    """One note per run left without a baseline (its experiment has no run tagged
+    ``baseline``), saying how to choose one."""
+    if "baseline_id" not in frame.columns:
+        return []
+    runs = _runs_of(frame.filter(pl.col("baseline_id").is_null()))
+    return [
+        f"Experiment {run.partition('/')[0]} has no run tagged baseline, so its newest run "
+        f"{run} is not compared: {BASELINE_HINT}."
+        for run in runs
+    ]
+
+
+def _runs_of(frame: pl.DataFrame) -> list[str]:
+    """The frame's runs, once each, in order."""
+    return [str(r) for r in dict.fromkeys(frame["run"].to_list()) if r is not None]
 
 
 def comparison_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
@@ -29,7 +65,8 @@ def comparison_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
     interval as ``evalstore compare`` computes them (``mean_diff``, ``ci_low``, ``ci_high``,
     ``p_value``, ``wins``, ``losses``, ``resampled`` of each row's pair; without them, or
     with a ``note``, no interval); bars green where the run is better in the metric's
-    direction."""
+    direction. Rows without a baseline are left out (:func:`missing_baselines`)."""
+    frame = paired(frame)
     keys = ["run", "baseline", "task", "metric", "params"]
     groups = frame.select(keys).unique(maintain_order=True).rows()
     titles = []

@@ -66,10 +66,15 @@ def selected_run_ids(
 
 
 def query_filters(
-    store: Store, experiments: Sequence[str], runs: Sequence[RunRef]
-) -> dict[str, list[Any] | None]:
+    store: Store,
+    experiments: Sequence[str],
+    runs: Sequence[RunRef],
+    *,
+    baseline: RunRef | None = None,
+) -> dict[str, Any]:
     """The ``$experiments`` and ``$runs`` parameters of every dashboard query (NULL = all),
-    without duplicates.
+    without duplicates, and ``$baseline``: the id of the run every selected run is compared
+    against (NULL: none given).
 
     Raises:
         RunNotFound: a run reference matches no run.
@@ -86,6 +91,7 @@ def query_filters(
     return {
         "experiments": list(dict.fromkeys(experiments)) or None,
         "runs": ids or None,
+        "baseline": None if baseline is None else resolve_many(store, [baseline])[0],
     }
 
 
@@ -115,7 +121,8 @@ def panel_data(store: Store, panel: Panel, filters: Mapping[str, Any]) -> pl.Dat
     Raises:
         InvalidInput: the query failed, is not a single SELECT, or lacks a named column.
     """
-    values = {**filters, **dict(panel.params)}
+    # filters without a baseline (from before --baseline) mean none given
+    values = {"baseline": None, **filters, **dict(panel.params)}
     if panel.sql is not None:
         # the spec's own SQL: in the sandbox (one read-only statement, nothing outside the
         # store, settings locked), which write_dashboards set up
@@ -154,13 +161,17 @@ def compare_stats(store: Store, frame: pl.DataFrame) -> pl.DataFrame:
     of ``evalstore compare BASELINE RUN --metric METRIC``: the difference of the runs' values
     (``mean_diff``), its 95% interval, p-value, better/worse counts and what was resampled
     (lists, or items within lists below 10 lists). Where compare refuses the pair (the runs
-    were scored on different lists), ``note`` says why and the statistics are NULL.
+    were scored on different lists), ``note`` says why and the statistics are NULL. Rows
+    without a baseline (an experiment with no run tagged ``baseline``) stay as they are.
 
     Raises:
         InvalidInput: values are missing or stale and the store is read-only.
     """
     keys = ["run_id", "baseline_id", "task", "metric", "params"]
     frame = frame.cast({"run_id": pl.Int64, "baseline_id": pl.Int64})
+    # a run without a baseline (its experiment has none tagged) has nothing to compare
+    unpaired = frame.filter(pl.col("baseline_id").is_null())
+    frame = frame.filter(pl.col("baseline_id").is_not_null())
     schema = {**dict.fromkeys(keys[2:], pl.String), **STAT_COLUMNS}
     found = [pl.DataFrame(schema={"run_id": pl.Int64, "baseline_id": pl.Int64, **schema})]
     for (run_id, baseline_id, metric), part in frame.group_by(
@@ -183,7 +194,8 @@ def compare_stats(store: Store, frame: pl.DataFrame) -> pl.DataFrame:
         pair = {"run_id": run_id, "baseline_id": baseline_id, "metric": metric}
         found.append(result.with_columns(**{k: pl.lit(v) for k, v in pair.items()}))
     stats = pl.concat(found, how="diagonal_relaxed").cast({k: v for k, v in schema.items()})
-    return frame.join(stats, on=keys, how="left", maintain_order="left")
+    joined = frame.join(stats, on=keys, how="left", maintain_order="left")
+    return pl.concat([joined, unpaired], how="diagonal_relaxed")
 
 
 def _pr_points(store: Store, runs: pl.DataFrame, ties: str) -> pl.DataFrame:

@@ -2,10 +2,11 @@
 
 :func:`panel_figure` draws a panel by its kind: lines, markers, bars and PR curves (one trace
 per ``color`` value in each ``facet``, optionally with the best so far, and with ``error`` a
-band ``y ± error`` around lines or error bars on markers and bars), heatmaps (one per facet,
-each with its own color range), run comparisons (:mod:`~evalstore.dashboards.comparison`)
-and leaderboards (:mod:`~evalstore.dashboards.board`). Every user string is escaped for
-Plotly, which renders some HTML in its labels. The figures are plain data
+band ``y ± error`` around lines or error bars on markers and bars), heatmaps
+(:mod:`~evalstore.dashboards.heatmap`: one per facet, each on its own axes and colour bar),
+run comparisons (:mod:`~evalstore.dashboards.comparison`) and leaderboards
+(:mod:`~evalstore.dashboards.board`). Every user string is escaped for Plotly, which renders
+some HTML in its labels. The figures are plain data
 (:mod:`~evalstore.dashboards.plot`), not Plotly's Python objects.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 import polars as pl
 
 from evalstore.dashboards.board import board_figure
-from evalstore.dashboards.comparison import comparison_figure
+from evalstore.dashboards.comparison import comparison_figure, paired
 from evalstore.dashboards.grid import (
     axis_titles,
     cell,
@@ -27,9 +28,10 @@ from evalstore.dashboards.grid import (
     rows_where,
     tick_room,
 )
+from evalstore.dashboards.heatmap import heatmap_figure
 from evalstore.dashboards.plot import Figure, palette, trace
 from evalstore.dashboards.specs import Panel
-from evalstore.dashboards.text import cut_label, esc, plain, plot_values
+from evalstore.dashboards.text import esc, plain, plot_values
 from evalstore.errors import EvalstoreError, InvalidInput
 from evalstore.metrics import get
 
@@ -108,9 +110,48 @@ def _band(
     )
 
 
+def _mark(
+    panel: Panel, rows: pl.DataFrame, name: str, hue: str, fig: Figure, row: int, col: int
+) -> dict[str, Any]:
+    """The trace of ``rows`` (one color value, one ``line_group`` value); a line's band
+    goes straight into ``fig``. Scatter points are joined by a line only with ``line_group``
+    and more than one point."""
+    common: dict[str, Any] = {
+        "x": plot_values(rows[panel.x or ""]),
+        "y": plot_values(rows[panel.y or ""]),
+        "name": name,
+        "legendgroup": name,
+        **_hover(panel, rows, name),
+    }
+    spread = _spread(panel, rows)
+    if spread is not None and panel.kind != "line":
+        common["error_y"] = {"type": "data", "array": spread, "visible": True}
+    if panel.kind == "bar":
+        return trace("bar", marker={"color": hue}, **common)
+    if panel.kind == "scatter":
+        joined = panel.line_group is not None and rows.height > 1
+        return trace(
+            "scatter",
+            mode="lines+markers" if joined else "markers",
+            marker={"color": hue, "size": 8},
+            line={"color": hue, "width": 1.5} if joined else None,
+            **common,
+        )
+    if spread is not None:
+        band = _band(common["x"], common["y"], spread, hue, name, esc(panel.error))
+        fig.add_trace(band, row=row, col=col)
+    return trace(
+        "scatter",
+        mode="lines" if panel.kind == "pr_curve" else "lines+markers",
+        line={"color": hue, "shape": "hv" if panel.kind == "pr_curve" else "linear"},
+        **common,
+    )
+
+
 def _xy_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
-    """line, scatter, bar and pr_curve: one trace per color value in each facet; with
-    ``error``, a band around each line (y ± error) or error bars on marks and bars."""
+    """line, scatter, bar and pr_curve: one trace per color value in each facet (and per
+    ``line_group`` value: a line never joins two of them); with ``error``, a band around
+    each line (y ± error) or error bars on marks and bars."""
     colours = palette()
     x, y = panel.x or "", panel.y or ""
     facets = distinct(frame[panel.facet]) if panel.facet else [None]
@@ -133,39 +174,21 @@ def _xy_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
                 group = group.sort(x, maintain_order=True, nulls_last=True)
             name = esc(plain(color)) if panel.color else esc(y)
             hue = colours[c_index % len(colours)]
-            common = {
-                "x": plot_values(group[x]),
-                "y": plot_values(group[y]),
-                "name": name,
-                "legendgroup": name,
-                "showlegend": panel.color is not None and color not in shown,
-                **_hover(panel, group, name),
-            }
-            shown.add(color)
-            spread = _spread(panel, group)
-            if spread is not None and panel.kind != "line":
-                common["error_y"] = {"type": "data", "array": spread, "visible": True}
-            if panel.kind == "bar":
-                mark: dict[str, Any] = trace("bar", marker={"color": hue}, **common)
-            elif panel.kind == "scatter":
-                mark = trace("scatter", mode="markers", marker={"color": hue, "size": 8}, **common)
-            else:
-                if spread is not None:
-                    band = _band(common["x"], common["y"], spread, hue, name, esc(panel.error))
-                    fig.add_trace(band, row=row, col=col)
-                mark = trace(
-                    "scatter",
-                    mode="lines" if panel.kind == "pr_curve" else "lines+markers",
-                    line={"color": hue, "shape": "hv" if panel.kind == "pr_curve" else "linear"},
-                    **common,
-                )
-            fig.add_trace(mark, row=row, col=col)
+            # a line joins the rows of one `line_group` value only (one configuration)
+            lines = distinct(group[panel.line_group]) if panel.line_group else [None]
+            for line in lines:
+                rows = rows_where(group, panel.line_group, line)
+                mark = _mark(panel, rows, name, hue, fig, row, col)
+                mark["showlegend"] = panel.color is not None and color not in shown
+                shown.add(color)
+                fig.add_trace(mark, row=row, col=col)
             if panel.best_so_far:
-                best = _running_best(common["y"], _direction(panel, group))
+                xs, ys = plot_values(group[x]), plot_values(group[y])
+                best = _running_best(ys, _direction(panel, group))
                 fig.add_trace(
                     trace(
                         "scatter",
-                        x=common["x"],
+                        x=xs,
                         y=best,
                         mode="lines",
                         line={"color": hue, "dash": "dot", "shape": "hv"},
@@ -186,63 +209,7 @@ def _xy_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
     if panel.kind == "pr_curve":
         fig.update_xaxes(range=[0, 1.02])
         fig.update_yaxes(range=[0, 1.02])
-    axis_titles(fig, len(facets), cols, esc(x), esc(y))
-    return fig
-
-
-def _heatmap_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
-    """One heatmap per facet, each with its own color range (metrics differ in scale): the
-    cells print their values, and a single heatmap gets a color bar."""
-    x, y, z = panel.x or "", panel.y or "", panel.z or ""
-    facets = distinct(frame[panel.facet]) if panel.facet else [None]
-    parts = [rows_where(frame, panel.facet, f) for f in facets]
-    cols = max(1, min(len(facets), panel.facet_cols))
-    heights = []
-    for start in range(0, len(parts), cols):
-        tallest = max(len(distinct(p[y])) for p in parts[start : start + cols])
-        heights.append(max(120, 30 * tallest + 20))
-    tick_px, ticks = tick_room([plain(v) for v in distinct(frame[x])], cols)
-    y_labels = [plain(v) for v in distinct(frame[y])]
-    left_px = 40 + 7 * max(len(cut_label(v)) for v in y_labels)
-    lay = grid_layout(panel, len(facets), titled=panel.facet is not None, row_px=heights,
-                  tick_px=tick_px, left_px=left_px)  # fmt: skip
-    fig = make_grid(lay, [esc(plain(f)) for f in facets] if panel.facet else None)
-    for f_index, part in enumerate(parts):
-        xs, ys = distinct(part[x]), distinct(part[y])
-        cells: dict[tuple[Any, Any], Any] = {}
-        for xv, yv, zv in zip(part[x].to_list(), part[y].to_list(), plot_values(part[z]),
-                              strict=True):  # fmt: skip
-            cells.setdefault((xv, yv), zv)
-        row, col = cell(f_index, cols)
-        fig.add_trace(
-            trace(
-                "heatmap",
-                x=[esc(plain(v)) for v in xs],
-                y=[esc(plain(v)) for v in ys],
-                z=[[cells.get((xv, yv)) for xv in xs] for yv in ys],
-                colorscale="Viridis",
-                showscale=len(facets) == 1,
-                colorbar={"title": {"text": esc(z)}},
-                texttemplate="%{z:.3f}" if len(xs) * len(ys) <= 600 else None,
-                hovertemplate=f"{esc(y)}=%{{y}}<br>{esc(x)}=%{{x}}<br>{esc(z)}=%{{z:.4f}}"
-                "<extra></extra>",
-                xgap=1,
-                ygap=1,
-            ),
-            row=row,
-            col=col,
-        )
-    fig.update_xaxes(type="category", **ticks)
-    fig.update_yaxes(
-        type="category",
-        autorange="reversed",
-        categoryorder="array",
-        categoryarray=[esc(v) for v in y_labels],
-        tickmode="array",
-        tickvals=[esc(v) for v in y_labels],
-        ticktext=[esc(cut_label(v)) for v in y_labels],
-    )
-    axis_titles(fig, len(facets), cols, esc(x), esc(y))
+    axis_titles(fig, len(facets), cols, esc(panel.x_title or x), esc(panel.y_title or y))
     return fig
 
 
@@ -252,9 +219,10 @@ def panel_figure(panel: Panel, frame: pl.DataFrame) -> Figure | None:
     if frame.height == 0 or panel.kind == "table":
         return None
     if panel.kind == "heatmap":
-        return _heatmap_figure(panel, frame)
+        return heatmap_figure(panel, frame)
     if panel.kind == "comparison":
-        return comparison_figure(panel, frame)
+        drawn = paired(frame)
+        return comparison_figure(panel, drawn) if drawn.height else None
     if panel.kind == "leaderboard":
         return board_figure(panel, frame)
     if panel.kind == "pr_curve":

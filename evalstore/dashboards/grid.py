@@ -48,7 +48,8 @@ def distinct(series: pl.Series) -> list[Any]:
 class Layout:
     """Pixel sizes of a grid of charts: rows of heights ``row_px``, ``gap_px`` between rows
     (room for subplot titles and tick labels), ``bottom_px`` under the last row (x labels,
-    the axis title and the legend), ``left_px`` for y labels (also kept between columns)."""
+    the axis title and the legend), ``left_px`` for y labels (also kept between columns),
+    ``bar_px`` right of each chart for its own colour bar (0: none)."""
 
     n: int
     cols: int
@@ -57,6 +58,7 @@ class Layout:
     top_px: int
     bottom_px: int
     left_px: int = 70
+    bar_px: int = 0
 
     @property
     def plot_px(self) -> int:
@@ -65,14 +67,15 @@ class Layout:
 
 def grid_layout(
     panel: Panel, n: int, *, titled: bool, row_px: Sequence[int] | None = None,
-    tick_px: int = 0, left_px: int = 70,
+    tick_px: int = 0, left_px: int = 70, bar_px: int = 0,
 ) -> Layout:  # fmt: skip
-    """The :class:`Layout` of ``n`` charts, ``panel.facet_cols`` to a row at most."""
+    """The :class:`Layout` of ``n`` charts, ``panel.facet_cols`` to a row at most (``bar_px``:
+    room for a colour bar right of each chart)."""
     cols = max(1, min(n, panel.facet_cols))
     rows = math.ceil(n / cols)
     heights = tuple(row_px) if row_px else (_ROW_PX,) * rows
     top = 64 if titled else 24
-    return Layout(n, cols, heights, top + 40 + tick_px, top, 100 + tick_px, left_px)
+    return Layout(n, cols, heights, top + 40 + tick_px, top, 100 + tick_px, left_px, bar_px)
 
 
 def make_grid(lay: Layout, titles: list[str] | None, title_px: int = 13) -> Figure:
@@ -85,13 +88,16 @@ def make_grid(lay: Layout, titles: list[str] | None, title_px: int = 13) -> Figu
         row_heights=list(lay.row_px),
         vertical_spacing=lay.gap_px / lay.plot_px if rows > 1 else 0.0,
         # the page is about 1200 px wide: keep the y labels of a column clear of the left
-        horizontal_spacing=min(0.3, (lay.left_px + 10) / 1200) if lay.cols > 1 else 0.0,
+        # (and a column's colour bar clear of the next one's labels)
+        horizontal_spacing=min(0.4, (lay.left_px + lay.bar_px + 10) / 1200)
+        if lay.cols > 1
+        else 0.0,
         title_font={"size": title_px},
     )
     fig.update_layout(
         template=template(),
         height=lay.plot_px + lay.top_px + lay.bottom_px,
-        margin={"l": lay.left_px, "r": 30, "t": lay.top_px, "b": lay.bottom_px},
+        margin={"l": lay.left_px, "r": 30 + lay.bar_px, "t": lay.top_px, "b": lay.bottom_px},
         # the legend sits under the x axis title, in the bottom margin
         legend={
             "orientation": "h",

@@ -18,6 +18,7 @@ import polars as pl
 
 from evalstore import sandbox
 from evalstore.dashboards.board import board_html
+from evalstore.dashboards.comparison import missing_baselines, paired
 from evalstore.dashboards.data import panel_data, query_filters
 from evalstore.dashboards.figures import panel_figure
 from evalstore.dashboards.specs import Dashboard, Panel, default_specs, load_spec
@@ -62,8 +63,9 @@ table.data td.num{text-align:right;font-variant-numeric:tabular-nums}
 table.data.board{width:auto;min-width:40%}
 table.data.board th{white-space:normal;vertical-align:bottom;min-width:70px}
 table.data td.best{font-weight:700;background:#eaf6ea}
-h3.board{margin:12px 0 6px;font-size:15px}
-.note{color:#777;font-size:12px;margin:6px 0 0}
+h3.board{margin:12px 0 2px;font-size:15px}p.ranked-by{margin:0 0 6px}
+table.data td.rank{color:#555;width:2em}table.data th.ranked{background:#e3ecf7}
+.note{color:#777;font-size:12px;margin:6px 0 0}.note.baseline{color:#7a4b00;font-size:13px}
 ul.dashboards{list-style:none;padding:0}ul.dashboards li{background:#fff;border:1px solid #ddd;
 border-radius:6px;padding:12px 16px;margin:0 0 12px}
 ul.dashboards a{font-size:18px;color:#1f77b4;text-decoration:none}
@@ -126,6 +128,10 @@ def panel_html(panel: Panel, frame: pl.DataFrame) -> str:
     parts = [f'<section class="panel" id="{panel.div_id}">', f"<h2>{html.escape(panel.title)}</h2>"]
     if panel.description:
         parts.append(f'<p class="desc">{html.escape(panel.description)}</p>')
+    notes = []
+    if panel.kind == "comparison":  # runs without a baseline: say how to choose one
+        notes = missing_baselines(frame)
+        frame = paired(frame)
     if frame.height == 0:
         message = panel.empty or "the query returned no rows for the selected runs."
         parts.append(f'<p class="empty">No data for this panel: {html.escape(message)}</p>')
@@ -141,6 +147,7 @@ def panel_html(panel: Panel, frame: pl.DataFrame) -> str:
             f'<script type="application/json" data-plot="{plot_id}">'
             f"{figure_json(fig) if fig is not None else '{}'}</script>"
         )
+    parts += [f'<p class="note baseline">{html.escape(n)}</p>' for n in notes]
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -244,7 +251,7 @@ def render_dashboard(
     shown: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """Run every panel's query and return the dashboard's HTML page."""
-    values = {"experiments": None, "runs": None, **(filters or {})}
+    values = {"experiments": None, "runs": None, "baseline": None, **(filters or {})}
     frames = [panel_data(store, p, values) for p in dashboard.panels]
     return render_page(dashboard, frames, shown)
 
@@ -256,6 +263,8 @@ def write_dashboards(
     experiments: Sequence[str] = (),
     runs: Sequence[RunRef] = (),
     progress: Progress | None = None,
+    *,
+    baseline: RunRef | None = None,
 ) -> list[Path]:
     """Render dashboards to ``out_dir``: one page per spec, ``index.html`` and
     ``plotly.min.js`` (written once, shared by the pages, which then work offline).
@@ -268,6 +277,8 @@ def write_dashboards(
         experiments: show only these experiments' runs (default all).
         runs: show only these runs (names or ids; default all).
         progress: called with (dashboard name, done, total).
+        baseline: the run every selected run is compared against on comparison panels
+            (default: the first of ``runs``, else each experiment's run tagged ``baseline``).
 
     Returns:
         The written pages: ``index.html`` first, then one per spec.
@@ -293,10 +304,11 @@ def write_dashboards(
                 "store read-only (Store(path, read_only=True)), as `evalstore dashboard` does"
             )
         sandbox.lock_down(store.con)
-    filters = query_filters(store, experiments, runs)
+    filters = query_filters(store, experiments, runs, baseline=baseline)
     shown = {
         "experiments": list(dict.fromkeys(experiments)),
         "runs": [str(r) for r in dict.fromkeys(runs)],
+        "baseline": [] if baseline is None else [str(baseline)],
     }
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -123,6 +123,12 @@ class Figure:
             trace = {**trace, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}"}
         self.data.append(trace)
 
+    def domain(self, row: int, col: int) -> tuple[list[float], list[float]]:
+        """The x and y domains (fractions of the plot area) of subplot (row, col)."""
+        suffix = self._suffix(row, col)
+        x, y = self.layout[f"xaxis{suffix}"], self.layout[f"yaxis{suffix}"]
+        return list(x.get("domain", [0.0, 1.0])), list(y.get("domain", [0.0, 1.0]))
+
     def _axes(self, letter: str, row: int | None, col: int | None) -> list[dict[str, Any]]:
         if row is not None and col is not None:
             return [self.layout.setdefault(f"{letter}axis{self._suffix(row, col)}", {})]

@@ -27,6 +27,7 @@ __all__ = [
     "AXES",
     "ERROR_KINDS",
     "KINDS",
+    "LINE_KINDS",
     "Dashboard",
     "Panel",
     "dashboards_dir",
@@ -36,9 +37,11 @@ __all__ = [
 
 KINDS = ("line", "scatter", "bar", "heatmap", "table", "pr_curve", "comparison", "leaderboard")
 #: The panel fields that name a column of the query result.
-AXES = ("x", "y", "z", "color", "facet", "error")
+AXES = ("x", "y", "z", "color", "facet", "error", "line_group")
 #: The kinds that draw ``error`` (a spread around ``y``): lines as a band, marks as bars.
 ERROR_KINDS = ("line", "scatter", "bar")
+#: The kinds that take ``best_so_far`` and ``line_group`` (lines along x).
+LINE_KINDS = ("line", "scatter")
 _REQUIRED_AXES = {
     "line": ("x", "y"),
     "scatter": ("x", "y"),
@@ -51,7 +54,7 @@ _REQUIRED_AXES = {
 }
 _PANEL_KEYS = {
     "title", "description", "kind", "query", "sql", *AXES, "best_so_far", "columns", "hover",
-    "params", "limit", "facet_cols", "empty",
+    "params", "limit", "facet_cols", "empty", "x_title", "y_title",
 }  # fmt: skip
 _SPEC_KEYS = {"title", "description", "panels"}
 _FILTERS = ("experiments", "runs")
@@ -72,6 +75,7 @@ class Panel:
     color: str | None = None
     facet: str | None = None
     error: str | None = None
+    line_group: str | None = None
     description: str = ""
     best_so_far: bool = False
     columns: tuple[str, ...] = ()
@@ -80,6 +84,8 @@ class Panel:
     limit: int = 200
     facet_cols: int = 2
     empty: str = ""
+    x_title: str = ""
+    y_title: str = ""
     where: str = field(default="", compare=False)  # "FILE: panel N ('title')", for errors
 
     def __post_init__(self) -> None:
@@ -140,7 +146,7 @@ def _panel(path: Path, index: int, raw: Any) -> Panel:
     kind = raw.get("kind")
     if kind not in KINDS:
         raise InvalidInput(f"{where}: unknown kind {kind!r}; use one of {', '.join(KINDS)}")
-    for key in ("description", "query", "sql", "empty", *AXES):
+    for key in ("description", "query", "sql", "empty", "x_title", "y_title", *AXES):
         if key in raw and not (isinstance(raw[key], str) and raw[key].strip()):
             raise InvalidInput(f"{where}: `{key}` must be a non-empty string")
     if ("query" in raw) == ("sql" in raw):
@@ -159,8 +165,11 @@ def _panel(path: Path, index: int, raw: Any) -> Panel:
             raise InvalidInput(f"{where}: a {kind} panel needs `{axis}` (a column name)")
     if raw.get("best_so_far", False) not in (True, False):
         raise InvalidInput(f"{where}: `best_so_far` must be true or false")
-    if raw.get("best_so_far") and kind != "line":
-        raise InvalidInput(f"{where}: `best_so_far` applies to line panels only, not {kind}")
+    for key in ("best_so_far", "line_group"):
+        if raw.get(key) and kind not in LINE_KINDS:
+            raise InvalidInput(
+                f"{where}: `{key}` applies to {' and '.join(LINE_KINDS)} panels only, not {kind}"
+            )
     if "error" in raw and kind not in ERROR_KINDS:
         raise InvalidInput(
             f"{where}: `error` applies to {', '.join(ERROR_KINDS)} panels only, not {kind}"
@@ -203,6 +212,8 @@ def _panel(path: Path, index: int, raw: Any) -> Panel:
         hover=lists["hover"],
         params=tuple(sorted(params.items())),
         empty=raw.get("empty", ""),
+        x_title=raw.get("x_title", ""),
+        y_title=raw.get("y_title", ""),
         where=where,
         **extra,
     )

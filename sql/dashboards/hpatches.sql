@@ -6,12 +6,23 @@
 -- and per sequence kind (illumination / viewpoint) when the groups files give `noise` and
 -- `kind` slice columns. Grouped tie policy. Means are taken in a fixed order (the same
 -- database gives the same bits).
+-- Only HPatches runs: those whose params record `descriptor` (`evalstore ingest --format
+-- hpatches` records it for every run it makes, as the demo does) or that are tagged
+-- `hpatches` (lists computed elsewhere: `evalstore tag RUN hpatches`). Other runs with
+-- verification, matching or retrieval AP (a TREC run, a classifier's retrieval run) are not
+-- descriptors and are left out.
 -- Parameters: $experiments varchar[], $runs integer[] (NULL = all).
 -- Output: split, run, task, map, n_lists.
-with lists as (
+with hpatches_runs as (
+    select run_id
+    from v_runs
+    where params ->> 'descriptor' is not null or list_contains(tags, 'hpatches')
+),
+lists as (
     select run_id, run, created_at, task, group_id, value, slices
     from v_lists
-    where metric = 'ap' and task in ('verification', 'matching', 'retrieval')
+    where run_id in (select run_id from hpatches_runs)
+      and metric = 'ap' and task in ('verification', 'matching', 'retrieval')
       and params ->> 'ties' = 'grouped'
       and ($experiments is null or list_contains($experiments, experiment))
       and ($runs is null or list_contains($runs, run_id))

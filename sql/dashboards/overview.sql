@@ -112,13 +112,17 @@ where ($experiments is null or list_contains($experiments, v.experiment))
 order by v.created_at desc, v.run_id desc;
 
 -- name: metric_history
--- Each metric's overall value over time, one series per experiment and one point per
--- configuration: at the time of its latest run (when its last seed landed), the mean across
--- its runs, and sd their standard deviation (NULL for one run; the chart draws mean +/- sd
--- as a band). `series` names the task, metric and parameters (one chart each); MMA curves
--- are left to curves.toml.
--- Output: series, experiment, run (the configuration's runs, comma-separated), n_runs,
---   created_at, value, sd, base_metric.
+-- Each metric's overall value over time, one series of points per configuration (never one
+-- line through several configurations: their order in time says nothing of a trend). A
+-- configuration's point sits at the time of its latest run (when its last seed landed): the
+-- mean across its runs, and sd their standard deviation (NULL for one run; drawn as error
+-- bars). A configuration whose runs landed at different times also has a point at each
+-- earlier run time: the mean of the runs it had by then, so that its points, joined by a
+-- line, show its estimate as its seeds came in. `series` names the task, metric and
+-- parameters (one chart each); MMA curves are left to curves.toml.
+-- Output: series, experiment, config (the configuration: its params but for seed, or
+--   '#<run_id>' for a run without a seed), run (the configuration's runs so far,
+--   comma-separated), n_runs, created_at, value, sd, base_metric.
 with members as (
     -- each run's configuration; a run without a seed parameter is one of its own
     select distinct experiment, run_id,
@@ -127,8 +131,8 @@ with members as (
           from v_groups)
 ),
 values_ as (
-    select v.task, v.metric, v.base_metric, v.params, v.experiment, m.config, v.run, v.run_id,
-           v.created_at, v.value,
+    select cast(v.task as varchar) as task, v.metric, v.base_metric, v.params,
+           v.experiment, m.config, v.run, v.run_id, v.created_at, v.value,
            array_to_string(
                list_filter(
                    list_transform(json_keys(v.params), lambda k: k || '=' || (v.params ->> k)),
@@ -140,20 +144,31 @@ values_ as (
       and ($experiments is null or list_contains($experiments, v.experiment))
       and ($runs is null or list_contains($runs, v.run_id))
 ),
-points as (
-    select task, metric, base_metric, params, shown_params, experiment, config,
-           string_agg(run, ', ' order by run) as run,
-           count(*) as n_runs,
-           max(created_at) as created_at,
-           max(run_id) as last_run_id,
-           avg(value order by run_id) as value,
-           stddev_samp(value order by run_id) as sd
+times as (
+    -- the times at which a configuration gained runs
+    select distinct task, metric, base_metric, params, shown_params, experiment, config,
+           created_at
     from values_
-    group by task, metric, base_metric, params, shown_params, experiment, config
+),
+points as (
+    select t.task, t.metric, t.base_metric, t.params, t.shown_params, t.experiment, t.config,
+           t.created_at,
+           string_agg(v.run, ', ' order by v.run) as run,
+           count(*) as n_runs,
+           max(v.run_id) as last_run_id,
+           avg(v.value order by v.run_id) as value,
+           stddev_samp(v.value order by v.run_id) as sd
+    from times t
+    join values_ v
+      on v.task = t.task and v.metric = t.metric and v.params = t.params
+     and v.experiment = t.experiment and v.config = t.config
+     and v.created_at <= t.created_at
+    group by t.task, t.metric, t.base_metric, t.params, t.shown_params, t.experiment,
+             t.config, t.created_at
 )
 select task || ' · ' || metric
            || case when shown_params = '' then '' else ' (' || shown_params || ')' end
            as series,
-       experiment, run, n_runs, created_at, value, sd, base_metric
+       experiment, config, run, n_runs, created_at, value, sd, base_metric
 from points
 order by task, metric, length(params), params, created_at, last_run_id;
