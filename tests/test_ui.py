@@ -33,8 +33,7 @@ from evalstore.ui.view import View
 def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("ui") / "sample.duckdb"
     with Store(path) as store:
-        build_sample(store)
-        store.tag("demo/v1", ["baseline"])
+        build_sample(store)  # demo/v2 is tagged baseline
     return path
 
 
@@ -87,7 +86,7 @@ def test_runs_page_lists_every_run_with_values_and_escapes_names(client: TestCli
         ("param=width%3D32", {f"seeds/narrow-seed{s}" for s in range(3)}),
         ("param=margin%3D1.0", {"demo/v2"}),
         ("where=param_margin+%3E+0.9", {"demo/v2", "demo/v4"}),
-        ("experiment=demo&tag=baseline", {"demo/v1"}),
+        ("experiment=demo&tag=baseline", {"demo/v2"}),
     ],
 )
 def test_filters_narrow_the_runs(client: TestClient, query: str, expected: set[str]) -> None:
@@ -139,7 +138,7 @@ def test_configurations_show_mean_and_sd_of_their_seeds(client: TestClient, samp
 
 def test_compare_shows_the_numbers_of_compare(client: TestClient, sample: Path) -> None:
     a, b = ids_of(sample, "demo/v1", "demo/v3")
-    page = client.get(f"/compare?unit={b}&unit={a}")  # demo/v1 is tagged baseline
+    page = client.get(f"/compare?unit={b}&unit={a}")  # the older one is the baseline
     assert page.status_code == 200
     assert 'id="compare-table"' in page.text and 'data-plot="compare-bars"' in page.text
     assert 'data-plot="compare-scatter"' in page.text and 'id="changed"' in page.text
@@ -156,10 +155,12 @@ def test_compare_shows_the_numbers_of_compare(client: TestClient, sample: Path) 
 
 
 def test_baseline_is_chosen_tagged_or_oldest(client: TestClient, sample: Path) -> None:
-    v2, v3, v4 = ids_of(sample, "demo/v2", "demo/v3", "demo/v4")
-    oldest = client.get(f"/compare?unit={v4}&unit={v3}&unit={v2}")
-    assert rows(oldest.text, "compare-table")[0].startswith("demo/v4|")  # against v2
-    assert "Against demo/v2" in oldest.text
+    v1, v2, v3, v4 = ids_of(sample, "demo/v1", "demo/v2", "demo/v3", "demo/v4")
+    tagged = client.get(f"/compare?unit={v1}&unit={v3}&unit={v2}")
+    assert "Against demo/v2" in tagged.text  # tagged baseline, though demo/v1 is older
+    oldest = client.get(f"/compare?unit={v4}&unit={v3}&unit={v1}")
+    assert rows(oldest.text, "compare-table")[0].startswith("demo/v4|")  # against v1
+    assert "Against demo/v1" in oldest.text
     chosen = client.get(f"/compare?unit={v4}&unit={v3}&unit={v2}&baseline={v4}")
     assert "Against demo/v4" in chosen.text
     assert {r.split("|")[0] for r in rows(chosen.text, "compare-table")} == {"demo/v3", "demo/v2"}

@@ -184,6 +184,7 @@ def demo_cmd(
         "  evalstore leaderboard",
         "  evalstore history --metric map_voc07 --experiment digits",
         "  evalstore sql \"select run, metric, value from v_metrics where slice = ''\"",
+        "  evalstore ui   (explore the runs in a browser)",
     ]
     lines = [*lines[:4], *(_with_db(line, path) for line in lines[4:])]
     err.print("\n".join(lines), markup=False)

@@ -32,18 +32,9 @@ headline as (
                when 'homography_accuracy' then 3 else 1 end as metric_order
     from v_metrics v
     join members m on m.run_id = v.run_id
-    where v.slice = ''
-      and coalesce(v.params ->> 'ties', 'grouped') = 'grouped'
-      and v.params ->> 'protocol' is null
-      and ((v.task in ('verification', 'matching', 'retrieval') and v.base_metric = 'ap')
-           or (v.task = 'classification' and v.base_metric in ('ap_voc07', 'ap_voc10'))
-           or (v.task = 'keypoints' and (
-                  (v.base_metric = 'precision_at_sigma'
-                   and cast(v.params ->> 'sigma' as double) = 3)
-                  or (v.base_metric = 'mma' and cast(v.params ->> 'threshold' as double) = 3)
-                  or (v.base_metric = 'homography_accuracy'
-                      and cast(v.params ->> 'eps' as double) = 3)))
-           or (v.task = 'outcomes' and v.base_metric = 'iou'))
+    where (
+-- @include lib/headline.sql
+    )
       and ($experiments is null or list_contains($experiments, v.experiment))
       and ($runs is null or list_contains($runs, v.run_id))
 )
