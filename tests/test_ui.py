@@ -198,10 +198,19 @@ def test_panel_pages_draw_the_dashboards_figures(
 def test_history_keeps_one_series_and_picked_runs_narrow_curves(
     client: TestClient, sample: Path
 ) -> None:
-    page = client.get("/history?series=retrieval+%C2%B7+map")
-    assert page.status_code == 200
-    figure = re.search(r'data-plot="panel-2-plot">(.*?)</script>', page.text, re.S)
-    assert figure and "verification" not in figure.group(1)
+    def figure(url: str) -> str:
+        page = client.get(url)
+        assert page.status_code == 200
+        found = re.search(r'data-plot="panel-2-plot">(.*?)</script>', page.text, re.S)
+        assert found
+        return found.group(1)
+
+    chosen = figure("/history?series=retrieval+%C2%B7+map")
+    assert "verification" not in chosen and "retrieval" in chosen
+    first = figure("/history")  # one metric by default: the first series
+    every = figure("/history?series=*")
+    assert '"xaxis2"' in every and '"xaxis2"' not in first  # one chart, or one per metric
+    assert "verification" in every and "retrieval" in every
     a, b = ids_of(sample, "voc/resnet-v1", "voc/resnet-v2")
     curves = client.get(f"/curves?unit={a}&unit={b}")
     assert "Showing the 2 picked run(s)" in curves.text

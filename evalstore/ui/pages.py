@@ -41,6 +41,8 @@ SQL_ROWS = 500
 #: Runs the curves and per-list pages draw when no run is picked.
 NEWEST = 8
 _DEFAULT_VALUES = 6  # value columns shown before the user chooses
+#: The history's ``series`` that shows every metric (one chart each).
+EVERY = "*"
 
 
 def _pick_form(view: View, table: str, pick: bool) -> str:
@@ -329,7 +331,8 @@ def _run_filter(store: Store, view: View, newest: int | None) -> tuple[list[int]
 
 def panels_page(store: Store, view: View, spec: str, newest: int | None) -> str:
     """The panels of a dashboard spec (curves, heatmap, the overview's history) for the
-    view's runs; the history keeps the chosen ``series``."""
+    view's runs; the history shows the chosen ``series`` (default the first; ``*`` every
+    one)."""
     ids, said = _run_filter(store, view, newest)
     filters = {"experiments": list(view.experiment) or None, "runs": ids}
     parts = [message(f"Showing {said}.")] if said else []
@@ -340,20 +343,22 @@ def panels_page(store: Store, view: View, spec: str, newest: int | None) -> str:
             continue
         frame = panel_data(store, panel, filters)
         if spec == "overview":
+            # one metric, full width (the first, until the user picks), or every metric
             names = list(dict.fromkeys(frame["series"].to_list()))
-            parts.append(_series_form(view, names))
-            if view.series:
-                frame = frame.filter(pl.col("series") == view.series)
-            panel = replace(panel, facet_cols=1 if view.series else panel.facet_cols)
+            chosen = view.series if view.series in (*names, EVERY) else next(iter(names), "")
+            parts.append(_series_form(view, names, chosen))
+            if chosen != EVERY:
+                frame = frame.filter(pl.col("series") == chosen)
+                panel = replace(panel, facet_cols=1)
         parts.append(panel_html(panel, frame))
     return "\n".join(parts)
 
 
-def _series_form(view: View, names: list[str]) -> str:
-    options = '<option value="">every metric</option>' + "".join(
-        f'<option value="{html.escape(n)}"{" selected" if n == view.series else ""}>'
-        f"{html.escape(n)}</option>"
-        for n in names
+def _series_form(view: View, names: list[str], chosen: str) -> str:
+    options = "".join(
+        f'<option value="{html.escape(n)}"{" selected" if n == chosen else ""}>'
+        f"{html.escape('every metric' if n == EVERY else n)}</option>"
+        for n in [*names, EVERY]
     )
     keep = hidden(view, ("experiment", "tag", "param", "where", "unit"))
     return (
