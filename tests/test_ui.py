@@ -52,7 +52,7 @@ def rows(page: str, table: str = "runs") -> list[str]:
     body = re.search(rf'<table class="data" id="{table}">.*?<tbody>(.*?)</tbody>', page, re.S)
     assert body, f"no table {table}"
     out = []
-    for row in re.findall(r"<tr>(.*?)</tr>", body.group(1), re.S):
+    for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body.group(1), re.S):
         cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
         out.append("|".join(html.unescape(re.sub("<[^>]+>", "", c)) for c in cells))
     return out
@@ -172,7 +172,8 @@ def test_compare_configurations(client: TestClient, sample: Path) -> None:
     assert page.status_code == 200
     table = rows(page.text, "compare-table")
     assert table and all(r.startswith(f"seeds/{XSS_RUN}|") for r in table)
-    assert "Against seeds/narrow" in page.text and 'id="changed"' not in page.text
+    assert "Against seeds/narrow" in page.text
+    assert rows(page.text, "changed-meta") == ["param width|32|64"]  # the seeds aside
     one = client.get(f"/compare?unit={narrow}")
     assert "Pick two or more runs" in one.text
 
@@ -327,3 +328,18 @@ def test_ui_serves_from_its_own_process(sample: Path) -> None:
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=10) == 0  # Ctrl-C stops it cleanly
+
+
+def test_significant_differences_are_coloured_by_direction(
+    client: TestClient, sample: Path
+) -> None:
+    a, b = ids_of(sample, "demo/v1", "demo/v4")
+    page = client.get(f"/compare?unit={a}&unit={b}")
+    with Store(sample, read_only=True) as store:
+        expected = compare(store, ["demo/v1", "demo/v4"])
+    classes = re.findall(r'<tr(?: class="(\w+)")?><td', page.text.split('id="compare-table"')[1])
+    wanted = [
+        "" if p >= 0.05 or d == 0 else ("better" if (d > 0) == up else "worse")
+        for p, d, up in expected.select("p_adj", "diff", "higher_is_better").rows()
+    ]
+    assert classes[: len(wanted)] == wanted and "better" in wanted

@@ -1,10 +1,11 @@
 """The UI's web app: Starlette routes over the pages, the store opened read-only per request.
 
-Every request opens the store read-only, answers and closes it, under one lock (one request
-at a time: a local app for one user, and the sandbox of the SQL page is set on the database
-instance, which concurrent requests would share). Between requests the app holds no
-connection, so ``evalstore ingest`` and every other writer proceed while it runs; a request
-that meets a writer's lock waits for it (``lock_timeout``) and says so if it must give up.
+Every request opens the store read-only, makes it the sandbox of ``evalstore sql``
+(:func:`evalstore.sandbox.lock_down`: nothing outside the store can be read, no setting
+changed), answers and closes it, under one lock (one request at a time: a local app for one
+user). Between requests the app holds no connection, so ``evalstore ingest`` and every other
+writer proceed while it runs; a request that meets a writer's lock waits for it
+(``lock_timeout``) and says so if it must give up.
 
 The pages carry no inline script and every response forbids loading anything from another
 host (a Content-Security-Policy of ``'self'``): plotly.min.js is served by the app itself.
@@ -14,12 +15,12 @@ another site cannot reach the app through DNS rebinding).
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -28,17 +29,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from evalstore import queries
+from evalstore import queries, sandbox
 from evalstore.dashboards.pages import plotly_js
 from evalstore.errors import EvalstoreError, StoreLocked
-from evalstore.sandbox import DEFAULT_MAX_ROWS
 from evalstore.store import Store
 from evalstore.ui import pages
+from evalstore.ui.comparing import compare_page
 from evalstore.ui.shell import message, page
 from evalstore.ui.view import View
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["HEADERS", "create_app"]
 
@@ -76,12 +74,18 @@ def create_app(db: str | Path, *, lock_timeout: float = 10.0, host: str = "127.0
     path = Path(db)
     lock = threading.Lock()
 
+    @contextlib.contextmanager
+    def opened() -> Iterator[Store]:
+        with lock, Store(path, read_only=True, lock_timeout=lock_timeout) as store:
+            sandbox.lock_down(store.con)
+            yield store
+
     def render(route: str, title: str, body: Body, request: Request) -> Response:
         status, experiments = 200, []
         view = View()
         try:
             view = View.parse(request.query_params.multi_items())
-            with lock, Store(path, read_only=True, lock_timeout=lock_timeout) as store:
+            with opened() as store:
                 experiments = queries.fetch(store.con, "dashboards/experiments", {})[
                     "experiment"
                 ].to_list()
@@ -110,8 +114,8 @@ def create_app(db: str | Path, *, lock_timeout: float = 10.0, host: str = "127.0
     def sql_csv(request: Request) -> Response:
         try:
             view = View.parse(request.query_params.multi_items())
-            with lock, Store(path, read_only=True, lock_timeout=lock_timeout) as store:
-                frame, _ = pages.sql_result(store, view.q, DEFAULT_MAX_ROWS)
+            with opened() as store:
+                frame, _ = pages.sql_result(store, view.q, sandbox.DEFAULT_MAX_ROWS)
         except EvalstoreError as exc:
             return PlainTextResponse(f"Error: {exc}\n", status_code=400, headers=HEADERS)
         return Response(
@@ -130,7 +134,7 @@ def create_app(db: str | Path, *, lock_timeout: float = 10.0, host: str = "127.0
 
     routes = [
         route("/", "Runs", pages.runs_page),
-        route("/compare", "Compare", pages.compare_page),
+        route("/compare", "Compare", compare_page),
         route("/curves", "Curves", lambda s, v: pages.panels_page(s, v, "curves", pages.NEWEST)),
         route("/history", "History", lambda s, v: pages.panels_page(s, v, "overview", None)),
         route("/lists", "Per list", lambda s, v: pages.panels_page(s, v, "heatmap", 20)),

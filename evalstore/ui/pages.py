@@ -7,34 +7,24 @@ returns the HTML of the page's body. The figures are the dashboards' own
 from __future__ import annotations
 
 import html
-import json
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import duckdb
 import polars as pl
 
 from evalstore import sql as user_sql
-from evalstore.compare import compare_units
-from evalstore.dashboards.changed import lists_figure
-from evalstore.dashboards.comparison import comparison_figure
 from evalstore.dashboards.data import panel_data
 from evalstore.dashboards.pages import panel_html
-from evalstore.dashboards.scatter import scatter_figure
 from evalstore.dashboards.specs import Panel, dashboards_dir, load_spec
-from evalstore.dashboards.text import plain
-from evalstore.diff import diff_lists
 from evalstore.errors import InvalidInput
-from evalstore.metrics import HEADLINE, get
-from evalstore.selection import list_runs
 from evalstore.ui import data
-from evalstore.ui.shell import data_table, figure_html, hidden, message, section
+from evalstore.ui.shell import data_table, hidden, message
 
 if TYPE_CHECKING:
     from evalstore.store import Store
     from evalstore.ui.view import View
 
-__all__ = ["SQL_ROWS", "compare_page", "panels_page", "runs_page", "sql_page", "sql_result"]
+__all__ = ["EVERY", "NEWEST", "SQL_ROWS", "panels_page", "runs_page", "sql_page", "sql_result"]
 
 #: Rows the SQL page shows (the download has up to sandbox.DEFAULT_MAX_ROWS).
 SQL_ROWS = 500
@@ -113,199 +103,6 @@ def runs_page(store: Store, view: View) -> str:
         table, shown, ident="runs", view=view, path="/", pick=pick, higher=higher, sd=view.group
     )
     return head + _columns_form(view, available, shown) + _pick_form(view, grid, True)
-
-
-# -- compare -------------------------------------------------------------------------------
-
-
-def _per_list(store: Store, units: list[Any], result: pl.DataFrame) -> pl.DataFrame:
-    """The comparison panel's frame: per other unit, task and per-list metric, each list's
-    value (the mean over a configuration's runs) beside the baseline's, with compare's
-    statistics of the pair."""
-    base = units[0]
-    frames = []
-    for row in result.filter(pl.col("n_lists") > 1).iter_rows(named=True):
-        try:
-            metric = get(row["metric"]).name
-        except InvalidInput:
-            continue  # a logged value: no lists
-        if not _headline(row["task"], metric, row["params"]):
-            continue
-        other = next(u for u in units[1:] if u.label == row["run"])
-        every = [*base.run_ids, *other.run_ids]
-        lists = store.query(
-            "compare/unit_lists",
-            {"runs": every, "task": row["task"], "metric": metric, "params": row["params"]},
-        )
-        means = [
-            lists.filter(pl.col("run_id").is_in(list(u.run_ids)))
-            .group_by("group_id")
-            .agg(pl.col("value").sort_by("run_id").mean().alias(name))
-            for u, name in ((base, "baseline_value"), (other, "value"))
-        ]
-        paired = means[1].join(means[0], on="group_id").sort("group_id")
-        stats = {
-            "run": other.label,
-            "baseline": base.label,
-            "task": row["task"],
-            "metric": metric,
-            "params": row["params"],
-            "mean_diff": row["diff"],
-            "ci_low": row["ci_low"],
-            "ci_high": row["ci_high"],
-            "p_value": row["p_adj"],
-            "wins": row["wins"],
-            "losses": row["losses"],
-            "resampled": row["resampled"],
-        }
-        frames.append(
-            paired.with_columns(
-                diff=pl.col("value") - pl.col("baseline_value"),
-                **{k: pl.lit(v) for k, v in stats.items()},
-            )
-        )
-    return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
-
-
-def _headline(task: str, metric: str, params: str) -> bool:
-    """Whether a per-list metric is one of the task's headline columns (its sweep value
-    included: precision_at_sigma at 3 px, not at 6 and 9)."""
-    for name, at in HEADLINE.get(task, ()):
-        sweep = get(name).sweep
-        if name == metric and (
-            at is None or sweep is None or json.loads(params).get(sweep.column) == at
-        ):
-            return True
-    return False
-
-
-def _what_changed(store: Store, units: list[Any]) -> str:
-    """Two runs: the metadata that differs, and the lists whose value moved most."""
-    a, b = units[0].run_ids[0], units[1].run_ids[0]
-    meta = list_runs(store).filter(pl.col("run_id").is_in([a, b]))
-    rows = {r["run_id"]: r for r in meta.iter_rows(named=True)}
-    fields: list[tuple[str, Any, Any]] = []
-    for key in ("created_at", "git_commit", "tags", "notes"):
-        if rows[a][key] != rows[b][key]:
-            fields.append((key, rows[a][key], rows[b][key]))
-    pa, pb = (json.loads(rows[r]["params"] or "{}") for r in (a, b))
-    for key in sorted(set(pa) | set(pb)):
-        if pa.get(key) != pb.get(key):
-            fields.append((f"param {key}", pa.get(key, "(unset)"), pb.get(key, "(unset)")))
-    frame = pl.DataFrame(
-        {
-            "what": [f[0] for f in fields],
-            units[0].label: [plain(f[1]) for f in fields],
-            units[1].label: [plain(f[2]) for f in fields],
-        },
-        schema={"what": pl.String, units[0].label: pl.String, units[1].label: pl.String},
-    )
-    body = (
-        data_table(frame, frame.columns, ident="changed-meta")
-        if frame.height
-        else message("Same params, tags, commit and notes.")
-    )
-    try:
-        moves = diff_lists(store, a, b)
-    except (InvalidInput, duckdb.Error) as exc:
-        body += message(f"No per-list moves: {exc}")
-    else:
-        higher = get(moves["metric"][0]).higher_is_better
-        body += figure_html(
-            "changed-lists", lists_figure(moves, units[0].label, units[1].label, higher=higher)
-        )
-    return section(
-        "What changed",
-        body,
-        "The metadata that differs between the two runs, then "
-        "the lists whose value moved most (evalstore diff).",
-        "changed",
-    )
-
-
-def compare_page(store: Store, view: View) -> str:
-    """The picked units against the baseline: compare's table (differences, 95% intervals,
-    Holm-adjusted p-values), the per-list differences and scatter, and what changed."""
-    picked = data.units(store, view)
-    units = [u for _, u in picked]
-    if len(units) < 2:
-        return message(
-            "Pick two or more runs (or configurations) on the Runs page, then "
-            "Compare; the first picked run tagged 'baseline', else the oldest, is "
-            "the baseline.",
-            "empty",
-        )
-    options = "".join(
-        f'<option value="{html.escape(token)}"{" selected" if i == 0 else ""}>'
-        f"{html.escape(u.label)}</option>"
-        for i, (token, u) in enumerate(picked)
-    )
-    keep = hidden(view, ("experiment", "tag", "param", "where", "unit"))
-    chooser = (
-        f'<form method="get" action="/compare" class="baseline">{keep}<label>baseline '
-        f'<select name="baseline" id="baseline">{options}</select></label>'
-        '<button type="submit">Compare with it</button></form>'
-    )
-    try:
-        result = compare_units(store, units)
-    except duckdb.Error as exc:
-        first = str(exc).strip().splitlines()[0]
-        return chooser + message(
-            f"These runs lack stored values (the UI reads the store and computes nothing): "
-            f"run `evalstore eval` on them first ({first})",
-            "error",
-        )
-    shown = result.select(
-        "run",
-        "task",
-        "metric",
-        "params",
-        "baseline_value",
-        "value",
-        "diff",
-        "ci_low",
-        "ci_high",
-        "p_value",
-        "p_adj",
-        "wins",
-        "ties",
-        "losses",
-        "n_lists",
-        "resampled",
-    )
-    table = data_table(shown, shown.columns, ident="compare-table")
-    body = chooser + section(
-        f"Against {units[0].label}",
-        table,
-        "Each metric of each run (or configuration: the mean over its seeds) minus the "
-        "baseline's, with its 95% interval and p-value as evalstore compare computes them "
-        "(paired over lists; items within lists below 10 lists), and p_adj, the Holm "
-        "adjustment over every row of the table.",
-        "compare",
-    )
-    frame = _per_list(store, units, result)
-    if frame.height:
-        panel = Panel(index=1, title="per list", kind="comparison", facet_cols=1)
-        body += section(
-            "Per-list differences",
-            figure_html("compare-bars", comparison_figure(panel, frame)),
-            "The headline metric of each task, per list: run minus baseline, "
-            "sorted; the band is the 95% interval of the mean difference, p the "
-            "Holm-adjusted p-value.",
-            "bars",
-        )
-        body += section(
-            "Per-list values",
-            figure_html(
-                "compare-scatter",
-                scatter_figure(replace(panel, kind="scatter", facet_cols=2), frame),
-            ),
-            "Each list's value in the run (y) against the baseline (x).",
-            "scatter",
-        )
-    if all(not u.group for u in units[:2]):
-        body += _what_changed(store, units)
-    return body
 
 
 # -- the dashboards' panels ----------------------------------------------------------------

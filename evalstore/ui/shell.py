@@ -147,12 +147,14 @@ def data_table(
     higher: Mapping[str, bool] | None = None,
     sd: bool = False,
     limit: int = 1000,
+    row_class: Sequence[str] | None = None,
 ) -> str:
     """A table of ``columns`` of ``frame``; with ``view``, headers that sort (a link to
     ``path`` with ``sort`` and ``desc``); with ``pick``, a check box per row naming the row's
     ``pick`` column (``unit``); ``higher`` gives value columns a direction (the best cell of
     each is bold, the header says which way is better); with ``sd``, a column's ``<col> sd``
-    is shown after its mean as ``mean ± sd``."""
+    is shown after its mean as ``mean ± sd``; ``row_class`` gives each row a CSS class
+    (``better``, ``worse``)."""
     higher = higher or {}
     head = ['<th class="pick"></th>'] if pick else []
     for c in columns:
@@ -185,7 +187,9 @@ def data_table(
             if sd and row.get(f"{c} sd") is not None and value is not None:
                 value = f"{plain(value)} ± {format(row[f'{c} sd'], '.4f')}"
             cells.append(_cell(value, c in numeric, c in best and row[c] == best[c]))
-        rows.append(f"<tr>{''.join(cells)}</tr>")
+        tone = row_class[len(rows)] if row_class else ""
+        rows.append(f'<tr class="{tone}">' if tone else "<tr>")
+        rows[-1] += f"{''.join(cells)}</tr>"
     note = (
         message(f"Showing the first {limit:,} of {frame.height:,} rows.")
         if frame.height > limit
