@@ -172,7 +172,7 @@ def data_table(
         if c in higher and frame[c].dtype.is_numeric() and frame[c].drop_nulls().len():
             best[c] = frame[c].max() if higher[c] else frame[c].min()
     numeric = {c for c in columns if frame[c].dtype.is_numeric()}
-    rows = []
+    rows: list[str] = []
     for row in frame.head(limit).iter_rows(named=True):
         cells = []
         if pick:
