@@ -343,3 +343,27 @@ def test_significant_differences_are_coloured_by_direction(
         for p, d, up in expected.select("p_adj", "diff", "higher_is_better").rows()
     ]
     assert classes[: len(wanted)] == wanted and "better" in wanted
+
+
+@pytest.mark.slow
+def test_a_page_waits_for_a_writer_then_says_the_store_is_busy(tmp_path: Path) -> None:
+    path = tmp_path / "busy.duckdb"
+    with Store(path) as store:
+        store.ingest(ranked(seed=1), task="retrieval", run="busy/first")
+    client = TestClient(create_app(path, host="testserver", lock_timeout=0.5))
+    holder = subprocess.Popen(  # a writer that holds the store until told to go
+        [sys.executable, "-c", "import sys; from evalstore import Store; "
+         "s = Store(sys.argv[1]); print('held', flush=True); sys.stdin.read()", str(path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        busy = client.get("/")
+        assert busy.status_code == 503
+        [error] = re.findall(r'<p class="error">(.*?)</p>', busy.text, re.S)
+        assert "locked" in error and "reload" in error
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert run_names(client.get("/").text) == ["busy/first"]  # free again: served
