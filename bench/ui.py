@@ -21,9 +21,7 @@ Prints the figures and whether the targets hold: start-up under 2 s, every page 
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +29,7 @@ import urllib.request
 from pathlib import Path
 
 from evalstore import Store
+from evalstore.ui import Running, launch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _measure
@@ -40,23 +39,12 @@ START_TARGET = 2.0  # seconds
 PAGE_TARGET = 1.0  # seconds
 
 
-def start(db: Path) -> tuple[subprocess.Popen[str], str, float]:
-    """Spawn the app; return it, its URL and the seconds until ``/`` answered."""
+def start(db: Path) -> tuple[Running, float]:
+    """Start the app; return it and the seconds from the spawn until ``/`` answered."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "evalstore", "ui", "--db", str(db), "--port", "0"],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-    )
-    assert proc.stderr is not None
-    line = proc.stderr.readline()
-    found = re.search(r"http://\S+", line)
-    if not found:
-        proc.kill()
-        raise SystemExit(f"evalstore ui did not start: {line}{proc.stderr.read()}")
-    get(found.group(0))
-    return proc, found.group(0), time.perf_counter() - t0
+    app = launch(db)
+    get(app.url)
+    return app, time.perf_counter() - t0
 
 
 def get(url: str) -> float:
@@ -67,11 +55,6 @@ def get(url: str) -> float:
         if response.status != 200 or b'<p class="error">' in body:
             raise SystemExit(f"{url}: {response.status}: {body[:300]!r}")
     return time.perf_counter() - t0
-
-
-def stop(proc: subprocess.Popen[str]) -> None:
-    proc.send_signal(2)  # Ctrl-C
-    proc.wait(timeout=30)
 
 
 def stores(work: Path, runs: int) -> tuple[Path, Path]:
@@ -125,8 +108,8 @@ def main() -> None:
         print(_measure.load_note())
         starts, references = [], []
         for _ in range(opts.repeat):
-            proc, _url, took = start(demo)
-            stop(proc)
+            app, took = start(demo)
+            app.stop()
             starts.append(took)
             cli = [sys.executable, "-m", "evalstore", "runs", "--db", str(demo)]
             references.append(_measure.run(cli).wall)
@@ -134,7 +117,8 @@ def main() -> None:
         print(f"start-up on the demo store, until / answered: {first:.2f} s wall (median of "
               f"{opts.repeat}); evalstore runs: {statistics.median(references):.2f} s; target "
               f"< {START_TARGET} s: {_measure.met(first < START_TARGET)}")  # fmt: skip
-        proc, url, _ = start(large)
+        app, _ = start(large)
+        url = app.url
         try:
             worst = 0.0
             print(f"pages on {opts.runs} runs (median of {opts.repeat}, after one warm-up):")
@@ -146,7 +130,7 @@ def main() -> None:
             print(f"slowest page: {worst:.3f} s; target < {PAGE_TARGET} s: "
                   f"{_measure.met(worst < PAGE_TARGET)}")  # fmt: skip
         finally:
-            stop(proc)
+            app.stop()
 
 
 if __name__ == "__main__":

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import html
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -25,7 +24,8 @@ from test_dashboards import RAW_HTML, XSS_RUN, build_sample
 
 from evalstore import Store
 from evalstore.compare import compare
-from evalstore.ui import create_app
+from evalstore.errors import EvalstoreError
+from evalstore.ui import create_app, launch
 from evalstore.ui.view import View
 
 
@@ -301,33 +301,17 @@ def test_ui_says_when_the_port_is_taken(cli, store: Store) -> None:
     assert f"127.0.0.1:{port}" in result.output and "--port" in result.output
 
 
-def start_ui(db: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
-    """``evalstore ui --port 0`` in its own process, and its URL once it listens."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "evalstore", "ui", "--db", str(db), "--port", "0", *extra],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-    )
-    assert proc.stderr is not None
-    line = proc.stderr.readline()
-    found = re.search(r"http://\S+", line)
-    if not found:
-        proc.kill()
-        raise AssertionError(f"evalstore ui did not start: {line}{proc.stderr.read()}")
-    return proc, found.group(0)
-
-
 @pytest.mark.slow
-def test_ui_serves_from_its_own_process(sample: Path) -> None:
-    proc, url = start_ui(sample)
+def test_ui_serves_from_its_own_process(sample: Path, tmp_path: Path) -> None:
+    app = launch(sample)
     try:
-        with urllib.request.urlopen(url, timeout=30) as response:
+        with urllib.request.urlopen(app.url, timeout=30) as response:
             body = response.read().decode()
         assert response.status == 200 and "demo/v1" in body
     finally:
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=10) == 0  # Ctrl-C stops it cleanly
+        assert app.stop() == 0  # Ctrl-C stops it cleanly
+    with pytest.raises(EvalstoreError, match=r"did not start: .*missing\.duckdb"):
+        launch(tmp_path / "missing.duckdb")
 
 
 def test_significant_differences_are_coloured_by_direction(

@@ -15,7 +15,6 @@ import base64
 import json
 import os
 import shutil
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,9 +28,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.select import Select
 from selenium.webdriver.support.ui import WebDriverWait
 from test_dashboards import XSS_RUN, build_sample
-from test_ui import start_ui
 
 from evalstore import Store
+from evalstore.ui import launch
 
 pytestmark = pytest.mark.browser
 
@@ -87,12 +86,11 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrom
 
 
 def _serve(db: Path) -> Iterator[str]:
-    proc, url = start_ui(db)
+    app = launch(db)
     try:
-        yield url
+        yield app.url
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=20)
+        app.stop()
 
 
 @pytest.fixture(scope="module")

@@ -11,21 +11,27 @@ view. The figures are the dashboards' own (:mod:`evalstore.dashboards`).
 The app (:mod:`~evalstore.ui.app`) is Starlette served by uvicorn; it opens the store
 read-only for each request and holds nothing between requests, so ingests proceed while it
 runs. :func:`serve` binds the address first (a port in use is one clear error) and says
-where the app is.
+where the app is; :func:`launch` starts ``evalstore ui`` in a process of its own (from a
+notebook or a script) and returns once it listens.
 """
 
 from __future__ import annotations
 
 import errno
+import re
+import signal
 import socket
+import subprocess
+import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from evalstore.errors import EvalstoreError
 from evalstore.store import Store
 from evalstore.ui.app import HEADERS, create_app
 
-__all__ = ["HEADERS", "create_app", "serve", "url_of"]
+__all__ = ["HEADERS", "Running", "create_app", "launch", "serve", "url_of"]
 
 
 def url_of(host: str, port: int) -> str:
@@ -75,3 +81,40 @@ def serve(
         pass  # Ctrl-C: uvicorn has shut down cleanly, then raised it again
     finally:
         sock.close()
+
+
+@dataclass
+class Running:
+    """An ``evalstore ui`` process started by :func:`launch`: its ``url``; :meth:`stop` ends
+    it as Ctrl-C does."""
+
+    process: subprocess.Popen[str]
+    url: str
+
+    def stop(self, timeout: float = 30) -> int:
+        """Stop the app (SIGINT, as Ctrl-C) and return its exit code (0: stopped cleanly)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+        return self.process.wait(timeout=timeout)
+
+
+def launch(
+    db: str | Path, *, host: str = "127.0.0.1", port: int = 0, lock_timeout: float = 10.0
+) -> Running:
+    """Start ``evalstore ui`` on the store ``db`` in a process of its own (port 0: a free
+    one) and return it once it listens (``Running.url``).
+
+    Raises:
+        EvalstoreError: the app did not start (its error line).
+    """
+    argv = [sys.executable, "-m", "evalstore", "ui", "--db", str(db), "--host", host,
+            "--port", str(port), "--lock-timeout", str(lock_timeout)]  # fmt: skip
+    process = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    found = re.search(r"http://\S+", line)
+    if not found:
+        process.kill()
+        said = (line + process.stderr.read()).strip().removeprefix("Error: ")
+        raise EvalstoreError(f"evalstore ui did not start: {said}")
+    return Running(process, found.group(0))

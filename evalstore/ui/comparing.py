@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import polars as pl
 
-from evalstore.compare import compare_units
+from evalstore.compare import COMPARE_COLUMNS, compare_units
 from evalstore.dashboards.changed import lists_figure
 from evalstore.dashboards.comparison import comparison_figure
 from evalstore.dashboards.scatter import scatter_figure
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SIGNIFICANT", "compare_page"]
 
+# compare's columns the table leaves out (the title names the baseline; the rest is detail)
+_LEFT_OUT = ("baseline", "effect_size", "n_runs", "baseline_runs", "higher_is_better")
 #: The adjusted p-value under which a row of the table is coloured better or worse.
 SIGNIFICANT = 0.05
 
@@ -185,24 +187,7 @@ def compare_page(store: Store, view: View) -> str:
             f"run `evalstore eval` on them first ({first})",
             "error",
         )
-    shown = result.select(
-        "run",
-        "task",
-        "metric",
-        "params",
-        "baseline_value",
-        "value",
-        "diff",
-        "ci_low",
-        "ci_high",
-        "p_value",
-        "p_adj",
-        "wins",
-        "ties",
-        "losses",
-        "n_lists",
-        "resampled",
-    )
+    shown = result.select(c for c in COMPARE_COLUMNS if c not in _LEFT_OUT)
     tones = [
         "" if p is None or p >= SIGNIFICANT or d is None or d == 0
         else ("better" if (d > 0) == up else "worse")
