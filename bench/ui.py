@@ -8,14 +8,15 @@ every task (``bench/dashboard.py``'s store, metrics computed). Then:
   - **start-up**: ``evalstore ui --db DEMO --port 0`` in a fresh process, ``--repeat`` times:
     the wall seconds from the spawn until the runs page (``/``) has answered, beside
     ``evalstore runs --db DEMO`` (a command's whole life, the reference of the same run);
-  - **pages**: one app on the large store; each page requested ``--repeat`` times after one
-    warm-up request, the median wall seconds of a request as the browser makes it (HTTP on
+  - **pages**: one app on the large store; each page's first request, then the median of
+    ``--repeat`` more, in wall seconds of a request as the browser makes it (HTTP on
     localhost, the whole HTML received): the runs (newest first, sorted by a value column,
     filtered by a ``where`` predicate, grouped into configurations), a comparison of two
     runs and of two configurations, the curves, the history, the per-list heatmaps and a SQL
     query.
 
-Prints the figures and whether the targets hold: start-up under 2 s, every page under 1 s.
+Prints the figures and whether the targets hold: start-up under 2 s, every page (first
+request or not) under 1 s.
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ def pages(db: Path) -> dict[str, str]:
         "compare two runs": f"compare?unit={hp[0]}&unit={hp[1]}",
         "compare two configurations": f"compare?unit=g{seeds[0]}&unit=g{seeds[-1]}",
         "curves (8 newest per task)": "curves",
-        "history (every metric)": "history",
+        "history (the first metric)": "history",
+        "history (every metric)": "history?series=*",
         "per list (20 newest)": "lists",
         "sql": "sql?q=select+experiment%2C+count(*)+from+v_runs+group+by+all",
     }
@@ -121,12 +123,13 @@ def main() -> None:
         url = app.url
         try:
             worst = 0.0
-            print(f"pages on {opts.runs} runs (median of {opts.repeat}, after one warm-up):")
+            print(f"pages on {opts.runs} runs: the first request, then the median of "
+                  f"{opts.repeat} more")  # fmt: skip
             for label, path in pages(large).items():
-                get(url + path)
+                first = get(url + path)
                 took = statistics.median(get(url + path) for _ in range(opts.repeat))
-                worst = max(worst, took)
-                print(f"  {label}: {took:.3f} s")
+                worst = max(worst, first, took)
+                print(f"  {label}: {first:.3f} s, then {took:.3f} s")
             print(f"slowest page: {worst:.3f} s; target < {PAGE_TARGET} s: "
                   f"{_measure.met(worst < PAGE_TARGET)}")  # fmt: skip
         finally:

@@ -38,7 +38,7 @@ from evalstore.ui.comparing import compare_page
 from evalstore.ui.shell import message, page
 from evalstore.ui.view import View
 
-__all__ = ["HEADERS", "create_app"]
+__all__ = ["HEADERS", "create_app", "static_file"]
 
 #: Sent with every page: nothing from another host, no inline script, no framing.
 HEADERS = {
@@ -56,7 +56,8 @@ Body = Callable[[Store, View], str]
 
 
 @cache
-def _static(name: str) -> bytes:
+def static_file(name: str) -> bytes:
+    """A file the app serves under ``/static/`` (read once)."""
     if name == "plotly.min.js":
         return plotly_js()
     return (resources.files("evalstore.ui") / "static" / name).read_bytes()
@@ -130,7 +131,7 @@ def create_app(db: str | Path, *, lock_timeout: float = 10.0, host: str = "127.0
         if name not in ("plotly.min.js", "ui.js", "ui.css"):
             return PlainTextResponse("not found\n", status_code=404)
         headers = {**HEADERS, "Cache-Control": "max-age=3600"}
-        return Response(_static(name), media_type=_TYPES[suffix], headers=headers)
+        return Response(static_file(name), media_type=_TYPES[suffix], headers=headers)
 
     routes = [
         route("/", "Runs", pages.runs_page),
