@@ -31,7 +31,8 @@ __all__ = ["BASELINE_HINT", "comparison_figure", "missing_baselines", "paired"]
 #: How to choose a baseline, for the page's notes and empty message.
 BASELINE_HINT = (
     "tag the experiment's baseline run (evalstore tag RUN baseline), or pass "
-    "--baseline RUN (every selected run against RUN) or --runs BASELINE RUN..."
+    "--baseline RUN (every selected run against RUN) or -r BASELINE -r RUN (the first run "
+    "given is the baseline)"
 )
 
 
