@@ -351,3 +351,13 @@ def test_a_page_waits_for_a_writer_then_says_the_store_is_busy(tmp_path: Path) -
         holder.stdin.close()
         holder.wait(timeout=30)
     assert run_names(client.get("/").text) == ["busy/first"]  # free again: served
+
+
+def test_the_filter_form_carries_every_tag_and_param_of_a_link(client: TestClient) -> None:
+    page = client.get("/?tag=demo&tag=extra&param=a%3D1&param=b%3D2")
+    form = re.search(r'<form class="filters".*?</form>', page.text, re.S)
+    assert form
+    pairs = re.findall(r'<input[^>]*name="(\w+)"[^>]*value="([^"]*)"', form.group(0))
+    named = [(k, html.unescape(v)) for k, v in pairs]
+    assert ("tag", "extra") in named and ("param", "b=2") in named
+    assert ("tag", "demo") in named and ("param", "a=1") in named

@@ -51,10 +51,17 @@ def _filters(path: str, view: View, experiments: Sequence[str]) -> str:
     if not several:
         options = '<option value="">all</option>' + options
     keep = ("unit", "baseline", "group", "col", "sort", "desc", "series")
+    # a box shows the first tag and param; more (from a link) ride along unseen
+    more = "".join(
+        f'<input type="hidden" name="{k}" value="{_e(v)}">'
+        for k, values in (("tag", view.tag[1:]), ("param", view.param[1:]))
+        for v in values
+    )
     return f"""<form class="filters" id="filters" method="get" action="{_e(path)}">
-{hidden(view, keep)}
+{hidden(view, keep)}{more}
 <label>experiment <select name="experiment"{several} id="f-experiment">{options}</select></label>
-<label>tag <input name="tag" id="f-tag" value="{_e(" ".join(view.tag[:1]))}" size="10"></label>
+<label>tag <input name="tag" id="f-tag" value="{_e(view.tag[0] if view.tag else "")}"
+ size="10"></label>
 <label>param <input name="param" id="f-param" value="{_e(view.param[0] if view.param else "")}"
  placeholder="lr=0.01" size="12"></label>
 <label class="wide">where <input name="where" id="f-where" value="{_e(view.where)}"
