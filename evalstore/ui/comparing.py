@@ -74,7 +74,7 @@ def _per_list(store: Store, units: list[Any], result: pl.DataFrame) -> pl.DataFr
             "mean_diff": row["diff"],
             "ci_low": row["ci_low"],
             "ci_high": row["ci_high"],
-            "p_value": row["p_adj"],
+            "p_value": row["p_value"],
             "wins": row["wins"],
             "losses": row["losses"],
             "resampled": row["resampled"],
@@ -211,8 +211,8 @@ def compare_page(store: Store, view: View) -> str:
             "Per-list differences",
             figure_html("compare-bars", comparison_figure(panel, frame)),
             "The headline metric of each task, per list: run minus baseline, "
-            "sorted; the band is the 95% interval of the mean difference, p the "
-            "Holm-adjusted p-value.",
+            "sorted; the band is the 95% interval of the mean difference, p its p-value "
+            "before the Holm adjustment (p_adj in the table).",
             "bars",
         )
         body += section(
