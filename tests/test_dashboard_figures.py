@@ -146,3 +146,20 @@ def test_mma_chart_says_its_unit() -> None:
     untitled = dash.Panel(index=1, title="t", kind="line", sql="select 1", x="threshold", y="mma")
     fig = dash.panel_figure(untitled, frame)
     assert fig is not None and fig.layout["xaxis"]["title"]["text"] == "threshold"
+
+
+def test_heatmap_rows_leave_room_for_their_own_tick_labels_only() -> None:
+    # three facets, one per row: short labels, long image-pair names (turned), short again
+    frame = two_facets()
+    long = frame.filter(pl.col("series") == "classification · ap_voc07").with_columns(
+        series=pl.lit("matching · ap"), list="i_" + pl.col("list") + "_viewpoint_tough" * 2,
+        base_metric=pl.lit("ap"),
+    )  # fmt: skip
+    short = frame.filter(pl.col("series") == "verification · fpr95")
+    fig = dash.panel_figure(heatmap_panel(facet_cols=1), pl.concat([frame.head(40), long, short]))
+    assert fig is not None
+    tops = [fig.layout[a]["domain"] for a in ("yaxis", "yaxis2", "yaxis3")]
+    under_first = tops[0][0] - tops[1][1]  # fractions of the plot area
+    under_second = tops[1][0] - tops[2][1]
+    assert "tickangle" not in fig.layout["xaxis"] and fig.layout["xaxis2"]["tickangle"] == -30
+    assert under_second > under_first > 0  # the turned labels get room, the short ones less

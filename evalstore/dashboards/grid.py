@@ -49,7 +49,9 @@ class Layout:
     """Pixel sizes of a grid of charts: rows of heights ``row_px``, ``gap_px`` between rows
     (room for subplot titles and tick labels), ``bottom_px`` under the last row (x labels,
     the axis title and the legend), ``left_px`` for y labels (also kept between columns),
-    ``bar_px`` right of each chart for its own colour bar (0: none)."""
+    ``bar_px`` right of each chart for its own colour bar (0: none); ``gaps_px``, when given,
+    the gap under each row but the last instead of ``gap_px`` (rows whose tick labels need
+    different room)."""
 
     n: int
     cols: int
@@ -59,23 +61,35 @@ class Layout:
     bottom_px: int
     left_px: int = 70
     bar_px: int = 0
+    gaps_px: tuple[int, ...] = ()
+
+    @property
+    def gaps(self) -> tuple[int, ...]:
+        """The gap under each row but the last, in pixels."""
+        return self.gaps_px or (self.gap_px,) * (len(self.row_px) - 1)
 
     @property
     def plot_px(self) -> int:
-        return sum(self.row_px) + (len(self.row_px) - 1) * self.gap_px
+        return sum(self.row_px) + sum(self.gaps)
 
 
 def grid_layout(
     panel: Panel, n: int, *, titled: bool, row_px: Sequence[int] | None = None,
-    tick_px: int = 0, left_px: int = 70, bar_px: int = 0,
+    tick_px: int | Sequence[int] = 0, left_px: int = 70, bar_px: int = 0,
 ) -> Layout:  # fmt: skip
     """The :class:`Layout` of ``n`` charts, ``panel.facet_cols`` to a row at most (``bar_px``:
-    room for a colour bar right of each chart)."""
+    room for a colour bar right of each chart). ``tick_px`` is the room the x tick labels
+    need under every row, or a sequence of it per row (each gap then fits its own row's)."""
     cols = max(1, min(n, panel.facet_cols))
     rows = math.ceil(n / cols)
     heights = tuple(row_px) if row_px else (_ROW_PX,) * rows
     top = 64 if titled else 24
-    return Layout(n, cols, heights, top + 40 + tick_px, top, 100 + tick_px, left_px, bar_px)
+    if isinstance(tick_px, int):
+        return Layout(n, cols, heights, top + 40 + tick_px, top, 100 + tick_px, left_px, bar_px)
+    per_row = list(tick_px)
+    gaps = tuple(top + 40 + t for t in per_row[:-1])
+    return Layout(n, cols, heights, max(gaps, default=top + 40), top, 100 + per_row[-1],
+                  left_px, bar_px, gaps)  # fmt: skip
 
 
 def make_grid(lay: Layout, titles: list[str] | None, title_px: int = 13) -> Figure:
@@ -87,6 +101,7 @@ def make_grid(lay: Layout, titles: list[str] | None, title_px: int = 13) -> Figu
         titles=titles,
         row_heights=list(lay.row_px),
         vertical_spacing=lay.gap_px / lay.plot_px if rows > 1 else 0.0,
+        row_gaps=[g / lay.plot_px for g in lay.gaps] if lay.gaps_px else None,
         # the page is about 1200 px wide: keep the y labels of a column clear of the left
         # (and a column's colour bar clear of the next one's labels)
         horizontal_spacing=min(0.4, (lay.left_px + lay.bar_px + 10) / 1200)

@@ -73,9 +73,12 @@ def heatmap_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
     ticks = [tick_room([plain(v) for v in distinct(p[x])], cols) for p in parts]
     y_labels = [plain(v) for v in distinct(frame[y])]
     left_px = 40 + 7 * max(len(cut_label(v)) for v in y_labels)
+    # under each row, the room its own tick labels need (a row of VOC's ten classes does not
+    # wait on the turned labels of HPatches' image pairs)
+    row_ticks = [max(px for px, _ in ticks[start : start + cols])
+                 for start in range(0, len(parts), cols)]  # fmt: skip
     lay = grid_layout(panel, len(facets), titled=panel.facet is not None, row_px=heights,
-                      tick_px=max(px for px, _ in ticks), left_px=left_px,
-                      bar_px=_BAR_PX)  # fmt: skip
+                      tick_px=row_ticks, left_px=left_px, bar_px=_BAR_PX)  # fmt: skip
     fig = make_grid(lay, [esc(plain(f)) for f in facets] if panel.facet else None)
     spacing = (left_px + _BAR_PX + 10) if cols > 1 else 0
     chart_px = (_PAGE_PX - _BAR_PX - spacing * (cols - 1)) / cols

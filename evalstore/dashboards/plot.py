@@ -67,23 +67,26 @@ class Figure:
         vertical_spacing: float = 0.0,
         horizontal_spacing: float = 0.0,
         title_font: dict[str, Any] | None = None,
+        row_gaps: Sequence[float] | None = None,
     ) -> Figure:
         """``rows`` x ``cols`` subplots filled from the top left, as ``make_subplots`` places
         them: subplot k (from 1, row by row) draws on ``xaxis{k}``/``yaxis{k}`` (``x``/``y``
-        for the first), each title an annotation centred above its subplot."""
+        for the first), each title an annotation centred above its subplot. ``row_gaps``
+        (the gap under each row but the last, as fractions) replaces ``vertical_spacing``
+        where rows need different gaps (``make_subplots`` has no such option)."""
         fig = cls()
         fig._cols, fig._cells = cols, rows * cols
         heights = list(row_heights) if row_heights else [1.0] * rows
+        gaps = list(row_gaps) if row_gaps is not None else [vertical_spacing] * (rows - 1)
         width = (1.0 - horizontal_spacing * (cols - 1)) / cols
-        scale = (1.0 - vertical_spacing * (rows - 1)) / sum(heights)
+        scale = (1.0 - sum(gaps)) / sum(heights)
         tall = [h * scale for h in heights]
         annotations = []
         for k in range(rows * cols):
             r, c = divmod(k, cols)
             x0 = c * (width + horizontal_spacing)
             # rows counted from the bottom, as Plotly's domains are
-            below = rows - 1 - r
-            y0 = sum(tall[r + 1 :]) + below * vertical_spacing
+            y0 = sum(tall[r + 1 :]) + sum(gaps[r:])
             x_dom, y_dom = [x0, x0 + width], [y0, y0 + tall[r]]
             suffix = str(k + 1) if k else ""
             fig.layout[f"xaxis{suffix}"] = {"anchor": f"y{suffix}", "domain": x_dom}
