@@ -143,7 +143,9 @@ def create_app(db: str | Path, *, lock_timeout: float = 10.0, host: str = "127.0
         Route("/sql.csv", sql_csv, methods=["GET"]),
         Route("/static/{name}", static, methods=["GET"]),
     ]
-    hosts = sorted({host, "localhost", "127.0.0.1", "[::1]", "::1"})
+    # as the Host header names them: an IPv6 address in brackets
+    named = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    hosts = sorted({named, "localhost", "127.0.0.1", "[::1]"})
     return Starlette(
         routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)]
     )
