@@ -18,8 +18,8 @@ import polars as pl
 
 from evalstore.dashboards.changed import items_figure, lists_figure
 from evalstore.dashboards.pages import (
-    figure_json,
     page_html,
+    plot_html,
     plotly_js,
     table_html,
     write_if_changed,
@@ -49,8 +49,7 @@ def _section(index: int, title: str, description: str, fig: Figure, table: str) 
             f'<section class="panel" id="panel-{index}">',
             f"<h2>{html.escape(title)}</h2>",
             f'<p class="desc">{html.escape(description)}</p>',
-            f'<div class="plot" id="{plot_id}"></div>',
-            f'<script type="application/json" data-plot="{plot_id}">{figure_json(fig)}</script>',
+            plot_html(plot_id, fig),
             table,
             "</section>",
         ]

@@ -66,8 +66,8 @@ def comparison_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
     interval as ``evalstore compare`` computes them (``mean_diff``, ``ci_low``, ``ci_high``,
     ``p_value``, ``wins``, ``losses``, ``resampled`` of each row's pair; without them, or
     with a ``note``, no interval); bars green where the run is better in the metric's
-    direction. Rows without a baseline are left out (:func:`missing_baselines`)."""
-    frame = paired(frame)
+    direction. Every row must have a baseline: :func:`~evalstore.dashboards.figures.
+    panel_figure` leaves the others out first (:func:`paired`, :func:`missing_baselines`)."""
     keys = ["run", "baseline", "task", "metric", "params"]
     groups = frame.select(keys).unique(maintain_order=True).rows()
     titles = []

@@ -10,6 +10,7 @@ gives byte-identical files. Every user string is escaped for HTML.
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,9 +33,11 @@ if TYPE_CHECKING:
     from evalstore.store import Store
 
 __all__ = [
+    "draw_script",
     "figure_json",
     "page_html",
     "panel_html",
+    "plot_html",
     "plotly_js",
     "render_dashboard",
     "render_index",
@@ -71,13 +74,13 @@ border-radius:6px;padding:12px 16px;margin:0 0 12px}
 ul.dashboards a{font-size:18px;color:#1f77b4;text-decoration:none}
 """
 
-_SCRIPT = """
+_DRAW = """
 (function () {
   var blocks = document.querySelectorAll('script[type="application/json"][data-plot]');
   if (typeof Plotly === "undefined") {
     for (var i = 0; i < blocks.length; i++) {
       document.getElementById(blocks[i].dataset.plot).textContent =
-        "plotly.min.js did not load: keep it in the folder of this page.";
+        MISSING;
     }
     return;
   }
@@ -88,6 +91,26 @@ _SCRIPT = """
   }
 })();
 """
+
+
+def draw_script(missing: str) -> str:
+    """The script that draws every figure block of a page (:func:`plot_html`) with
+    plotly.min.js, or writes ``missing`` in each when Plotly did not load. It must run after
+    the blocks are parsed: at the end of the body, or ``defer``red."""
+    return _DRAW.replace("MISSING", json.dumps(missing))
+
+
+_SCRIPT = draw_script("plotly.min.js did not load: keep it in the folder of this page.")
+
+
+def plot_html(plot_id: str, fig: Figure | None) -> str:
+    """A figure's element and its JSON block (never run as a script: :func:`draw_script`
+    draws it); an empty figure for None."""
+    data = figure_json(fig) if fig is not None else "{}"
+    return (
+        f'<div class="plot" id="{plot_id}"></div>\n'
+        f'<script type="application/json" data-plot="{plot_id}">{data}</script>'
+    )
 
 
 def figure_json(fig: Figure) -> str:
@@ -141,12 +164,7 @@ def panel_html(panel: Panel, frame: pl.DataFrame) -> str:
         if panel.kind == "leaderboard":  # the tables, then their charts
             parts.append(board_html(panel, frame))
         fig = panel_figure(panel, frame)
-        plot_id = f"{panel.div_id}-plot"
-        parts.append(f'<div class="plot" id="{plot_id}"></div>')
-        parts.append(
-            f'<script type="application/json" data-plot="{plot_id}">'
-            f"{figure_json(fig) if fig is not None else '{}'}</script>"
-        )
+        parts.append(plot_html(f"{panel.div_id}-plot", fig))
     parts += [f'<p class="note baseline">{html.escape(n)}</p>' for n in notes]
     parts.append("</section>")
     return "\n".join(parts)

@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from evalstore.errors import EvalstoreError
 from evalstore.stats import t_quantile
@@ -93,6 +94,11 @@ def _warm() -> None:
     static_file("plotly.min.js")
 
 
+def _drain(stream: IO[str]) -> None:
+    for _ in stream:  # each line read and let go
+        pass
+
+
 @dataclass
 class Running:
     """An ``evalstore ui`` process started by :func:`launch`: its ``url``; :meth:`stop` ends
@@ -120,11 +126,15 @@ def launch(
     argv = [sys.executable, "-m", "evalstore", "ui", "--db", str(db), "--host", host,
             "--port", str(port), "--lock-timeout", str(lock_timeout)]  # fmt: skip
     process = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    assert process.stderr is not None
-    line = process.stderr.readline()
+    stderr = process.stderr
+    if stderr is None:  # stderr=PIPE always gives one
+        raise EvalstoreError("evalstore ui: no pipe to read its address from")
+    line = stderr.readline()
     found = re.search(r"http://\S+", line)
     if not found:
         process.kill()
-        said = (line + process.stderr.read()).strip().removeprefix("Error: ")
+        said = (line + stderr.read()).strip().removeprefix("Error: ")
         raise EvalstoreError(f"evalstore ui did not start: {said}")
+    # keep reading what it says, so that a full pipe never blocks the app
+    threading.Thread(target=_drain, args=(stderr,), daemon=True).start()
     return Running(process, found.group(0))

@@ -29,8 +29,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from evalstore import queries, sandbox
-from evalstore.dashboards.pages import plotly_js
+from evalstore import sandbox
+from evalstore.dashboards.pages import draw_script, plotly_js
 from evalstore.errors import EvalstoreError, StoreLocked
 from evalstore.store import Store
 from evalstore.ui import pages
@@ -38,7 +38,7 @@ from evalstore.ui.comparing import compare_page
 from evalstore.ui.shell import message, page
 from evalstore.ui.view import View
 
-__all__ = ["HEADERS", "create_app", "static_file"]
+__all__ = ["HEADERS", "STATIC", "create_app", "static_file"]
 
 #: Sent with every page: nothing from another host, no inline script, no framing.
 HEADERS = {
@@ -50,16 +50,22 @@ HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
-_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+_JS, _CSS = "text/javascript; charset=utf-8", "text/css; charset=utf-8"
+#: What the app serves under /static/, with its media type.
+STATIC = {"plotly.min.js": _JS, "ui.js": _JS, "ui.css": _CSS}
 
 Body = Callable[[Store, View], str]
 
 
 @cache
 def static_file(name: str) -> bytes:
-    """A file the app serves under ``/static/`` (read once)."""
+    """A file the app serves under ``/static/`` (made once): plotly.min.js, the script that
+    draws the figures (the static pages' own, :func:`evalstore.dashboards.pages.draw_script`)
+    and the stylesheet."""
     if name == "plotly.min.js":
         return plotly_js()
+    if name == "ui.js":
+        return draw_script("plotly.min.js did not load from this app.").encode("utf-8")
     return (resources.files("evalstore.ui") / "static" / name).read_bytes()
 
 
@@ -87,9 +93,7 @@ def create_app(db: str | Path, *, lock_timeout: float = 10.0, host: str = "127.0
         try:
             view = View.parse(request.query_params.multi_items())
             with opened() as store:
-                experiments = queries.fetch(store.con, "dashboards/experiments", {})[
-                    "experiment"
-                ].to_list()
+                experiments = store.query("dashboards/experiments")["experiment"].to_list()
                 html = body(store, view)
         except StoreLocked as exc:
             status, html = 503, message(f"{exc} (reload when the writer is done)", "error")
@@ -127,18 +131,17 @@ def create_app(db: str | Path, *, lock_timeout: float = 10.0, host: str = "127.0
 
     def static(request: Request) -> Response:
         name = request.path_params["name"]
-        suffix = Path(name).suffix
-        if name not in ("plotly.min.js", "ui.js", "ui.css"):
+        if name not in STATIC:
             return PlainTextResponse("not found\n", status_code=404)
         headers = {**HEADERS, "Cache-Control": "max-age=3600"}
-        return Response(static_file(name), media_type=_TYPES[suffix], headers=headers)
+        return Response(static_file(name), media_type=STATIC[name], headers=headers)
 
     routes = [
         route("/", "Runs", pages.runs_page),
         route("/compare", "Compare", compare_page),
-        route("/curves", "Curves", lambda s, v: pages.panels_page(s, v, "curves", pages.NEWEST)),
-        route("/history", "History", lambda s, v: pages.panels_page(s, v, "overview", None)),
-        route("/lists", "Per list", lambda s, v: pages.panels_page(s, v, "heatmap", 20)),
+        route("/curves", "Curves", pages.curves_page),
+        route("/history", "History", pages.history_page),
+        route("/lists", "Per list", pages.lists_page),
         route("/sql", "SQL", pages.sql_page),
         Route("/sql.csv", sql_csv, methods=["GET"]),
         Route("/static/{name}", static, methods=["GET"]),

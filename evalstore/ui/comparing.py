@@ -17,6 +17,7 @@ import polars as pl
 from evalstore.compare import COMPARE_COLUMNS, compare_units
 from evalstore.dashboards.changed import lists_figure
 from evalstore.dashboards.comparison import comparison_figure
+from evalstore.dashboards.pages import plot_html
 from evalstore.dashboards.scatter import scatter_figure
 from evalstore.dashboards.specs import Panel
 from evalstore.dashboards.text import plain
@@ -25,7 +26,8 @@ from evalstore.errors import InvalidInput
 from evalstore.metrics import HEADLINE, get
 from evalstore.selection import list_runs
 from evalstore.ui import data
-from evalstore.ui.shell import data_table, figure_html, hidden, message, section
+from evalstore.ui.shell import data_table, hidden, message, section
+from evalstore.ui.view import FILTERS
 
 if TYPE_CHECKING:
     from evalstore.store import Store
@@ -111,6 +113,12 @@ def _changes(fields: list[tuple[str, Any, Any]], a: str, b: str) -> str:
     return data_table(frame, frame.columns, ident="changed-meta")
 
 
+def _param_changes(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """The parameters whose values differ, as ``param KEY`` rows (``(unset)`` where missing)."""
+    return [(f"param {k}", a.get(k, "(unset)"), b.get(k, "(unset)"))
+            for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]  # fmt: skip
+
+
 def _settings(text: str) -> dict[str, str]:
     """A configuration's ``key=value, ...`` text as a dict."""
     return dict(part.split("=", 1) for part in text.split(", ") if "=" in part)
@@ -122,9 +130,7 @@ def _what_changed(store: Store, units: list[Any]) -> str:
     base, other = units[0], units[1]
     fields: list[tuple[str, Any, Any]] = []
     if base.group or other.group:
-        sa, sb = _settings(base.config), _settings(other.config)
-        fields = [(f"param {k}", sa.get(k, "(unset)"), sb.get(k, "(unset)"))
-                  for k in sorted(set(sa) | set(sb)) if sa.get(k) != sb.get(k)]  # fmt: skip
+        fields = _param_changes(_settings(base.config), _settings(other.config))
         if len(base.run_ids) != len(other.run_ids):
             fields.append(("seeds (runs)", len(base.run_ids), len(other.run_ids)))
         body = _changes(fields, base.label, other.label)
@@ -136,10 +142,7 @@ def _what_changed(store: Store, units: list[Any]) -> str:
     for key in ("created_at", "git_commit", "tags", "notes"):
         if rows[a][key] != rows[b][key]:
             fields.append((key, rows[a][key], rows[b][key]))
-    pa, pb = (json.loads(rows[r]["params"] or "{}") for r in (a, b))
-    for key in sorted(set(pa) | set(pb)):
-        if pa.get(key) != pb.get(key):
-            fields.append((f"param {key}", pa.get(key, "(unset)"), pb.get(key, "(unset)")))
+    fields += _param_changes(*(json.loads(rows[r]["params"] or "{}") for r in (a, b)))
     body = _changes(fields, base.label, other.label)
     try:
         moves = diff_lists(store, a, b)
@@ -147,7 +150,7 @@ def _what_changed(store: Store, units: list[Any]) -> str:
         body += message(f"No per-list moves: {exc}")
     else:
         higher = get(moves["metric"][0]).higher_is_better
-        body += figure_html(
+        body += plot_html(
             "changed-lists", lists_figure(moves, base.label, other.label, higher=higher)
         )
     said = ("The metadata that differs between the two runs, then the lists whose value moved "
@@ -172,7 +175,7 @@ def compare_page(store: Store, view: View) -> str:
         f"{html.escape(u.label)}</option>"
         for i, (token, u) in enumerate(picked)
     )
-    keep = hidden(view, ("experiment", "tag", "param", "where", "unit"))
+    keep = hidden(view, (*FILTERS, "unit"))
     chooser = (
         f'<form method="get" action="/compare" class="baseline">{keep}<label>baseline '
         f'<select name="baseline" id="baseline">{options}</select></label>'
@@ -209,7 +212,7 @@ def compare_page(store: Store, view: View) -> str:
         panel = Panel(index=1, title="per list", kind="comparison", facet_cols=1)
         body += section(
             "Per-list differences",
-            figure_html("compare-bars", comparison_figure(panel, frame)),
+            plot_html("compare-bars", comparison_figure(panel, frame)),
             "The headline metric of each task, per list: run minus baseline, "
             "sorted; the band is the 95% interval of the mean difference, p its p-value "
             "before the Holm adjustment (p_adj in the table).",
@@ -217,7 +220,7 @@ def compare_page(store: Store, view: View) -> str:
         )
         body += section(
             "Per-list values",
-            figure_html(
+            plot_html(
                 "compare-scatter",
                 scatter_figure(replace(panel, kind="scatter", facet_cols=2), frame),
             ),

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalstore.errors import InvalidInput
 from evalstore.groups import Unit, config_unit, configs, holds_params, label, run_unit
 from evalstore.metrics import get
 from evalstore.selection import list_runs
@@ -165,24 +164,20 @@ def units(store: Store, view: View) -> list[tuple[str, Unit]]:
     """The comparison's units with the URL's token of each, the baseline first: the view's
     ``baseline``; else a picked run tagged ``baseline``; else the unit of the oldest run.
 
+    Units that share a run are refused by the comparison itself
+    (:func:`evalstore.compare.compare_units`).
+
     Raises:
-        InvalidInput: an unknown run id, or two units that share a run.
+        RunNotFound: an unknown run id.
     """
     found = [
         (u.token, config_unit(store, u.run_id) if u.group else run_unit(store, u.run_id))
         for u in view.units
     ]
-    seen: dict[int, str] = {}
-    for _, unit in found:
-        for run_id in unit.run_ids:
-            if run_id in seen:
-                raise InvalidInput(
-                    f"{unit.label} and {seen[run_id]} share the run id {run_id}: pick one"
-                )
-            seen[run_id] = unit.label
     if view.baseline or len(found) < 2:
         return found
-    info = list_runs(store).filter(pl.col("run_id").is_in(list(seen)))
+    ids = [i for _, unit in found for i in unit.run_ids]
+    info = list_runs(store).filter(pl.col("run_id").is_in(ids))
     tagged = set(info.filter(pl.col("tags").list.contains(BASELINE_TAG))["run_id"].to_list())
     born = dict(zip(info["run_id"].to_list(), info["created_at"].to_list(), strict=True))
 

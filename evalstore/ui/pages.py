@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import replace
+from functools import cache
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -19,32 +20,45 @@ from evalstore.dashboards.specs import Panel, dashboards_dir, load_spec
 from evalstore.errors import InvalidInput
 from evalstore.ui import data
 from evalstore.ui.shell import data_table, hidden, message
+from evalstore.ui.view import FILTERS
 
 if TYPE_CHECKING:
     from evalstore.store import Store
     from evalstore.ui.view import View
 
-__all__ = ["EVERY", "NEWEST", "SQL_ROWS", "panels_page", "runs_page", "sql_page", "sql_result"]
+__all__ = [
+    "EVERY",
+    "NEWEST",
+    "NEWEST_LISTS",
+    "SQL_ROWS",
+    "curves_page",
+    "history_page",
+    "lists_page",
+    "panels_page",
+    "runs_page",
+    "sql_page",
+    "sql_result",
+]
 
 #: Rows the SQL page shows (the download has up to sandbox.DEFAULT_MAX_ROWS).
 SQL_ROWS = 500
-#: Runs the curves and per-list pages draw when no run is picked.
+#: Runs the curves page draws when no run is picked (the filters keep its newest).
 NEWEST = 8
+#: Runs the per-list page draws when no run is picked.
+NEWEST_LISTS = 20
 _DEFAULT_VALUES = 6  # value columns shown before the user chooses
 #: The history's ``series`` that shows every metric (one chart each).
 EVERY = "*"
 
 
-def _pick_form(view: View, table: str, pick: bool) -> str:
+def _pick_form(view: View, table: str) -> str:
     buttons = (
         '<div class="actions"><span>With the ticked rows:</span>'
         '<button type="submit" id="do-compare" formaction="/compare">Compare</button>'
         '<button type="submit" formaction="/curves">Curves</button>'
         '<button type="submit" formaction="/lists">Per list</button></div>'
-        if pick
-        else ""
     )
-    keep = hidden(view, ("experiment", "tag", "param", "where"))
+    keep = hidden(view, FILTERS)
     return f'<form method="get" action="/compare" id="pick">{keep}{buttons}{table}</form>'
 
 
@@ -54,7 +68,7 @@ def _columns_form(view: View, available: list[str], shown: list[str]) -> str:
         f"{' checked' if c in shown else ''}> {html.escape(c)}</label>"
         for c in available
     )
-    keep = hidden(view, ("experiment", "tag", "param", "where", "group", "sort", "desc"))
+    keep = hidden(view, (*FILTERS, "group", "sort", "desc"))
     return (
         f'<details class="columns"><summary>Columns ({len(shown)} of {len(available)})</summary>'
         f'<form method="get" action="/">{keep}<div class="boxes">{boxes}</div>'
@@ -66,17 +80,15 @@ def runs_page(store: Store, view: View) -> str:
     """The runs (or, with ``group``, the configurations) that pass the filters: sortable,
     columns chosen by the user, check boxes to compare."""
     runs = data.filtered_runs(store, view)
-    total = store.con.execute("select count(*) from runs").fetchall()[0][0]
+    total = store.query("ui/run_count")["n"][0]
     if view.group:
         table, higher = data.config_table(store, runs)
         fixed = ["configuration", "n_runs", "config", "created_at", "runs"]
-        pick = "unit"
     else:
         table, higher = data.run_table(store, runs)
         table = table.with_columns(unit=pl.col("run_id").cast(pl.String))
         fixed = ["run", "created_at", "tags", "params", "git_commit", "tasks", "n_rows", "notes"]
         fixed += [c for c in table.columns if c.startswith("p:")]
-        pick = "unit"
     value_cols = [c for c in higher if c in table.columns]
     available = [*fixed, *value_cols]
     # by default: who and when, the values these runs have (the first few), then the params
@@ -100,14 +112,15 @@ def runs_page(store: Store, view: View) -> str:
     if table.height == 0:
         return head + message("No run passes these filters.", "empty")
     grid = data_table(
-        table, shown, ident="runs", view=view, path="/", pick=pick, higher=higher, sd=view.group
+        table, shown, ident="runs", view=view, path="/", pick="unit", higher=higher, sd=view.group
     )
-    return head + _columns_form(view, available, shown) + _pick_form(view, grid, True)
+    return head + _columns_form(view, available, shown) + _pick_form(view, grid)
 
 
 # -- the dashboards' panels ----------------------------------------------------------------
 
 
+@cache
 def _spec_panels(name: str) -> tuple[Panel, ...]:
     return load_spec(dashboards_dir() / f"{name}.toml").panels
 
@@ -116,9 +129,9 @@ def _run_filter(store: Store, view: View, newest: int | None) -> tuple[list[int]
     """The runs a panel page draws: the picked units' runs; else, with filters, the runs
     that pass them (the ``newest`` of them); else None (the spec's own default)."""
     if view.unit:
-        ids = [i for _, u in data.units(store, view) for i in u.run_ids]
+        ids = list(dict.fromkeys(i for _, u in data.units(store, view) for i in u.run_ids))
         return ids, f"the {len(ids)} picked run(s)"
-    if not (view.experiment or view.tag or view.param or view.where):
+    if not view.filtered:
         return None, ""
     ids = data.filtered_runs(store, view)["run_id"].to_list()
     if newest is not None and len(ids) > newest:
@@ -151,13 +164,28 @@ def panels_page(store: Store, view: View, spec: str, newest: int | None) -> str:
     return "\n".join(parts)
 
 
+def curves_page(store: Store, view: View) -> str:
+    """PR and MMA curves (curves.toml) of the picked runs, else the newest that pass."""
+    return panels_page(store, view, "curves", NEWEST)
+
+
+def history_page(store: Store, view: View) -> str:
+    """The overview's metric history, one metric (or every one) over time."""
+    return panels_page(store, view, "overview", None)
+
+
+def lists_page(store: Store, view: View) -> str:
+    """The per-list and per-slice heatmaps (heatmap.toml)."""
+    return panels_page(store, view, "heatmap", NEWEST_LISTS)
+
+
 def _series_form(view: View, names: list[str], chosen: str) -> str:
     options = "".join(
         f'<option value="{html.escape(n)}"{" selected" if n == chosen else ""}>'
         f"{html.escape('every metric' if n == EVERY else n)}</option>"
         for n in [*names, EVERY]
     )
-    keep = hidden(view, ("experiment", "tag", "param", "where", "unit"))
+    keep = hidden(view, (*FILTERS, "unit"))
     return (
         f'<form method="get" action="/history" class="baseline">{keep}<label>metric '
         f'<select name="series" id="series">{options}</select></label>'

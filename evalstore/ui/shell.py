@@ -2,8 +2,9 @@
 runs with sortable headers and check boxes, and figures drawn by ``/static/ui.js``.
 
 Every user string is escaped here (``html.escape``) or, inside figures, by the dashboards'
-own escaping; the pages carry no inline script (the figures are JSON blocks that
-``ui.js`` draws), so the app's Content-Security-Policy can forbid inline scripts.
+own escaping; the pages carry no inline script (the figures are JSON blocks,
+:func:`evalstore.dashboards.pages.plot_html`, that ``/static/ui.js`` draws), so the app's
+Content-Security-Policy can forbid inline scripts.
 """
 
 from __future__ import annotations
@@ -14,12 +15,10 @@ from typing import Any
 
 import polars as pl
 
-from evalstore.dashboards.pages import figure_json
-from evalstore.dashboards.plot import Figure
 from evalstore.dashboards.text import plain
 from evalstore.ui.view import View
 
-__all__ = ["PAGES", "data_table", "figure_html", "hidden", "message", "page", "section"]
+__all__ = ["PAGES", "data_table", "hidden", "message", "page", "section"]
 
 #: The pages, in the order of the navigation: (path, title).
 PAGES = (
@@ -125,16 +124,6 @@ def section(title: str, body: str, description: str = "", ident: str = "") -> st
     desc = f'<p class="desc">{_e(description)}</p>' if description else ""
     attr = f' id="{_e(ident)}"' if ident else ""
     return f'<section class="panel"{attr}><h2>{_e(title)}</h2>{desc}{body}</section>'
-
-
-def figure_html(ident: str, fig: Figure | None) -> str:
-    """A figure's element and its JSON (drawn by ui.js); nothing for None."""
-    if fig is None:
-        return ""
-    return (
-        f'<div class="plot" id="{_e(ident)}"></div>'
-        f'<script type="application/json" data-plot="{_e(ident)}">{figure_json(fig)}</script>'
-    )
 
 
 def _cell(value: Any, numeric: bool, best: bool) -> str:

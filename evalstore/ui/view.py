@@ -20,8 +20,10 @@ from urllib.parse import urlencode
 
 from evalstore.errors import InvalidInput
 
-__all__ = ["Unit", "View", "parse_unit"]
+__all__ = ["FILTERS", "Unit", "View", "parse_unit"]
 
+#: The view's fields that filter the runs (the navigation keeps them from page to page).
+FILTERS = ("experiment", "tag", "param", "where")
 _UNIT = re.compile(r"^(g?)([0-9]{1,18})$")
 
 
@@ -140,9 +142,9 @@ class View:
 
     def filters(self) -> Mapping[str, Any]:
         """The run filters alone (what the nav keeps from page to page)."""
-        return {
-            "experiment": self.experiment,
-            "tag": self.tag,
-            "param": self.param,
-            "where": self.where,
-        }
+        return {name: getattr(self, name) for name in FILTERS}
+
+    @property
+    def filtered(self) -> bool:
+        """Whether any filter is set."""
+        return any(self.filters().values())

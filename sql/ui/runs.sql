@@ -20,3 +20,8 @@ where list_contains($runs, v.run_id) and (
 order by case v.task when 'verification' then 1 when 'matching' then 2 when 'retrieval' then 3
                      when 'classification' then 4 when 'keypoints' then 5 else 6 end,
          "column", v.run_id;
+
+-- name: run_count
+-- How many runs the store holds (the runs page says how many pass the filters of these).
+-- Output: n.
+select count(*) as n from runs;
