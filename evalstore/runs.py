@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import numbers
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from evalstore.database import Database
 
 __all__ = [
+    "ID_PREFIX",
     "RunMeta",
     "RunRef",
     "check_key_spellings",
@@ -25,6 +27,7 @@ __all__ = [
     "get_run",
     "open_run",
     "parse_params",
+    "ref_text",
     "remove_run",
     "resolve",
     "run_exists",
@@ -33,7 +36,11 @@ __all__ = [
 ]
 
 RunRef = str | int
-"""A run: ``NAME``, ``EXPERIMENT/NAME``, or its numeric id (``12`` or ``id:12``)."""
+"""A run: ``NAME``, ``EXPERIMENT/NAME``, or its numeric id (``id:12``, an ``int``, or ``12``
+when no run is named ``12``): see :func:`resolve`."""
+
+ID_PREFIX = "id:"
+"""A reference that names a run by its id only: ``id:12``."""
 
 DEFAULT_EXPERIMENT = "default"
 
@@ -140,21 +147,33 @@ def run_exists(experiment: str, name: str) -> RunExists:
 
 
 def resolve(store: Database, ref: RunRef) -> int:
-    """Return the run id of ``ref``.
+    """Return the run id of ``ref``, by one rule for every command:
 
-    A full ``EXPERIMENT/NAME`` wins, then a bare ``NAME`` (which must be unique across
-    experiments), then the numeric id.
+    - ``id:N`` (or an ``int``) is the run with id N, and only that;
+    - ``EXPERIMENT/NAME`` is that run (a name holding ``/`` is reached this way);
+    - a bare ``NAME`` is the run of that name, which must be unique across experiments;
+    - a bare number is the run with that id when no run is named so. A number that is both
+      a run's name and another run's id is refused as ambiguous, naming both runs: a
+      command never picks one of them for the user (``rm 2`` deleting the wrong run).
 
     Raises:
-        RunNotFound: nothing matches, or a bare name matches runs of several experiments.
+        RunNotFound: nothing matches, or the reference is ambiguous (a name of runs in
+            several experiments, a number that is a name and another run's id).
     """
     return resolve_many(store, [ref])[0]
+
+
+def ref_text(ref: RunRef) -> str:
+    """The text of a reference: an integer (a run id from Python) as ``id:N``."""
+    if isinstance(ref, numbers.Integral) and not isinstance(ref, bool):
+        return f"{ID_PREFIX}{int(ref)}"
+    return str(ref)
 
 
 def resolve_many(store: Database, refs: Sequence[RunRef]) -> list[int]:
     """The run id of each of ``refs``, in order, by the rules of :func:`resolve`, in one
     query."""
-    texts = [str(ref) for ref in refs]
+    texts = [ref_text(ref) for ref in refs]
     found: dict[str, list[tuple[Any, ...]]] = {text: [] for text in texts}
     for row in queries.fetch_rows(store.con, "store/find_runs", {"refs": list(found)}):
         found[row[0]].append(row[1:])
@@ -165,13 +184,32 @@ def resolve_many(store: Database, refs: Sequence[RunRef]) -> list[int]:
 
 
 def _pick(store: Database, text: str, rows: list[tuple[Any, ...]]) -> int:
+    if text.startswith(ID_PREFIX):  # explicit: the id, never a run named "id:N"
+        rows = [r for r in rows if r[3] == "id"]
+    by_id = [r for r in rows if r[3] == "id"]
     for how in ("path", "name", "id"):
         hits = [r for r in rows if r[3] == how]
         if len(hits) == 1:
+            if how == "name" and by_id:  # a number: one run's name, another run's id
+                named, numbered = hits[0], by_id[0]
+                raise RunNotFound(
+                    f"run {text!r} is ambiguous: the run named {named[1]}/{named[2]} "
+                    f"(id {named[0]}) and the run with id {numbered[0]} "
+                    f"({numbered[1]}/{numbered[2]}); write {named[1]}/{named[2]} or "
+                    f"{ID_PREFIX}{numbered[0]}"
+                )
             return int(hits[0][0])
         if len(hits) > 1:
             names = ", ".join(f"{r[1]}/{r[2]}" for r in hits)
-            raise RunNotFound(f"run {text!r} is ambiguous: {names}; name it as EXPERIMENT/NAME")
+            also = (
+                f" (and id {by_id[0][0]} is {by_id[0][1]}/{by_id[0][2]}: write "
+                f"{ID_PREFIX}{by_id[0][0]})"
+                if how == "name" and by_id
+                else ""
+            )
+            raise RunNotFound(
+                f"run {text!r} is ambiguous: {names}; name it as EXPERIMENT/NAME{also}"
+            )
     refs = [f"{e}/{n}" for e, n in queries.fetch_rows(store.con, "store/run_names")]
     close = difflib.get_close_matches(text, refs, n=3, cutoff=0.6) or difflib.get_close_matches(
         text, [r.split("/", 1)[1] for r in refs], n=3, cutoff=0.6

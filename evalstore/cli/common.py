@@ -145,7 +145,7 @@ TiesOpt = Annotated[
     ),
 ]
 RunArg = Annotated[
-    str, typer.Argument(help="Run: NAME, EXPERIMENT/NAME or id.", show_default=False)
+    str, typer.Argument(help="Run: NAME, EXPERIMENT/NAME or id:N.", show_default=False)
 ]
 
 

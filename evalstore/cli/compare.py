@@ -159,7 +159,7 @@ def diff_cmd(
 def check_cmd(
     run: Annotated[
         str | None,
-        typer.Argument(help="Run: NAME, EXPERIMENT/NAME or id (or -g).", show_default=False),
+        typer.Argument(help="Run: NAME, EXPERIMENT/NAME or id:N (or -g).", show_default=False),
     ] = None,
     baseline: Annotated[
         str | None, typer.Option("--baseline", "-b", help="The run to compare against.")

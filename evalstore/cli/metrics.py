@@ -87,7 +87,7 @@ def _engine(name: str, source: str | None, master: str, store: Store) -> Iterato
 def eval_cmd(
     runs: Annotated[
         list[str] | None,
-        typer.Argument(help="Runs: NAME, EXPERIMENT/NAME or id.", show_default=False),
+        typer.Argument(help="Runs: NAME, EXPERIMENT/NAME or id:N.", show_default=False),
     ] = None,
     metric: Annotated[
         list[str] | None,
@@ -188,7 +188,7 @@ def eval_cmd(
 def metrics_cmd(
     runs: Annotated[
         list[str] | None,
-        typer.Argument(help="Runs: NAME, EXPERIMENT/NAME or id.", show_default=False),
+        typer.Argument(help="Runs: NAME, EXPERIMENT/NAME or id:N.", show_default=False),
     ] = None,
     metric: Annotated[
         list[str] | None, typer.Option("--metric", "-m", help="Only this metric (repeatable).")

@@ -130,7 +130,7 @@ def show_cmd(
 def rm_cmd(
     runs: Annotated[
         list[str] | None,
-        typer.Argument(help="Runs: NAME, EXPERIMENT/NAME or id.", show_default=False),
+        typer.Argument(help="Runs: NAME, EXPERIMENT/NAME or id:N.", show_default=False),
     ] = None,
     experiment: Annotated[
         str | None, typer.Option("--experiment", "-e", help="Every run of this experiment.")
