@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import polars as pl
     from typing_extensions import Self
 
-__all__ = ["DEFAULT_DB", "Database", "Progress", "default_path"]
+__all__ = ["DEFAULT_DB", "Database", "Progress", "default_path", "notify_upgrades", "notify_waits"]
 
 DEFAULT_DB = "evalstore.duckdb"
 Progress = Callable[[str, int, "int | None"], None]
@@ -35,12 +35,20 @@ def default_path() -> Path:
 
 #: the notice of stores opened without an ``on_wait`` of their own (:func:`notify_waits`)
 _default_notice: list[WaitNotice] = []
+#: told when a writer upgrades a store's schema (:func:`notify_upgrades`)
+_upgrade_notice: list[WaitNotice] = []
 
 
 def notify_waits(notice: WaitNotice | None) -> None:
     """Tell ``notice`` (None: nobody) whenever a store opened without an ``on_wait`` of its
     own must wait for another process's lock: the command line prints it."""
     _default_notice[:] = [notice] if notice is not None else []
+
+
+def notify_upgrades(notice: WaitNotice | None) -> None:
+    """Tell ``notice`` (None: nobody), with a one-line message, whenever a store opened for
+    writing is upgraded to this evalstore's schema: the command line prints it."""
+    _upgrade_notice[:] = [notice] if notice is not None else []
 
 
 def _connect(
@@ -92,11 +100,17 @@ class Database:
         lock_timeout: float = 10.0,
         memory_limit: str | None = None,
         on_wait: WaitNotice | None = None,
+        create: bool = True,
+        migrate: bool = True,
     ) -> None:
         self.path = Path(path) if path is not None else default_path()
         self.read_only = read_only
         self.lock_timeout = lock_timeout
-        if read_only and not self.path.exists():
+        #: the schema version the store had before this open upgraded it (None: not upgraded)
+        self.upgraded_from: int | None = None
+        # a read-only store changes nothing: it is neither created nor upgraded
+        create, migrate = create and not read_only, migrate and not read_only
+        if not create and not self.path.exists():
             raise EvalstoreError(
                 f"no evalstore database at {self.path} (ingest a run first, or pass --db)"
             )
@@ -110,13 +124,8 @@ class Database:
                 raise EvalstoreError(f"bad memory limit {limit!r}: {exc}") from None
         try:
             pending = self._pending_migrations()
-            if pending and read_only:
-                self.con.close()
-                self.con = _connect(self.path, False, lock_timeout)
-                self._migrate(pending)
-                self.con.close()
-                self.con = _connect(self.path, True, lock_timeout)
-            elif pending:
+            if pending:
+                self._check_may_change(pending, create=create, migrate=migrate)
                 self._migrate(pending)
         except BaseException:
             self.con.close()
@@ -168,6 +177,25 @@ class Database:
             )
         return [m for m in known if m[0] > current]
 
+    def _check_may_change(
+        self, pending: Sequence[schema.Migration], *, create: bool, migrate: bool
+    ) -> None:
+        """Refuse to build the schema of an empty file unless ``create``, or to upgrade an
+        older store unless ``migrate``, saying which command does it."""
+        new = len(pending) == len(schema.migrations())  # no schema_version table yet
+        if new and not create:
+            raise SchemaError(
+                f"{self.path} is an empty DuckDB database, not an evalstore store "
+                "(`evalstore ingest` or `evalstore import` makes it one)"
+            )
+        if not new and not migrate:
+            current, latest = self.schema_version(), pending[-1][0]
+            raise SchemaError(
+                f"{self.path} has schema version {current}, older than this evalstore's "
+                f"{latest}; this command changes nothing: `evalstore upgrade --db {self.path}` "
+                "upgrades it (as does any command that writes runs)"
+            )
+
     def _migrate(self, pending: Sequence[schema.Migration]) -> None:
         with self.transaction():
             queries.run(self.con, "store/create_schema_version")
@@ -183,9 +211,16 @@ class Database:
                     {"versions": [v for v, _, _ in pending], "names": [n for _, n, _ in pending]},
                 )
                 return
+            new = len(pending) == len(schema.migrations())  # replayed: no version yet
+            before = None if new else self.schema_version()
             schema.apply_migrations(self.con, pending, str(self.path))
             if self.schema_version() >= 4:
                 schema.refresh_views(self.con)
+        self.upgraded_from = before
+        if before is not None and _upgrade_notice:
+            _upgrade_notice[0](
+                f"{self.path}: upgraded from schema version {before} to {pending[-1][0]}"
+            )
 
     # -- transactions and queries -----------------------------------------------------------
 

@@ -30,7 +30,7 @@ import duckdb
 
 from evalstore import queries, runs
 from evalstore.database import WaitNotice
-from evalstore.errors import StoreLocked
+from evalstore.errors import SchemaError, StoreLocked
 from evalstore.ingest import IngestResult
 from evalstore.ingest.write import check_list_ids
 from evalstore.schema import ROW_TABLES, rows_sql
@@ -78,8 +78,8 @@ def _refuse_existing(path: Path, ref: tuple[str, str]) -> None:
             found = queries.fetch_rows(
                 store.con, "store/run_by_name", {"experiment": ref[0], "name": ref[1]}
             )
-    except StoreLocked:
-        return  # a writer has it: the merge checks
+    except (StoreLocked, SchemaError):
+        return  # a writer has it, or an older schema (the writer upgrades it): the merge checks
     if found:
         raise runs.run_exists(*ref)
 

@@ -43,11 +43,15 @@ class Store(Database):
         memory_limit: DuckDB's memory limit (e.g. ``"8GB"``; default ``$EVALSTORE_MEMORY_LIMIT``
             or DuckDB's 80% of RAM); larger work spills to ``<db>.tmp/``.
         on_wait: told once, with a one-line message, when the file's lock must be waited for.
+        create: make a new store when the file does not exist (or is an empty DuckDB file).
+        migrate: upgrade a store of an older schema in place. A ``read_only`` store is
+            neither created nor upgraded: it changes nothing.
 
     Raises:
         StoreLocked: another process kept the file locked for ``lock_timeout`` seconds.
-        SchemaError: the file is not an evalstore database, or of a newer schema.
-        EvalstoreError: ``read_only`` and the file does not exist.
+        SchemaError: the file is not an evalstore database, of a newer schema, empty and not
+            ``create``, or of an older schema and not ``migrate`` (naming `evalstore upgrade`).
+        EvalstoreError: the file does not exist and ``read_only`` or not ``create``.
 
     The store is a context manager; DuckDB lets one process write a file at a time, so close
     the store (or leave the ``with`` block) to let other processes in.

@@ -156,6 +156,10 @@ def _waiting(message: str) -> None:
     err.print(f"{message} (another process has it; --lock-timeout)", markup=False)
 
 
+def _upgraded(message: str) -> None:
+    err.print(message, markup=False)
+
+
 def interrupted(exc: BaseException) -> bool:
     """Ctrl-C: Python's KeyboardInterrupt, or DuckDB's InterruptException (or RuntimeError)
     when it came in a query (told apart by name: importing DuckDB here would slow every
@@ -185,9 +189,10 @@ def command(
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*a: Any, **kw: Any) -> Any:
-            from evalstore.database import notify_waits
+            from evalstore.database import notify_upgrades, notify_waits
 
             notify_waits(_waiting)  # a command that waits for a store's lock says so, once
+            notify_upgrades(_upgraded)  # and a writer that upgrades a store's schema
             try:
                 return fn(*a, **kw)
             except EvalstoreError as exc:

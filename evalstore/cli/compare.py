@@ -89,7 +89,7 @@ def compare_cmd(
     from evalstore.store import Store
 
     with (
-        Store(db, lock_timeout=lock_timeout) as store,
+        Store(db, lock_timeout=lock_timeout, create=False, migrate=False) as store,
         progress_bar(fmt is Fmt.table, "compare") as cb,
     ):
         frame = compare(
@@ -144,7 +144,7 @@ def diff_cmd(
     from evalstore.diff import diff_items, diff_lists
     from evalstore.store import Store
 
-    with Store(db, lock_timeout=lock_timeout) as store:
+    with Store(db, lock_timeout=lock_timeout, create=False, migrate=False) as store:
         if items is not None:
             frame = diff_items(store, run_a, run_b, items, task=task, limit=limit)
             title = f"{run_a} -> {run_b}: items of list {items} by rank moved"
@@ -201,7 +201,7 @@ def check_cmd(
     from evalstore.gate import check
     from evalstore.store import Store
 
-    with Store(db, lock_timeout=lock_timeout) as store:
+    with Store(db, lock_timeout=lock_timeout, create=False, migrate=False) as store:
         regressed, lines, _ = check(
             store,
             run,
@@ -248,7 +248,7 @@ def groups_cmd(
     from evalstore.leaderboard import pivot
     from evalstore.store import Store
 
-    with Store(db, lock_timeout=lock_timeout) as store:
+    with Store(db, lock_timeout=lock_timeout, create=False, migrate=False) as store:
         frame = groups(
             store,
             experiment=experiment,
@@ -293,7 +293,7 @@ def leaderboard_cmd(
     from evalstore.leaderboard import leaderboard
     from evalstore.store import Store
 
-    with Store(db, lock_timeout=lock_timeout) as store:
+    with Store(db, lock_timeout=lock_timeout, create=False, migrate=False) as store:
         board = leaderboard(
             store,
             experiment=experiment,
@@ -328,7 +328,7 @@ def history_cmd(
     from evalstore.compare import history
     from evalstore.store import Store
 
-    with Store(db, lock_timeout=lock_timeout) as store:
+    with Store(db, lock_timeout=lock_timeout, create=False, migrate=False) as store:
         frame = history(store, metric, experiment=experiment, protocol=protocol)
     emit(frame, fmt)
 

@@ -114,7 +114,9 @@ def dashboard_cmd(
         raise EvalstoreError("--items, --metric and --task go with --changed RUN_A RUN_B")
     if changed is not None:
         # missing values are computed (and cached) unless --no-eval, which reads only
-        with Store(path, read_only=not evaluate, lock_timeout=lock_timeout) as store:
+        with Store(
+            path, read_only=not evaluate, lock_timeout=lock_timeout, create=False, migrate=False
+        ) as store:
             page = dashboards.write_changed(
                 store, out, *changed, task=task, metric=metric, items=items, limit=limit
             )
@@ -123,7 +125,7 @@ def dashboard_cmd(
     chosen = {"experiments": experiment or (), "runs": runs or ()}
     with progress_bar(True, "dashboards") as cb:
         if evaluate:
-            with Store(path, lock_timeout=lock_timeout) as store:
+            with Store(path, lock_timeout=lock_timeout, create=False, migrate=False) as store:
                 dashboards.evaluate_selected(store, **chosen, progress=cb)
                 if baseline is not None and (experiment or runs):  # may be outside them
                     dashboards.evaluate_selected(store, runs=[baseline], progress=cb)

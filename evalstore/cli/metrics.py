@@ -163,7 +163,7 @@ def eval_cmd(
     if engine == "spark" and source is None:
         raise EvalstoreError("--engine spark needs --source DIR (an evalstore export)")
     with (
-        Store(db, lock_timeout=lock_timeout) as store,
+        Store(db, lock_timeout=lock_timeout, create=False, migrate=False) as store,
         progress_bar(fmt is not Fmt.json, "eval") as cb,
         _engine(engine, source, spark_master, store) as remote,
     ):

@@ -1,4 +1,4 @@
-"""evalstore runs, show, rm, mv, set, tag: the run registry."""
+"""evalstore runs, show, rm, mv, set, tag, upgrade: the run registry and its store."""
 
 from __future__ import annotations
 
@@ -146,7 +146,7 @@ def rm_cmd(
 
     if not runs and experiment is None:
         raise InvalidInput("name the runs to delete, or an --experiment")
-    with Store(db, lock_timeout=lock_timeout) as store:
+    with Store(db, lock_timeout=lock_timeout, create=False) as store:
         ids = [store.run(r)["run_id"] for r in runs or ()]
         if experiment is not None:
             ids += store.runs(experiment=experiment, sort="id")["run_id"].to_list()
@@ -178,7 +178,7 @@ def mv_cmd(
     """Rename a run, or move it to another experiment; its id, rows and metrics stay."""
     from evalstore.store import Store
 
-    with Store(db, lock_timeout=lock_timeout) as store:
+    with Store(db, lock_timeout=lock_timeout, create=False) as store:
         before = store.run(run)
         after = store.rename(before["run_id"], new)
     out.print(
@@ -207,7 +207,7 @@ def set_cmd(
     """Edit a run's notes and parameters after ingest."""
     from evalstore.store import Store
 
-    with Store(db, lock_timeout=lock_timeout) as store:
+    with Store(db, lock_timeout=lock_timeout, create=False) as store:
         info = store.set(run, notes=notes, params=param, unset=unset or ())
     shown = ", ".join(f"{k}={json.dumps(v)}" for k, v in info["params"].items()) or "(none)"
     out.print(
@@ -228,6 +228,23 @@ def tag_cmd(
     """Add tags to a run (or remove them with --remove)."""
     from evalstore.store import Store
 
-    with Store(db, lock_timeout=lock_timeout) as store:
+    with Store(db, lock_timeout=lock_timeout, create=False) as store:
         now = store.tag(run, tags, remove=remove)
     out.print(f"tags: {', '.join(now) if now else '(none)'}", markup=False)
+
+
+@command("upgrade")
+def upgrade_cmd(db: DbOpt = None, lock_timeout: LockOpt = 60.0) -> None:
+    """Upgrade a store written by an older evalstore to this version's schema, in place (in
+    one transaction). Commands that only read never upgrade a store; commands that write runs
+    (ingest, import, log, rm, mv, set, tag) upgrade it first and say so."""
+    from evalstore.database import Database, notify_upgrades
+
+    notify_upgrades(None)  # said once, below
+    with Database(db, lock_timeout=lock_timeout, create=False) as store:
+        before, now = store.upgraded_from, store.schema_version()
+    if before is None:
+        out.print(f"{store.path}: schema version {now}, this evalstore's: nothing to do",
+                  markup=False)  # fmt: skip
+    else:
+        out.print(f"{store.path}: upgraded from schema version {before} to {now}", markup=False)
