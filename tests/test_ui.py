@@ -6,6 +6,7 @@ requests, and the command's errors."""
 from __future__ import annotations
 
 import html
+import http.client
 import re
 import socket
 import subprocess
@@ -361,3 +362,59 @@ def test_the_filter_form_carries_every_tag_and_param_of_a_link(client: TestClien
     named = [(k, html.unescape(v)) for k, v in pairs]
     assert ("tag", "extra") in named and ("param", "b=2") in named
     assert ("tag", "demo") in named and ("param", "a=1") in named
+
+
+# -- the hosts a request may name --------------------------------------------------------
+
+
+def _get_over_loopback(url: str, host_header: str) -> tuple[int, str]:
+    """GET / from the app at ``url``, connecting to 127.0.0.1 only, with this Host header."""
+    port = int(urlsplit(url).port or 0)
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("GET", "/", headers={"Host": host_header})
+        response = connection.getresponse()
+        return response.status, response.read().decode()
+    finally:
+        connection.close()
+
+
+def _a_network_address() -> str:
+    """A non-loopback address of this machine (its hostname's, else a documentation one:
+    the Host header is all the app sees, nothing is sent there)."""
+    try:
+        found = socket.gethostbyname(socket.gethostname())
+    except OSError:
+        found = ""
+    return found if found and not found.startswith("127.") else "192.0.2.10"
+
+
+@pytest.mark.slow  # a process of its own
+def test_an_app_bound_to_every_address_serves_requests_naming_the_machine(sample: Path) -> None:
+    app = launch(sample, host="0.0.0.0")
+    try:
+        port = int(urlsplit(app.url).port or 0)
+        for named in (f"{_a_network_address()}:{port}", f"{socket.gethostname()}:{port}"):
+            status, body = _get_over_loopback(app.url, named)
+            assert status == 200, (named, body[:200])
+            assert "demo/v1" in body
+    finally:
+        assert app.stop() == 0
+
+
+@pytest.mark.parametrize("wildcard", ["0.0.0.0", "::", "[::]"])
+def test_every_host_is_served_when_bound_to_every_address(sample: Path, wildcard: str) -> None:
+    client = TestClient(create_app(sample, host=wildcard))
+    for named in ("192.0.2.10:8765", "[2001:db8::1]:8765", socket.gethostname(), "lab-box"):
+        assert client.get("/", headers={"host": named}).status_code == 200, named
+
+
+def test_a_bound_address_is_served_by_its_name_and_rebinding_refused(sample: Path) -> None:
+    loopback = TestClient(create_app(sample, host="127.0.0.1"))
+    for named, status in (("127.0.0.1:8765", 200), ("localhost", 200), ("[::1]:1", 200),
+                          ("evil.example", 400), ("192.0.2.10", 400)):  # fmt: skip
+        assert loopback.get("/", headers={"host": named}).status_code == status, named
+    bound = TestClient(create_app(sample, host="192.0.2.10"))
+    for named, status in (("192.0.2.10:8765", 200), (socket.gethostname(), 200),
+                          ("localhost", 200), ("evil.example", 400)):  # fmt: skip
+        assert bound.get("/", headers={"host": named}).status_code == status, named

@@ -72,8 +72,7 @@ def serve(
             else ""
         )
         raise EvalstoreError(f"cannot listen on {host}:{port}: {exc.strerror}{hint}") from None
-    trusted = "*" if host in ("0.0.0.0", "::") else host
-    app = create_app(db, lock_timeout=lock_timeout, host=trusted)
+    app = create_app(db, lock_timeout=lock_timeout, host=host)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)
     # what the first pages would load otherwise: SciPy (the t intervals of configurations,

@@ -10,12 +10,16 @@ writer proceed while it runs; a request that meets a writer's lock waits for it
 The pages carry no inline script and every response forbids loading anything from another
 host (a Content-Security-Policy of ``'self'``): plotly.min.js is served by the app itself.
 Requests naming another host than the one the app listens on are refused (a web page of
-another site cannot reach the app through DNS rebinding).
+another site cannot reach the app through DNS rebinding), unless it listens on every address
+(``0.0.0.0``, ``::``): then the user has opened it to the network on purpose and a request may
+name the machine by any of its addresses or names (:func:`trusted_hosts`, docs/ui.md).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from functools import cache
@@ -38,7 +42,7 @@ from evalstore.ui.comparing import compare_page
 from evalstore.ui.shell import message, page
 from evalstore.ui.view import View
 
-__all__ = ["HEADERS", "STATIC", "create_app", "static_file"]
+__all__ = ["HEADERS", "STATIC", "create_app", "static_file", "trusted_hosts"]
 
 #: Sent with every page: nothing from another host, no inline script, no framing.
 HEADERS = {
@@ -75,8 +79,8 @@ def create_app(db: str | Path, *, lock_timeout: float = 10.0, host: str = "127.0
     Args:
         db: the store's file; it must exist.
         lock_timeout: seconds a request waits while a writer holds the store.
-        host: the address the app listens on; requests must name it, ``localhost`` or
-            ``127.0.0.1`` as their host.
+        host: the address the app listens on; requests must name a host of
+            :func:`trusted_hosts`.
     """
     path = Path(db)
     lock = threading.Lock()
@@ -146,9 +150,30 @@ def create_app(db: str | Path, *, lock_timeout: float = 10.0, host: str = "127.0
         Route("/sql.csv", sql_csv, methods=["GET"]),
         Route("/static/{name}", static, methods=["GET"]),
     ]
-    # as the Host header names them: an IPv6 address in brackets
-    named = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    hosts = sorted({named, "localhost", "127.0.0.1", "[::1]"})
+    hosts = trusted_hosts(host)
     return Starlette(
         routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)]
     )
+
+
+def trusted_hosts(host: str) -> list[str]:
+    """The hosts a request may name (its Host header) when the app listens on ``host``.
+
+    Every host (``["*"]``) when ``host`` is every address (``0.0.0.0``, ``::``, ``*``): the
+    user bound the network on purpose, and the machine's addresses and names are many (each
+    interface, the hostname, a proxy's name). Else ``host`` itself, the loopback names and,
+    for an address that is not a loopback one, the machine's hostname: a page of another
+    site, whose own name points at this machine (DNS rebinding), is refused.
+    """
+    bare = host.strip().removeprefix("[").removesuffix("]")
+    try:
+        address: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(bare)
+    except ValueError:
+        address = None
+    if bare == "*" or (address is not None and address.is_unspecified):
+        return ["*"]
+    named = f"[{bare}]" if address is not None and address.version == 6 else bare
+    hosts = {named.lower(), "localhost", "127.0.0.1", "[::1]"}
+    if address is None or not address.is_loopback:
+        hosts.add(socket.gethostname().lower())
+    return sorted(hosts)
