@@ -207,7 +207,9 @@ def compare_units(
         rows += _logged_rows(store, base, other, logged or [])
         for key in _shared(overall, base, other) if computed else []:
             task, label, params = key
-            metric = METRICS[_base_name(overall, key)]
+            metric = METRICS.get(_base_name(overall, key))
+            if metric is None:  # a metric this process does not know (a user's, not loaded)
+                continue
             if wanted is not None:
                 if metric.name not in wanted and label not in wanted:
                     continue

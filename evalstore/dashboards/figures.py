@@ -38,16 +38,16 @@ from evalstore.metrics import get
 __all__ = ["panel_figure"]
 
 
-def _direction(panel: Panel, group: pl.DataFrame) -> bool:
-    column = "base_metric" if "base_metric" in group.columns else "metric"
+def _direction(panel: Panel, group: pl.DataFrame) -> bool | None:
+    """Whether higher is better for the metric of one series (``base_metric`` or ``metric``
+    column); None when it names a metric this process does not know (a user's metric whose
+    folder is not loaded): its values are drawn with their name, without a best so far."""
+    column = "base_metric" if "base_metric" in group.columns else "metric"  # data.py checks
     names = [n for n in distinct(group[column]) if n is not None]
     try:
         directions = {get(str(n)).higher_is_better for n in names}
     except EvalstoreError:
-        raise InvalidInput(
-            f"{panel.where}: best_so_far needs registered metric names in `{column}`, "
-            f"got {', '.join(map(str, names))}"
-        ) from None
+        return None
     if len(directions) != 1:
         raise InvalidInput(
             f"{panel.where}: best_so_far: one series mixes metrics of opposite directions "
@@ -182,9 +182,10 @@ def _xy_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
                 mark["showlegend"] = panel.color is not None and color not in shown
                 shown.add(color)
                 fig.add_trace(mark, row=row, col=col)
-            if panel.best_so_far:
+            higher = _direction(panel, group) if panel.best_so_far else None
+            if higher is not None:
                 xs, ys = plot_values(group[x]), plot_values(group[y])
-                best = _running_best(ys, _direction(panel, group))
+                best = _running_best(ys, higher)
                 fig.add_trace(
                     trace(
                         "scatter",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from evalstore.groups import Unit, config_unit, configs, holds_params, label, run_unit
-from evalstore.metrics import get
+from evalstore.metrics import METRICS
 from evalstore.selection import list_runs
 
 if TYPE_CHECKING:
@@ -103,8 +103,10 @@ def _param_text(value: Any) -> str | None:
 
 
 def _directions(values: pl.DataFrame) -> dict[str, bool]:
+    """The direction of each value column; none for a metric this process does not know (a
+    user's metric whose folder is not loaded: its values are shown, not ranked)."""
     pairs = values.select("column", "base_metric").unique(maintain_order=True).rows()
-    return {c: get(m).higher_is_better for c, m in pairs}
+    return {c: METRICS[m].higher_is_better for c, m in pairs if m in METRICS}
 
 
 def config_table(store: Store, runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, bool]]:
