@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import polars as pl
 
-from evalstore import estimates, protocols, queries
+from evalstore import estimates, protocols, queries, user_metrics
 from evalstore.core.ranking import TIES
 from evalstore.errors import InvalidInput
 from evalstore.logged import latest_values, split_logged
@@ -106,6 +106,8 @@ def _compute(
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     engine_name = "duckdb" if engine is None else engine.name
     remote = None if engine is None else engine(metric, task, run_ids, bind).to_arrow()
+    if remote is None and metric.path is not None:  # a user's SQL: in the sandbox
+        remote = user_metrics.compute(store, metric, run_ids, bind)
     with store.transaction():
         if remote is None and metric.name in estimates.NEEDS_ESTIMATES:
             # made on first use by the pairs ingested without them, then stored

@@ -55,6 +55,8 @@ __all__ = [
 _NAME_LINE = re.compile(r"^--\s*name:\s*([A-Za-z_][A-Za-z0-9_]*)\s*$", re.MULTILINE)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INCLUDE = re.compile(r"^--\s*@include\s+(\S+)((?:\s+[a-z_]+=\S+)*)\s*$", re.MULTILINE)
+# a query's name: folders and a file stem (or a -- name:) of sql/, never `..` or a full path
+_QUERY_NAME = re.compile(r"^[A-Za-z0-9_]+(?:/[A-Za-z0-9_]+)*$")
 
 
 def _expand(text: str, root: Path, depth: int = 0) -> str:
@@ -65,7 +67,16 @@ def _expand(text: str, root: Path, depth: int = 0) -> str:
         raise EvalstoreError("SQL includes nest too deep")
 
     def include(match: re.Match[str]) -> str:
-        body = (root / match.group(1)).read_text()
+        path = (root / match.group(1)).resolve()
+        at = f"an include cannot be read: {match.group(1)}"
+        if not path.is_relative_to(root.resolve()) or path.suffix != ".sql":
+            raise EvalstoreError(f"{at} is not a .sql file under {root} (includes come from there)")
+        try:
+            body = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise EvalstoreError(f"{at}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise EvalstoreError(f"{at}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
         parts = dict(pair.split("=", 1) for pair in match.group(2).split())
         return _expand(fill(body, parts).strip(), root, depth + 1)
 
@@ -159,7 +170,14 @@ def _catalogue(root: Path) -> dict[str, Query]:
 
 
 def load(name: str) -> Query:
-    """Return the query called ``name`` (``"store/insert_run"``, ``"metrics/ap"``)."""
+    """Return the query called ``name`` (``"store/insert_run"``, ``"metrics/ap"``): a name
+    of the catalogue under ``sql/`` only (no ``..``, no full path).
+
+    Raises:
+        EvalstoreError: no query of that name.
+    """
+    if not _QUERY_NAME.match(name):
+        raise EvalstoreError(f"no SQL query named {name!r}: a name is folder/name under sql/")
     folder = name.rsplit("/", 1)[0] if "/" in name else ""
     try:
         return _folder(sql_dir(), folder)[name]
@@ -175,13 +193,13 @@ def load_file(path: Path, name: str) -> Query:
         EvalstoreError: the file cannot be read, or an include is missing.
     """
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise EvalstoreError(f"{path}: cannot read: {exc}") from None
     try:
         return Query(name, _expand(text, sql_dir()), path)
-    except OSError as exc:
-        raise EvalstoreError(f"{path}: an include cannot be read: {exc}") from None
+    except EvalstoreError as exc:
+        raise EvalstoreError(f"{path}: {exc}") from None
 
 
 def names_with_prefix(prefix: str) -> list[str]:

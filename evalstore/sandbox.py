@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     import polars as pl
 
 __all__ = [
+    "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_ROWS",
     "DEFAULT_TIMEOUT",
     "Result",
@@ -45,6 +46,10 @@ __all__ = [
 DEFAULT_MAX_ROWS = 1_000_000
 #: seconds a query may run by default (``--timeout``)
 DEFAULT_TIMEOUT = 300.0
+#: bytes (Arrow's, in memory) fetched at most by default for a screen or a page (``--max-mb``)
+DEFAULT_MAX_BYTES = 100_000_000
+#: rows per batch fetched under a byte budget: few, so that one batch stays small
+_BYTES_BATCH = 64
 _READ_ONLY = frozenset(
     {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.CALL}
 )
@@ -53,10 +58,23 @@ _FILE = re.compile(r'Cannot access (?:file|directory) "([^"]*)"')
 
 @dataclass(frozen=True)
 class Result:
-    """A query's rows (at most ``max_rows``) and whether more were left out."""
+    """A query's rows (at most ``max_rows``, and about ``max_bytes``) and whether more were
+    left out; ``bytes_cap``: the byte budget that cut them, if that is what did."""
 
     frame: pl.DataFrame
     truncated: bool
+    bytes_cap: int | None = None
+
+    def note(self, rows_hint: str, bytes_hint: str) -> str:
+        """What was left out, in one line ("" when nothing was)."""
+        if not self.truncated:
+            return ""
+        if self.bytes_cap is not None:
+            return (
+                f"truncated at {self.bytes_cap / 1e6:g} MB: the first {self.frame.height:,} "
+                f"rows only ({bytes_hint})"
+            )
+        return f"the first {self.frame.height:,} rows only ({rows_hint})"
 
 
 def is_locked(con: duckdb.DuckDBPyConnection) -> bool:
@@ -94,15 +112,19 @@ def lock_down(con: duckdb.DuckDBPyConnection, allow_read: Sequence[str | Path] =
     con.execute("set lock_configuration = true")
 
 
-def check_query(con: duckdb.DuckDBPyConnection, text: str, where: str | None = None) -> None:
-    """Refuse, before it runs, anything but one read-only statement.
+def check_query(
+    con: duckdb.DuckDBPyConnection | None, text: str, where: str | None = None
+) -> None:
+    """Refuse, before it runs, anything but one read-only statement. An ``EXPLAIN`` (which,
+    with ``ANALYZE``, runs what it explains) is judged by the statement it explains. ``con``:
+    the connection whose parser reads it (None: DuckDB's default one).
 
     Raises:
         InvalidInput: it does not parse, holds no statement or several, or is not read-only.
     """
     at = f"{where}: " if where else ""
     try:
-        statements = con.extract_statements(text)
+        statements = (con or duckdb).extract_statements(text)
     except duckdb.Error as exc:
         raise InvalidInput(f"{at}SQL error: {_first_line(exc)}") from None
     if not statements:
@@ -111,12 +133,66 @@ def check_query(con: duckdb.DuckDBPyConnection, text: str, where: str | None = N
         raise InvalidInput(
             f"{at}one statement at a time, found {len(statements)} (separated by ';')"
         )
-    kind = statements[0].type
-    if kind not in _READ_ONLY:
+    kinds = _kinds(con, statements[0].query)
+    refused = [k for k in kinds if k not in _READ_ONLY or k == duckdb.StatementType.EXPLAIN]
+    if not kinds or refused:
+        what = refused[0].name if refused else "a statement it cannot see"
+        inside = " inside EXPLAIN" if statements[0].type == duckdb.StatementType.EXPLAIN else ""
         raise InvalidInput(
             f"{at}only a read-only query runs here (SELECT, WITH, FROM, DESCRIBE, SHOW, "
-            f"SUMMARIZE, EXPLAIN, CALL), not {kind.name}"
+            f"SUMMARIZE, EXPLAIN of one of them, CALL), not {what}{inside}"
         )
+
+
+def _kinds(con: duckdb.DuckDBPyConnection | None, query: str, depth: int = 0) -> list[Any]:
+    """The kinds (DuckDB's own statement types) of what ``query`` runs: its own, or for an
+    EXPLAIN those of every reading of the statement it explains (empty: none parses)."""
+    kind = (con or duckdb).extract_statements(query)[0].type
+    if kind != duckdb.StatementType.EXPLAIN:
+        return [kind]
+    if depth > 3:
+        return []
+    kinds = []
+    for inner in _explained(query):
+        try:
+            statements = (con or duckdb).extract_statements(inner)
+        except duckdb.Error:
+            continue  # not a reading DuckDB takes
+        if len(statements) == 1:
+            kinds += _kinds(con, statements[0].query, depth + 1) or [kind]
+        elif statements:
+            kinds.append(kind)  # several statements: never read-only here
+    return kinds
+
+
+def _explained(query: str) -> list[str]:
+    """The texts an ``EXPLAIN [ANALYZE] X`` or ``EXPLAIN (options) X`` may explain, read with
+    DuckDB's tokenizer: after the keywords, and where a parenthesis follows ``EXPLAIN``
+    (options, or a parenthesised query) also after its closing one."""
+    tokens = duckdb.tokenize(query)
+    starts = [start for start, _ in tokens] + [len(query)]
+    words = [
+        (query[a:b].strip().lower(), a)
+        for (a, kind), b in zip(tokens, starts[1:], strict=True)
+        if kind != duckdb.token_type.comment
+    ]
+    if not words or words[0][0] != "explain":
+        return []
+    i = 1
+    while i < len(words) and words[i][0] in ("analyze", "analyse", "verbose"):
+        i += 1
+    if i >= len(words):
+        return []
+    found = [query[words[i][1] :]]
+    if words[i][0] == "(":
+        depth = 0
+        for j in range(i, len(words)):
+            depth += {"(": 1, ")": -1}.get(words[j][0], 0)
+            if depth == 0:
+                if j + 1 < len(words):
+                    found.append(query[words[j + 1][1] :])
+                break
+    return found
 
 
 def run_query(
@@ -129,10 +205,17 @@ def run_query(
     where: str | None = None,
     failed: str = "SQL error",
     trusted: bool = False,
+    max_bytes: int | None = None,
+    timeout_hint: str = "--timeout SECONDS to allow longer",
+    read_hint: str = "queries read the store only (--allow-read PATH lets one read a file or "
+    "folder)",
 ) -> Result:
     """Check ``text`` (:func:`check_query`) and run it on the sandboxed ``con`` in a
-    transaction that is rolled back; stop it after ``timeout`` seconds. ``trusted``: the
-    caller's own connection, not locked down (``Store.sql`` on a writable store).
+    transaction that is rolled back; stop it after ``timeout`` seconds (the message ends with
+    ``timeout_hint``). ``trusted``: the caller's own connection, not locked down
+    (``Store.sql`` on a writable store). ``max_bytes``: stop fetching once the rows hold
+    about that many bytes (in memory, as Arrow), in small batches, so that a result of huge
+    values is never fetched whole.
 
     Raises:
         InvalidInput: refused, failed (``failed``: the first line of DuckDB's message), or
@@ -152,24 +235,27 @@ def run_query(
             timer.start()
         relation = con.sql(text, params=dict(params) if params else None)
         batches: list[pa.RecordBatch] = []
-        count = 0
+        count, size, cut = 0, 0, False
         if relation is None:  # a statement without a result
             table = pa.table({})
         else:
-            reader = relation.to_arrow_reader(min(max_rows + 1, 100_000))
+            rows = min(max_rows + 1, 100_000 if max_bytes is None else _BYTES_BATCH)
+            reader = relation.to_arrow_reader(rows)
             for batch in reader:
+                if max_bytes is not None and size + batch.nbytes > max_bytes:
+                    batch = _within(batch, max_bytes - size)
+                    cut = True
                 batches.append(batch)
                 count += batch.num_rows
-                if count > max_rows:
+                size += batch.nbytes
+                if count > max_rows or cut:
                     break
             table = pa.Table.from_batches(batches, reader.schema).slice(0, max_rows)
     except duckdb.InterruptException:
         at = f"{where}: " if where else ""
-        raise InvalidInput(
-            f"{at}stopped after {timeout:g} s (--timeout SECONDS to allow longer)"
-        ) from None
+        raise InvalidInput(f"{at}stopped after {timeout:g} s ({timeout_hint})") from None
     except duckdb.Error as exc:
-        raise InvalidInput(_message(exc, where, failed)) from None
+        raise InvalidInput(_message(exc, where, failed, read_hint)) from None
     finally:
         if timer is not None:
             timer.cancel()
@@ -177,18 +263,29 @@ def run_query(
             reader.close()  # a result left open would refuse the rollback
         con.execute("rollback")
     frame = pl.DataFrame(table)  # a Table's columns, not a Series
+    if cut and count <= max_rows:
+        return Result(frame, True, max_bytes)
     return Result(frame, count > max_rows)
 
 
-def _message(exc: duckdb.Error, where: str | None, failed: str) -> str:
+def _within(batch: Any, budget: int) -> Any:
+    """The longest head of ``batch`` that holds at most ``budget`` bytes."""
+    low, high = 0, batch.num_rows  # the head of ``low`` rows fits; of ``high + 1`` does not
+    while low < high:
+        mid = (low + high + 1) // 2
+        if batch.slice(0, mid).nbytes <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    return batch.slice(0, low)
+
+
+def _message(exc: duckdb.Error, where: str | None, failed: str, read_hint: str) -> str:
     at = f"{where}: " if where else ""
     first = _first_line(exc)
     blocked = _FILE.search(first)
     if blocked and "disabled by configuration" in first:
-        return (
-            f"{at}may not read {blocked.group(1)!r}: queries read the store only "
-            "(--allow-read PATH lets one read a file or folder)"
-        )
+        return f"{at}may not read {blocked.group(1)!r}: {read_hint}"
     if "disabled through configuration" in first or "has been locked" in first:
         return f"{at}not allowed here: {first}"
     if "read-only" in first or "read only" in first:

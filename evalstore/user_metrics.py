@@ -53,7 +53,7 @@ import duckdb
 import numpy as np
 import polars as pl
 
-from evalstore import metrics, queries, schema
+from evalstore import metrics, queries, sandbox, schema
 from evalstore.core.points import TIES
 from evalstore.errors import EvalstoreError, InvalidInput
 from evalstore.metrics import ALL_TASKS, Metric, Params, RankedLists, Reference, Result
@@ -63,6 +63,7 @@ __all__ = [
     "ENTRY_POINTS",
     "ENV",
     "check_twin",
+    "compute",
     "forget_twin",
     "load_metrics",
     "metric_dirs",
@@ -233,6 +234,7 @@ def _check_sql(metric: Metric, path: Path) -> None:
     con = duckdb.connect()
     try:
         con.execute(schema.fresh_schema()[1])
+        sandbox.lock_down(con)  # binding reads a table function's file: none here
         task = metric.tasks[0]
         values = metric.sql_params([], task, Params(k=metric.defaults.get("k")))
         probe = f"select * from ({text}) as q limit 0"
@@ -250,6 +252,41 @@ def _check_sql(metric: Metric, path: Path) -> None:
 
 def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0]
+
+
+def compute(store: Store, metric: Metric, run_ids: list[int], bind: dict[str, Any]) -> Any:
+    """A user's metric's rows (an Arrow table) for the runs ``run_ids``, computed in the
+    sandbox of ``evalstore sql``: its SQL runs in a database of its own, in memory, holding
+    the store's rows of those runs (and the tables of no run), with external access off and
+    settings locked, so no file, folder, URL or other database is reached and nothing is
+    written; the caller stores the rows.
+
+    Raises:
+        InvalidInput: the metric is refused or fails (one line naming its file).
+    """
+    box = duckdb.connect()
+    try:
+        box.execute(schema.fresh_schema()[1])
+        for table, by_run, by_list in queries.fetch_rows(box, "store/box_tables"):
+            name = queries.quote_name(table)
+            key = "box_rows_of_runs" if by_run else "box_rows_of_lists" if by_list else None
+            text = queries.template(f"store/{key}" if key else "store/table_rows", table=name)
+            rows = store.con.sql(text, params=queries.bind(text, {"runs": run_ids}))
+            box.register("_rows", rows.to_arrow_table())
+            try:
+                box.execute(queries.template("store/box_clear", table=name))
+                box.execute(queries.template("store/box_fill", table=name))
+            finally:
+                box.unregister("_rows")
+        sandbox.lock_down(box)
+        text = metric.query.text
+        return sandbox.run_query(
+            box, text, queries.bind(text, bind), max_rows=2**62, timeout=None,
+            where=str(metric.path), failed="the metric failed",
+            read_hint="a metric reads the store only",
+        ).frame.to_arrow()  # fmt: skip
+    finally:
+        box.close()
 
 
 def _no_twin(name: str) -> Reference:
@@ -308,9 +345,8 @@ def check_twin(name: str, *, seeds: int = 20) -> list[str]:
             inputs = _read(store, run.run_id, task)
             for tie in ties:
                 params = Params(ties=tie, k=metric.defaults.get("k"))
-                frame = queries.fetch(
-                    store.con, metric.query, metric.sql_params([run.run_id], task, params)
-                )
+                values = metric.sql_params([run.run_id], task, params)
+                frame = pl.DataFrame(compute(store, metric, [run.run_id], values))
                 got = {g: v for g, v in zip(frame["group_id"], frame["value"], strict=True)}
                 want = metric.reference(inputs, params)
                 for g, v in zip(want.group.tolist(), want.value.tolist(), strict=True):

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from conftest import ranked, snapshot
 
-from evalstore import InvalidInput, Store, sandbox
+from evalstore import InvalidInput, Store, queries, sandbox
 
 #: (name, query) pairs, each of which must be refused; {other}, {hard}, {out} are paths
 ESCAPES = {
@@ -45,6 +45,12 @@ ESCAPES = {
     "a select, then a delete": "select 1; delete from runs",
     "create a table": "create table t as select 1",
     "a macro": "create macro m() as 1",
+    "explain analyze copy": "explain analyze copy (select 1 as a) to '{out}/explained.csv'",
+    "explain (options) copy": "explain (format json) copy (select 1 as a) to '{out}/j.csv'",
+    "explain analyze, comments between": (
+        "explain /* a */ analyze -- b\n copy (select 1 as a) to '{out}/c.csv'"
+    ),
+    "explain analyze insert": "explain analyze insert into runs select * from runs",
 }
 
 MESSAGES = (
@@ -174,3 +180,76 @@ def test_a_sandbox_stays_one(tmp_path: Path) -> None:
                                 {"n": "a"})  # fmt: skip
         assert got.frame.equals(pl.DataFrame({"n": [1]}, schema={"n": pl.Int64}))
         assert not got.truncated
+
+
+def test_explain_analyze_writes_nothing_under_allow_read(
+    cli: Any, db: Path, tmp_path: Path, setting: dict[str, Path]
+) -> None:
+    """EXPLAIN ANALYZE runs what it explains, and DuckDB lets a query write where
+    --allow-read lets it read (allowed_directories and allowed_paths grant writes too): the
+    check judges the explained statement, so nothing there is written or overwritten."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    kept = folder / "kept.csv"
+    kept.write_text("a\n1\n")
+    before, files = snapshot(db), files_of(tmp_path)
+    for query in (
+        f"explain analyze copy (select 9 as a) to '{folder}/new.csv'",
+        f"explain analyze copy (select 9 as a) to '{kept}' (use_tmp_file false)",
+        f"EXPLAIN ANALYZE COPY (SELECT 9 AS a) TO '{folder}/new.parquet' (FORMAT parquet)",
+        f"explain (format json) copy (select 9 as a) to '{folder}/new.csv'",
+    ):
+        for allowed in (folder, kept):
+            result = cli("sql", query, "--allow-read", str(allowed))
+            assert result.exit_code == 1, (query, result.output)
+            [line] = result.stderr.strip().splitlines()
+            assert "only a read-only query runs here" in line and "COPY" in line, line
+    assert files_of(tmp_path) == files and snapshot(db) == before
+    # an EXPLAIN ANALYZE of a query still runs
+    fine = cli("sql", f"explain analyze select count(*) from read_csv('{kept}')",
+               "--allow-read", str(folder), "--format", "csv")  # fmt: skip
+    assert fine.exit_code == 0 and "analyzed_plan" in fine.stdout, fine.output
+    spec = tmp_path / "explain.toml"
+    spec.write_text(
+        "title = \"E\"\n[[panels]]\ntitle = \"p\"\nkind = \"table\"\n"
+        f"sql = \"explain analyze copy (select 9 as a) to '{folder}/spec.csv'\"\n"
+    )
+    files = files_of(tmp_path)
+    pages = str(tmp_path / "pages")
+    result = cli("dashboard", "--spec", str(spec), "--out", pages, "--no-eval",
+                 "--allow-read", str(folder))  # fmt: skip
+    assert result.exit_code == 1, result.output
+    [line] = result.stderr.strip().splitlines()
+    assert "panel 1 ('p')" in line and "only a read-only query runs here" in line, line
+    assert {k: v for k, v in files_of(tmp_path).items() if "pages" not in k} == files
+
+
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [
+        ("../../x/q", "unknown query '../../x/q'"),
+        ("/abs/path", "unknown query '/abs/path'"),
+        ("dashboards/../../x/q", "unknown query"),
+        ("{escape}", "unknown query"),  # ../.. from sql/ to the test's own folder
+        ("store/insert_run", "query 'store/insert_run': only a read-only query runs here"),
+    ],
+)
+def test_a_spec_query_is_a_read_only_named_query_of_sql(
+    cli: Any, db: Path, tmp_path: Path, setting: dict[str, Path], query: str, said: str
+) -> None:
+    """A spec's ``query`` names a query of sql/ (never a file found by ``..`` or a full
+    path), and one that only reads: a named query runs outside the sandbox."""
+    outside = tmp_path / "x"
+    outside.mkdir()
+    (outside / "q.sql").write_text("delete from runs")
+    query = query.format(escape=os.path.relpath(outside / "q", queries.sql_dir()))
+    spec = tmp_path / "named.toml"
+    spec.write_text(
+        f'title = "N"\n[[panels]]\ntitle = "p"\nkind = "table"\nquery = "{query}"\n'
+    )
+    before = snapshot(db)
+    result = cli("dashboard", "--spec", str(spec), "--out", str(tmp_path / "pages"), "--no-eval")
+    assert result.exit_code == 1, result.output
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"Error: {spec}: panel 1 ('p'): ") and said in line, line
+    assert snapshot(db) == before

@@ -26,7 +26,7 @@ from test_dashboards import RAW_HTML, XSS_RUN, build_sample
 from evalstore import Store
 from evalstore.compare import compare
 from evalstore.errors import EvalstoreError
-from evalstore.ui import create_app, launch
+from evalstore.ui import create_app, launch, pages
 from evalstore.ui.view import View
 
 
@@ -418,3 +418,57 @@ def test_a_bound_address_is_served_by_its_name_and_rebinding_refused(sample: Pat
     for named, status in (("192.0.2.10:8765", 200), (socket.gethostname(), 200),
                           ("localhost", 200), ("evil.example", 400)):  # fmt: skip
         assert bound.get("/", headers={"host": named}).status_code == status, named
+
+
+def test_sql_page_and_download_stop_at_a_byte_budget(client: TestClient) -> None:
+    big = "select i, repeat('x', 1000000) as s from range(500) t(i)"  # 500 rows of 1 MB
+    page = client.get("/sql", params={"q": big})
+    assert page.status_code == 200
+    assert len(page.content) < 2 * pages.SQL_BYTES and "truncated at 10 MB" in page.text
+    assert 1 <= len(rows(page.text, "sql-result")) <= 10
+    csv = client.get("/sql.csv", params={"q": big})
+    assert csv.status_code == 200 and len(csv.content) <= pages.SQL_CSV_BYTES + 2_000_000
+    assert "truncated at 100 MB" in csv.headers["x-evalstore-note"]
+
+
+def test_sql_download_of_nested_values_is_the_cli_csv(client: TestClient, sample: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evalstore.cli import app
+
+    q = "select 1 as a, [1, 2] as l, {'k': 'v', 'n': 3} as s, map {'x': 1} as m"
+    csv = client.get("/sql.csv", params={"q": q})
+    assert csv.status_code == 200, csv.text
+    cli_csv = CliRunner().invoke(app, ["sql", q, "--format", "csv", "--db", str(sample)])
+    assert cli_csv.exit_code == 0, cli_csv.output
+    assert csv.text == cli_csv.stdout
+
+
+def test_sql_timeout_says_what_the_page_offers(client: TestClient, monkeypatch) -> None:
+    monkeypatch.setattr(pages, "SQL_TIMEOUT", 0.3)
+    page = client.get("/sql", params={"q": "select count(*) from range(10000000000000)"})
+    [error] = re.findall(r'<p class="error">(.*?)</p>', page.text, re.S)
+    assert "stopped after 0.3 s" in error and "evalstore sql --timeout" in html.unescape(error)
+    assert "(--timeout SECONDS" not in error
+
+
+def test_sql_download_of_a_busy_store_is_503_like_the_pages(tmp_path: Path) -> None:
+    path = tmp_path / "busy.duckdb"
+    with Store(path) as store:
+        store.ingest(ranked(seed=1), task="retrieval", run="busy/first")
+    client = TestClient(create_app(path, host="testserver", lock_timeout=0.5))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from evalstore import Store; "
+         "s = Store(sys.argv[1]); print('held', flush=True); sys.stdin.read()", str(path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        busy = client.get("/sql.csv", params={"q": "select 1"})
+        assert busy.status_code == 503 and "locked" in busy.text, busy.text
+        assert busy.text.count("\n") == 1
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert client.get("/sql.csv", params={"q": "select 1 as x"}).text == "x\n1\n"

@@ -48,6 +48,14 @@ def sql_cmd(
     timeout: Annotated[
         float, typer.Option("--timeout", min=0.001, help="Stop the query after these seconds.")
     ] = 300.0,
+    max_mb: Annotated[
+        float,
+        typer.Option(
+            "--max-mb",
+            min=0.000001,
+            help="Show at most about this many MB of rows (no cap on an --output file).",
+        ),
+    ] = 100.0,
     db: DbOpt = None,
     lock_timeout: LockOpt = 60.0,
 ) -> None:
@@ -56,20 +64,31 @@ def sql_cmd(
     The query runs in a sandbox: one statement, read-only (SELECT, WITH, DESCRIBE, SHOW,
     SUMMARIZE, EXPLAIN), no file, folder, URL or other database but the store unless
     --allow-read names it, settings locked, at most --max-rows rows and --timeout seconds.
+    The rows shown on screen stop at about --max-mb MB; an --output file gets them all (up
+    to --max-rows). The output file may not be one the command reads (the store, its WAL,
+    a file under --allow-read).
     """
-    from evalstore.sql import run_sql, write_result
+    from evalstore.sql import check_output, run_sql, write_result
     from evalstore.store import Store
 
+    to_file = output is not None or fmt == "parquet"
     with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
+        if output is not None:
+            check_output(output, store.path, allow_read or ())
         result = run_sql(
-            store, query, param, allow_read=allow_read or (), max_rows=max_rows, timeout=timeout
+            store,
+            query,
+            param,
+            allow_read=allow_read or (),
+            max_rows=max_rows,
+            timeout=timeout,
+            max_bytes=None if to_file else round(max_mb * 1e6),
         )
     frame = result.frame
     if result.truncated:
-        err.print(
-            f"note: the first {max_rows:,} rows only (--max-rows to fetch more)", markup=False
-        )
-    if output is not None or fmt == "parquet":
+        note = result.note("--max-rows to fetch more", "--max-mb to show more, or --output FILE")
+        err.print(f"note: {note}", markup=False)
+    if to_file:
         path = write_result(frame, fmt, output)
         err.print(f"wrote {frame.height:,} rows to {path}", markup=False)
     elif fmt in {f.value for f in Fmt}:

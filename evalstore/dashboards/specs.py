@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalstore import queries
+from evalstore import queries, sandbox
 from evalstore.errors import EvalstoreError, InvalidInput
 
 if sys.version_info >= (3, 11):
@@ -154,12 +154,14 @@ def _panel(path: Path, index: int, raw: Any) -> Panel:
     if "query" in raw:
         name = _query_name(raw["query"])
         try:
-            queries.load(name)
+            text = queries.load(name).text  # a name of sql/ only: no `..`, no full path
         except EvalstoreError:
             known = ", ".join(n.removeprefix("dashboards/") for n in _panel_queries())
             raise InvalidInput(
                 f"{where}: unknown query {raw['query']!r}; queries under sql/dashboards/: {known}"
             ) from None
+        # a named query runs outside the sandbox, so only one that reads
+        sandbox.check_query(None, text, f"{where}: query {raw['query']!r}")
     for axis in _REQUIRED_AXES[kind]:
         if axis not in raw:
             raise InvalidInput(f"{where}: a {kind} panel needs `{axis}` (a column name)")

@@ -124,14 +124,16 @@ def create_app(db: str | Path, *, lock_timeout: float = 10.0, host: str = "127.0
         try:
             view = View.parse(request.query_params.multi_items())
             with opened() as store:
-                frame, _ = pages.sql_result(store, view.q, sandbox.DEFAULT_MAX_ROWS)
+                text, note = pages.sql_csv(store, view.q)
+        except StoreLocked as exc:  # as the pages say it
+            error = f"Error: {exc} (try again when the writer is done)\n"
+            return PlainTextResponse(error, status_code=503, headers=HEADERS)
         except EvalstoreError as exc:
             return PlainTextResponse(f"Error: {exc}\n", status_code=400, headers=HEADERS)
-        return Response(
-            frame.write_csv(),
-            media_type="text/csv; charset=utf-8",
-            headers={**HEADERS, "Content-Disposition": 'attachment; filename="query.csv"'},
-        )
+        headers = {**HEADERS, "Content-Disposition": 'attachment; filename="query.csv"'}
+        if note:  # the CSV itself cannot say it
+            headers["X-Evalstore-Note"] = note
+        return Response(text, media_type="text/csv; charset=utf-8", headers=headers)
 
     def static(request: Request) -> Response:
         name = request.path_params["name"]

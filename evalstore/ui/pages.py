@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from evalstore import render, sandbox
 from evalstore import sql as user_sql
 from evalstore.dashboards.data import panel_data
 from evalstore.dashboards.pages import panel_html
@@ -30,18 +31,27 @@ __all__ = [
     "EVERY",
     "NEWEST",
     "NEWEST_LISTS",
+    "SQL_BYTES",
+    "SQL_CSV_BYTES",
     "SQL_ROWS",
+    "SQL_TIMEOUT",
     "curves_page",
     "history_page",
     "lists_page",
     "panels_page",
     "runs_page",
+    "sql_csv",
     "sql_page",
     "sql_result",
 ]
 
 #: Rows the SQL page shows (the download has up to sandbox.DEFAULT_MAX_ROWS).
 SQL_ROWS = 500
+#: Bytes (Arrow's, in memory) the SQL page fetches at most; the download, SQL_CSV_BYTES.
+SQL_BYTES = 10_000_000
+SQL_CSV_BYTES = sandbox.DEFAULT_MAX_BYTES
+#: Seconds a query of the SQL page or its download may run.
+SQL_TIMEOUT = 30.0
 #: Runs the curves page draws when no run is picked (the filters keep its newest).
 NEWEST = 8
 #: Runs the per-list page draws when no run is picked.
@@ -196,15 +206,34 @@ def _series_form(view: View, names: list[str], chosen: str) -> str:
 # -- SQL -----------------------------------------------------------------------------------
 
 
-def sql_result(store: Store, query: str, max_rows: int) -> tuple[pl.DataFrame, bool]:
-    """The query's rows in the sandbox of ``evalstore sql`` (read-only, the store alone, 30
-    s at most) and whether more were left out.
+def sql_result(store: Store, query: str, max_rows: int, max_bytes: int) -> sandbox.Result:
+    """The query's rows in the sandbox of ``evalstore sql`` (read-only, the store alone,
+    SQL_TIMEOUT s at most, at most ``max_rows`` rows and about ``max_bytes`` bytes).
 
     Raises:
         InvalidInput: the query is refused or fails (one line).
     """
-    result = user_sql.run_sql(store, query, max_rows=max_rows, timeout=30.0)
-    return result.frame, result.truncated
+    hint = (
+        f"the UI stops a query after {SQL_TIMEOUT:g} s; `evalstore sql --timeout SECONDS` "
+        "runs it longer"
+    )
+    return user_sql.run_sql(
+        store, query, max_rows=max_rows, timeout=SQL_TIMEOUT, max_bytes=max_bytes,
+        timeout_hint=hint,
+    )  # fmt: skip
+
+
+def sql_csv(store: Store, query: str) -> tuple[str, str]:
+    """The query's rows as CSV, as ``evalstore sql --format csv`` writes them (nested values
+    as text), up to sandbox.DEFAULT_MAX_ROWS rows and about SQL_CSV_BYTES bytes; and what
+    was left out ("" when nothing was).
+
+    Raises:
+        InvalidInput: the query is refused or fails (one line).
+    """
+    result = sql_result(store, query, sandbox.DEFAULT_MAX_ROWS, SQL_CSV_BYTES)
+    note = result.note("the UI's limit", "the UI's limit; `evalstore sql -o FILE` has none")
+    return render.to_text(result.frame, "csv") + "\n", note
 
 
 def sql_page(store: Store, view: View) -> str:
@@ -220,11 +249,16 @@ def sql_page(store: Store, view: View) -> str:
     if not view.q.strip():
         return box
     try:
-        frame, truncated = sql_result(store, view.q, SQL_ROWS)
+        result = sql_result(store, view.q, SQL_ROWS, SQL_BYTES)
     except InvalidInput as exc:
         return box + message(str(exc), "error")
+    frame = result.frame
     download = view.href("/sql.csv")
-    more = " (more rows in the download)" if truncated else ""
+    more = ""
+    if result.bytes_cap is not None:
+        more = f" (truncated at {result.bytes_cap / 1e6:g} MB; more rows in the download)"
+    elif result.truncated:
+        more = " (more rows in the download)"
     head = (
         f'<p class="count">{frame.height:,} row(s){more} · '
         f'<a href="{html.escape(download)}" id="download">download CSV</a></p>'
