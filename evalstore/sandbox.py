@@ -9,10 +9,13 @@ one read-only statement (a SELECT, in any of its forms: ``WITH``, ``FROM``, ``DE
 anything else, before it runs. :func:`run_query` runs it inside a transaction that is rolled
 back, stopped after ``timeout`` seconds, fetching at most ``max_rows`` rows.
 
-Everything that writes (``ATTACH``, ``COPY``, ``EXPORT``, ``INSERT``, ``SET``...) is refused
-by the statement check, and reads of anything but the store by DuckDB's own
-``enable_external_access = false``: two independent locks (``tests/test_sandbox.py`` tries
-each way out).
+Everything that writes (``ATTACH``, ``COPY``, ``EXPORT``, ``INSERT``, ``SET``..., also inside
+an ``EXPLAIN ANALYZE``, which runs what it explains) is refused by the statement check, and
+reads of anything but the store by DuckDB's own ``enable_external_access = false``: two
+independent locks (``tests/test_sandbox.py`` tries each way out). One gap DuckDB leaves: the
+files and folders of ``--allow-read`` (``allowed_paths``, ``allowed_directories``) are open to
+writes as well as reads, and neither a read-only store nor another setting stops a ``COPY
+TO`` there, so under ``--allow-read`` the statement check alone keeps them unwritten.
 """
 
 from __future__ import annotations
