@@ -1,16 +1,45 @@
-"""``evalstore`` and ``python -m evalstore``: the command line. A Ctrl-C while it starts
-(importing the commands) ends as one line with exit 130, like one within a command."""
+"""``evalstore`` and ``python -m evalstore``: the command line. A Ctrl-C ends as one line with
+exit 130: while it starts (importing the commands), within a command (which says what the
+store holds), and in between (parsing the arguments, after the command finished).
 
+A SIGINT that the parent ignored (a job that a script started in the background, ``nohup``)
+stays ignored for the whole command, which runs to its end. Python leaves an ignored SIGINT
+ignored, but importing polars installs a handler of its own over it (polars 2.1), which then
+stopped polars' readers part of the way; so the signal is also blocked, here, before any
+thread is started, and every thread started later inherits the mask."""
+
+import signal
 import sys
 
 
 def main() -> None:
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN and hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         from evalstore.cli import main as run
+        from evalstore.cli.common import INTERRUPTS
     except KeyboardInterrupt:
         sys.stderr.write("Error: interrupted while starting; nothing was done\n")
         raise SystemExit(130) from None
-    run()
+    try:
+        run()
+    except KeyboardInterrupt:  # outside Typer's own handling
+        _untold(INTERRUPTS)
+        raise SystemExit(130) from None
+    except SystemExit as exc:
+        if exc.code == 130:  # Typer ends a Ctrl-C outside a command without a word
+            _untold(INTERRUPTS)
+        raise
+
+
+def _untold(interrupts: dict[str, bool]) -> None:
+    """The line of a Ctrl-C that no command printed."""
+    if not interrupts["told"]:
+        sys.stderr.write(
+            "Error: interrupted after the command finished\n"
+            if interrupts["finished"]
+            else "Error: interrupted before the command started; nothing was done\n"
+        )
 
 
 if __name__ == "__main__":

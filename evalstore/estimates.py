@@ -11,9 +11,11 @@ stores. A pending pair is one with ``estimated = false`` and no ``e_direction``.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 
@@ -102,4 +104,7 @@ def _estimate_run(store: Database, run_id: int, table: str) -> None:
     try:
         con.execute(update, queries.bind(update, {"run_id": run_id}))
     finally:
-        con.unregister("_estimates")
+        # in a transaction that an error or a Ctrl-C aborted this fails too, and would
+        # stand in for what stopped it
+        with contextlib.suppress(duckdb.Error):
+            con.unregister("_estimates")

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import secrets
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,40 +31,16 @@ from evalstore.database import WaitNotice
 from evalstore.errors import SchemaError, StoreLocked
 from evalstore.ingest import IngestResult
 from evalstore.ingest.write import check_list_ids
+from evalstore.private_files import private_path, remove_stale, remove_store_files
 from evalstore.schema import ROW_TABLES, rows_sql
-from evalstore.store import Store, remove_store_files, write_store
+from evalstore.store import Store, write_store
 
 __all__ = ["ingest_staged", "merge_staged", "remove_stale", "staging_path"]
-
-_SUFFIX = ".stage"
 
 
 def staging_path(store_path: Path) -> Path:
     """A new private staging file beside ``store_path``."""
-    token = secrets.token_hex(4)
-    return store_path.parent / f".{store_path.name}.{os.getpid()}-{token}{_SUFFIX}"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
-
-
-def remove_stale(store_path: Path) -> list[Path]:
-    """Remove the staging files beside ``store_path`` whose process no longer runs; returns
-    them."""
-    removed = []
-    for stage in store_path.parent.glob(f".{store_path.name}.*-*{_SUFFIX}"):
-        pid = stage.name[len(store_path.name) + 2 :].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-            remove_store_files(stage)
-            removed.append(stage)
-    return removed
+    return private_path(store_path, ".stage")
 
 
 def _refuse_existing(path: Path, ref: tuple[str, str]) -> None:

@@ -8,8 +8,6 @@ too. Keyword arguments are explicit, so a misspelt one is a ``TypeError``.
 from __future__ import annotations
 
 import os
-import secrets
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path as FilePath
@@ -22,9 +20,10 @@ from evalstore import ingest as _ingest
 from evalstore.database import Database, Progress, WaitNotice
 from evalstore.errors import InvalidInput
 from evalstore.ingest import IngestResult, Source
+from evalstore.private_files import private_path, remove_stale, remove_store_files
 from evalstore.runs import RunRef
 
-__all__ = ["Store", "remove_store_files", "write_store"]
+__all__ = ["Store", "write_store"]
 
 T = TypeVar("T")
 
@@ -334,16 +333,18 @@ def write_store(
     :class:`~evalstore.errors.RunExists`, leaving the other process's runs as they are).
 
     A process killed while building the private file leaves it behind as
-    ``.<name>.<pid>-<token>.new``; it holds nothing that ``path`` needs.
+    ``.<name>.<pid>-<token>.new``; it holds nothing that ``path`` needs, and the next
+    ``write_store`` beside it removes it (:func:`remove_stale`).
     """
     target = FilePath(path)
+    remove_stale(target)
     if target.exists():
         with Store(target, lock_timeout=lock_timeout, on_wait=on_wait) as store:
             return action(store)
     folder = target.parent
     if not folder.is_dir():
         raise InvalidInput(f"{target}: folder {folder} does not exist")
-    private = folder / f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.new"
+    private = private_path(target, ".new")
     try:
         with Store(private, lock_timeout=lock_timeout) as store:
             result = action(store)
@@ -354,13 +355,6 @@ def write_store(
         remove_store_files(private)
     with Store(target, lock_timeout=lock_timeout, on_wait=on_wait) as store:  # another was first
         return action(store)
-
-
-def remove_store_files(path: FilePath) -> None:
-    """Remove a private store file, its WAL and its spill folder (``<file>.tmp``)."""
-    for leftover in (path, path.with_name(path.name + ".wal")):
-        leftover.unlink(missing_ok=True)
-    shutil.rmtree(path.with_name(path.name + ".tmp"), ignore_errors=True)
 
 
 def _publish(private: FilePath, target: FilePath) -> bool:

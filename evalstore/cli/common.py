@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from enum import Enum
@@ -160,6 +162,26 @@ def _upgraded(message: str) -> None:
     err.print(message, markup=False)
 
 
+#: what the command of this process saw of a Ctrl-C: whether one came (``signalled``),
+#: whether its line was printed (``told``), whether the command had finished (``finished``)
+INTERRUPTS = {"signalled": False, "told": False, "finished": False}
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    INTERRUPTS["signalled"] = True
+    raise KeyboardInterrupt
+
+
+def watch_interrupts() -> None:
+    """Note every SIGINT of the command in :data:`INTERRUPTS` (Python's handler otherwise: a
+    KeyboardInterrupt). Where SIGINT is ignored, it stays ignored."""
+    if (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    ):
+        signal.signal(signal.SIGINT, _on_sigint)
+
+
 def interrupted(exc: BaseException) -> bool:
     """Ctrl-C: Python's KeyboardInterrupt, or DuckDB's InterruptException (or RuntimeError)
     when it came in a query (told apart by name: importing DuckDB here would slow every
@@ -193,17 +215,25 @@ def command(
 
             notify_waits(_waiting)  # a command that waits for a store's lock says so, once
             notify_upgrades(_upgraded)  # and a writer that upgrades a store's schema
+            INTERRUPTS.update(signalled=False, told=False, finished=False)
+            watch_interrupts()
             try:
-                return fn(*a, **kw)
-            except EvalstoreError as exc:
-                err.print(f"Error: {exc}", markup=False)
-                raise typer.Exit(code=exc.exit_code) from None
+                result = fn(*a, **kw)
             except BaseException as exc:
-                if not interrupted(exc):
+                # after a Ctrl-C, whatever error it surfaced as (DuckDB's wrapping of the
+                # KeyboardInterrupt of a stream it read, the end of a reader it stopped) is
+                # the interrupt
+                if not (interrupted(exc) or INTERRUPTS["signalled"]):
+                    if isinstance(exc, EvalstoreError):
+                        err.print(f"Error: {exc}", markup=False)
+                        raise typer.Exit(code=exc.exit_code) from None
                     raise
                 said = interrupt() if interrupt is not None else _INTERRUPTED
                 err.print(f"Error: {said}", markup=False)
+                INTERRUPTS["told"] = True
                 raise typer.Exit(code=130) from None
+            INTERRUPTS["finished"] = True
+            return result
 
         (group or app).command(*args, **kwargs)(wrapper)
         return fn

@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from evalstore.errors import InvalidInput
+from evalstore.ingest.handoff import Put, handed_over
 
 __all__ = [
     "BATCH_ROWS",
@@ -227,9 +228,19 @@ def batches(frame: pl.LazyFrame | pl.DataFrame, label: str) -> Iterator[pl.DataF
             yield frame.slice(offset, BATCH_ROWS)
         return
     try:
-        yield from frame.collect_batches(chunk_size=BATCH_ROWS)
+        yield from handed_over(lambda put: _sink(frame, put))
     except READ_ERRORS as exc:
         raise InvalidInput(f"{label}: cannot read: {first_line(exc)}") from None
+
+
+def _sink(frame: pl.LazyFrame, put: Put) -> None:
+    """Every batch of ``frame`` handed to ``put``, by polars' streaming engine; returns once
+    the input is read whole (or ``put`` says stop), else raises. Not ``collect_batches``:
+    a SIGINT that polars' own handler catches (installed when polars is imported, even where
+    SIGINT was ignored) ends its iteration as if the input had ended (polars 2.1), which let
+    a Ctrl-C commit a run cut at a multiple of 2^20 rows; ``sink_batches`` raises
+    KeyboardInterrupt instead."""
+    frame.sink_batches(lambda batch: not put(batch), chunk_size=BATCH_ROWS)
 
 
 def parquet_rows(path: Path) -> int:

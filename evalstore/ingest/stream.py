@@ -6,8 +6,6 @@ runs in a thread beside DuckDB's insert of the current one."""
 from __future__ import annotations
 
 import contextlib
-import queue
-import threading
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +13,8 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
-from evalstore.errors import EvalstoreError, InvalidInput
+from evalstore.errors import InvalidInput
+from evalstore.ingest.handoff import handed_over
 from evalstore.ingest.sources import Input, batches, parquet_rows
 from evalstore.ingest.validate import MAX_ROWS, Spec, validate_batch
 from evalstore.ingest.write import Written, check_list_ids
@@ -57,48 +56,15 @@ def _prefetched(items: Iterator[Any], depth: int = 2) -> Generator[Any, None, No
     """``items``, produced by a thread up to ``depth`` ahead: reading and validating the next
     batch (polars, without the GIL) overlaps DuckDB's insert of the current one. An error of
     the producer is raised here, where the consumer is; closing this generator stops it."""
-    done = object()
-    slots: queue.Queue[Any] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def hand_over(entry: tuple[bool, Any]) -> bool:
-        """Queue an entry unless the consumer has stopped; False when it has."""
-        while not stop.is_set():
-            try:
-                slots.put(entry, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            for item in items:
-                if not hand_over((True, item)):
-                    return
-            hand_over((True, done))
-        except BaseException as exc:  # handed to the consumer, which raises it
-            hand_over((False, exc))
-
-    worker = threading.Thread(target=produce, name="evalstore-ingest", daemon=True)
-    worker.start()
-    try:
-        while True:
-            ok, item = slots.get()
-            if not ok:
-                raise item
-            if item is done:
-                return
-            yield item
-    finally:
-        stop.set()
-        worker.join()
+    return handed_over(lambda put: all(put(item) for item in items), depth=depth,
+                       name="evalstore-ingest")  # fmt: skip
 
 
 class Stream:
     """Validated batches of every input as one Arrow stream, so that DuckDB inserts them in a
-    single statement with bounded memory. Errors raised while DuckDB pulls batches are kept in
-    ``error`` (DuckDB wraps them) and re-raised by the caller."""
+    single statement with bounded memory. Whatever stops the stream while DuckDB pulls its
+    batches (an error, a KeyboardInterrupt, in any thread) is kept in ``error``, since DuckDB
+    wraps it in an error of its own, and re-raised by the caller: never an end of input."""
 
     def __init__(
         self,
@@ -110,7 +76,7 @@ class Stream:
         self.opened = opened
         self.spec = spec
         self.progress = progress
-        self.error: EvalstoreError | None = None
+        self.error: BaseException | None = None
         self.spans: list[tuple[str, int, int]] = []  # (label, first seq, end seq)
         self.rows = 0
         self.not_retrieved = 0
@@ -124,7 +90,17 @@ class Stream:
 
     def reader(self) -> pa.RecordBatchReader:
         self._feed = _prefetched(self._rows())
-        return pa.RecordBatchReader.from_batches(self.schema, self._feed)
+        return pa.RecordBatchReader.from_batches(self.schema, self._kept(self._feed))
+
+    def _kept(self, feed: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """``feed``, with what stops it kept in ``error`` (where the consumer pulls)."""
+        try:
+            yield from feed
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            self.error = self.error or exc
+            raise
 
     def close(self) -> None:
         """Stop the reading thread (when DuckDB stopped pulling before the end)."""
@@ -168,8 +144,10 @@ class Stream:
                 if self.rows == start:
                     raise InvalidInput(f"{label}: no rows")
                 self.spans.append((label, start, self.rows))
-        except EvalstoreError as exc:
-            self.error = exc
+        except GeneratorExit:  # closed: the consumer stopped
+            raise
+        except BaseException as exc:  # kept where it happened: DuckDB wraps what it pulls
+            self.error = self.error or exc
             raise
 
     def _number_lists(self, group_id: pl.Series) -> pl.Series:
