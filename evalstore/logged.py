@@ -17,8 +17,8 @@ Rules, checked before anything is written:
 - logging (run, metric, step) again replaces the value (the result says which it replaced).
 
 Deleting a run deletes its logged values; an ingest with ``--replace`` makes a new run, so
-the old run's logged values go with it. Exports (:mod:`evalstore.scale`) hold the raw rows
-that metrics are computed from and leave logged values out.
+the old run's logged values go with it. Exports (:mod:`evalstore.scale`) hold them in the
+``logged_values`` table, and an import checks them by these rules.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LOGGED_TASK",
     "NO_TEST",
+    "check_name",
     "higher_is_better",
     "latest_values",
     "log_metric",
@@ -93,7 +94,7 @@ def log_metric(
             (with) steps; nothing is written.
         RunNotFound: no such run.
     """
-    metric = _check_name(store, metric)
+    metric = check_name(store, metric)
     number = _check_value(metric, value)
     at = _check_step(metric, step)
     info = get_run(store, run)
@@ -125,7 +126,14 @@ def log_metric(
     }
 
 
-def _check_name(store: Database, metric: object) -> str:
+def check_name(store: Database, metric: object) -> str:
+    """``metric`` when it is a name a value may be logged under (module docstring): a plain
+    identifier, not a registered metric or its mean's name, nor another logged name of the
+    store but for its case.
+
+    Raises:
+        InvalidInput: naming the metric and what is wrong.
+    """
     if not isinstance(metric, str) or not _NAME.match(metric):
         raise InvalidInput(
             f"logged metric name {metric!r} is not a plain identifier (letters, digits and _, "

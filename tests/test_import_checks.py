@@ -7,6 +7,7 @@ a link or a file an export does not hold is one line naming the file."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -70,7 +71,8 @@ def _run_id(out: Path, name: str) -> int:
 
 
 def _tamper(out: Path, table: str, name: str, change: Callable[[pl.DataFrame], pl.DataFrame]):
-    """Rewrite one partition and the manifest's row count, as a careful tamperer would."""
+    """Rewrite one partition and the manifest's row count and checksums, as a careful
+    tamperer would."""
     run_id = _run_id(out, name)
     path = partition_path(out, table, run_id) / PART
     frame = change(pl.read_parquet(path))
@@ -80,13 +82,31 @@ def _tamper(out: Path, table: str, name: str, change: Callable[[pl.DataFrame], p
         if int(entry["run_id"]) == run_id:
             entry["rows"][table] = frame.height
     (out / "manifest.json").write_text(json.dumps(manifest))
+    _rehash(out)
+
+
+def _rehash(out: Path) -> None:
+    """Record the SHA-256 of every file as it is now: only the rows' own checks are left."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    for entry in manifest["runs"]:
+        entry["sha256"] = {
+            table: hashlib.sha256(
+                (partition_path(out, table, entry["run_id"]) / PART).read_bytes()
+            ).hexdigest()
+            for table, n in entry["rows"].items()
+            if n
+        }
+    (out / "manifest.json").write_text(json.dumps(manifest))
 
 
 def _first(column: str, value: object) -> Callable[[pl.DataFrame], pl.DataFrame]:
     def change(frame: pl.DataFrame) -> pl.DataFrame:
         first = pl.int_range(pl.len()) == 0
         return frame.with_columns(
-            pl.when(first).then(pl.lit(value)).otherwise(pl.col(column)).alias(column)
+            pl.when(first)
+            .then(value if isinstance(value, pl.Expr) else pl.lit(value))
+            .otherwise(pl.col(column))
+            .alias(column)
         )
 
     return change
@@ -112,6 +132,66 @@ CASES: dict[str, tuple[str, str, Callable[[pl.DataFrame], pl.DataFrame], str]] =
     "a match without its pair": ("matches", "m", _first("pair_no", 9), r"without a pairs row"),
     "a NaN truth": ("matches", "m", _first("gt_x1", float("nan")), r"no finite ground truth"),
     "negative count": ("outcomes", "o", _first("fp", -1), r"negative"),
+    # the checks of ingest that import once skipped (each imported with rc 0 before)
+    "a negative gain": (
+        "scores",
+        "r1",
+        lambda f: f.with_columns(
+            pl.when(pl.int_range(pl.len()) == 0).then(-1.0).otherwise(2.0).alias("gain")
+        ),
+        r"gain -1\.0 \(gains are relevance grades, finite numbers >= 0\)",
+    ),
+    "gains for some items only": (
+        "scores",
+        "r1",
+        lambda f: f.with_columns(
+            pl.when(pl.int_range(pl.len()) == 0).then(2.0).otherwise(None).alias("gain")
+        ),
+        r"14 row\(s\) with no gain where other items of the task have one",
+    ),
+    "n_positives 0 below the positives": (
+        "groups",
+        "r1",
+        _first("n_positives", pl.lit(0, dtype=pl.Int32)),
+        r"n_positives 0 but 2 positive labels",
+    ),
+    "a negative n_positives": (
+        "groups",
+        "r0",
+        _first("n_positives", pl.lit(-1, dtype=pl.Int32)),
+        r"n_positives -1 but 2 positive labels",
+    ),
+    "params given as a JSON list": (
+        "runs",
+        "r0",
+        _first("params", "[1, 2]"),
+        r"params \[1, 2\] are not a JSON object of names and values",
+    ),
+    "a param name with a NUL": (
+        "runs",
+        "r2",
+        _first("params", '{"a\\u0000b": 1}'),
+        r"param name 'a\\x00b' holds a NUL character",
+    ),
+    "an all-zero seq": (
+        "scores",
+        "r1",
+        lambda f: f.with_columns(pl.lit(0, dtype=pl.Int64).alias("seq")),
+        r"seq 0 twice in one list \(the input position orders ties\)",
+    ),
+    "a negative seq": ("scores", "r2", _first("seq", pl.lit(-5, dtype=pl.Int64)), r"seq -5 \("),
+    "an all-zero match seq": (
+        "matches",
+        "m",
+        lambda f: f.with_columns(pl.lit(0, dtype=pl.Int32).alias("seq")),
+        r"3 row\(s\) with a seq \(the input position\) negative or twice in the run",
+    ),
+    "a group's outcomes twice": (
+        "outcomes",
+        "o",
+        lambda f: pl.concat([f, f]),
+        r"2 row\(s\) with the same group twice \(e\.g\. 'g'\)",
+    ),
 }
 
 
@@ -306,11 +386,13 @@ def _uncounted(out: Path) -> None:
 def _retyped(out: Path) -> None:
     path = _part(out, "scores", "r1")
     pl.read_parquet(path).with_columns(pl.col("label").cast(pl.Int32)).write_parquet(path)
+    _rehash(out)
 
 
 def _renamed(out: Path) -> None:
     path = _part(out, "groups", "r2")
     pl.read_parquet(path).rename({"n_positives": "positives"}).write_parquet(path)
+    _rehash(out)
 
 
 def _link_outside(out: Path) -> None:
@@ -342,9 +424,36 @@ def _truncated(out: Path) -> None:
     path.write_bytes(path.read_bytes()[:-100])
 
 
+def _flipped(out: Path) -> None:
+    path = _part(out, "scores", "r1")
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    path.write_bytes(bytes(data))
+
+
+def _format_1(out: Path) -> None:
+    """The export as evalstore wrote it before checksums (format version 1)."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["format_version"] = 1
+    del manifest["tables"]["logged_values"]
+    for entry in manifest["runs"]:
+        del entry["sha256"]
+        del entry["rows"]["logged_values"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _swapped(out: Path) -> None:
+    """Two runs' scores files trade places (each still a sound Parquet file of its kind)."""
+    a, b = _part(out, "scores", "r0"), _part(out, "scores", "r2")
+    data = a.read_bytes()
+    a.write_bytes(b.read_bytes())
+    b.write_bytes(data)
+
+
 def _other_run_row(out: Path) -> None:
     path = _part(out, "runs", "r2")
     pl.read_parquet(path).with_columns(pl.lit("r0").alias("name")).write_parquet(path)
+    _rehash(out)
 
 
 def _miscounted(out: Path) -> None:
@@ -380,7 +489,8 @@ DAMAGE: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "an unknown file": (
         lambda out: (out / "notes.txt").write_text("mine"),
         "notes.txt",
-        r"not a file of an evalstore export \(here: groups, manifest\.json, .* only\)",
+        r"not a file of an evalstore export "
+        r"\(here: groups, logged_values, manifest\.json, .* only\)",
     ),
     "an unknown file in a partition": (
         lambda out: (_part(out, "pairs", "m").parent / "part-1.parquet").write_bytes(b"PAR1"),
@@ -420,7 +530,30 @@ DAMAGE: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "a truncated Parquet file": (
         _truncated,
         "matches/run_id=4/part-0.parquet",
+        r"its SHA-256 is [0-9a-f]{16}\.\.\., the manifest says [0-9a-f]{16}\.\.\.: the file "
+        r"changed after it was exported; the export is damaged, nothing was imported",
+    ),
+    "a truncated Parquet file of an export before checksums": (
+        lambda out: (_format_1(out), _truncated(out)),
+        "matches/run_id=4/part-0.parquet",
         r"not a readable Parquet file \(.*\)",
+    ),
+    "a flipped bit": (_flipped, "scores/run_id=2/part-0.parquet", r"its SHA-256 is"),
+    "two runs' files swapped": (_swapped, "scores/run_id=1/part-0.parquet", r"its SHA-256 is"),
+    "a checksum edited in the manifest": (
+        lambda out: _set_manifest(out, lambda m: m["runs"][1]["sha256"].update(runs="0" * 64)),
+        "runs/run_id=2/part-0.parquet",
+        r"its SHA-256 is [0-9a-f]{16}\.\.\., the manifest says 0000000000000000\.\.\.",
+    ),
+    "a checksum left out of a version-2 manifest": (
+        lambda out: _set_manifest(out, lambda m: m["runs"][2]["sha256"].pop("groups")),
+        "manifest.json",
+        r"run exp/r2 has groups rows but no SHA-256 of their file; the export is damaged",
+    ),
+    "a run without checksums in a version-2 manifest": (
+        lambda out: _set_manifest(out, lambda m: m["runs"][0].pop("sha256")),
+        "manifest.json",
+        r"run exp/r0 has no SHA-256 of its files \('sha256'\), which format version 2 records",
     ),
     "a manifest with a wrong count": (
         _miscounted,
@@ -533,6 +666,7 @@ def test_an_export_before_schema_15_imports_its_matches_by_pair_id(
         *(c for c in tables["matches"]["columns"] if c["name"] != "pair_no"),
     ]
     (exported / "manifest.json").write_text(json.dumps(manifest))
+    _format_1(exported)  # an export of schema 14 was written before checksums
     with Store(tmp_path / "dst.duckdb") as target:
         import_runs(target, exported)
         got = target.con.execute(
@@ -541,3 +675,147 @@ def test_an_export_before_schema_15_imports_its_matches_by_pair_id(
             "where r.name = 'm' order by v.seq"
         ).fetchall()
     assert got == [("p1", 0, 0.0, 0), ("p1", 0, 1.0, 1), ("p2", 1, 2.0, 2)]
+
+
+# -- logged values, checked as `evalstore log` checks them ---------------------------------------
+
+
+@pytest.fixture
+def logged_export(tmp_path: Path) -> Path:
+    out = tmp_path / "logged-export"
+    with Store(tmp_path / "logged-src.duckdb") as store:
+        store.ingest(export_lists(2, 3), task="retrieval", run="exp/l", git_commit=None)
+        for step, loss in enumerate([3.0, 2.0, 1.5]):
+            store.log_metric("exp/l", "train_loss", loss, step=step)
+        store.log_metric("exp/l", "val_acc", 0.5)
+        export_runs(store, out)
+    return out
+
+
+def _where_metric(metric: str, column: str, value: Any) -> Callable[[pl.DataFrame], pl.DataFrame]:
+    """Set ``column`` to ``value`` in the first row of ``metric``."""
+
+    def change(frame: pl.DataFrame) -> pl.DataFrame:
+        first = (pl.col("metric") == metric) & (pl.int_range(pl.len()) == 0).over("metric")
+        new = value if isinstance(value, pl.Expr) else pl.lit(value)
+        return frame.with_columns(pl.when(first).then(new).otherwise(pl.col(column)).alias(column))
+
+    return change
+
+
+LOGGED: dict[str, tuple[Callable[[pl.DataFrame], pl.DataFrame], str]] = {
+    "a NaN value": (
+        _where_metric("val_acc", "value", float("nan")),
+        r"1 logged value\(s\) of val_acc with a value that is not finite \(nan\)",
+    ),
+    "an infinite value": (
+        _where_metric("train_loss", "value", float("inf")),
+        r"of train_loss with a value that is not finite \(inf\)",
+    ),
+    "steps and no steps": (
+        _where_metric("train_loss", "step", pl.lit(None, dtype=pl.Int64)),
+        r"3 logged value\(s\) of train_loss with steps and no steps \(2 with a step, 1 without\)",
+    ),
+    "a computed metric's name": (
+        _where_metric("val_acc", "metric", "map"),
+        r"'map' is the mean of the computed metric ap",
+    ),
+    "a name that is no identifier": (
+        _where_metric("val_acc", "metric", "val acc"),
+        r"logged metric name 'val acc' is not a plain identifier",
+    ),
+    "names differing only in case": (
+        _where_metric("val_acc", "metric", "TRAIN_LOSS"),
+        r"logged metric 'TRAIN_LOSS' differs only in case from the logged metric 'train_loss'",
+    ),
+    "a negative step": (
+        _where_metric("train_loss", "step", pl.lit(-1, dtype=pl.Int64)),
+        r"cannot import run exp/l: Constraint Error: .*step >= 0",
+    ),
+    "a step twice": (
+        _where_metric("train_loss", "step", pl.lit(2, dtype=pl.Int64)),
+        r"cannot import run exp/l: Constraint Error: .*duplicate key \"2, train_loss, 2\"",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", LOGGED)
+def test_tampered_logged_values_are_refused_and_the_store_is_unchanged(
+    logged_export: Path, tmp_path: Path, case: str
+) -> None:
+    change, message = LOGGED[case]
+    _tamper(logged_export, "logged_values", "l", change)
+    db = tmp_path / "dst.duckdb"
+    with Store(db) as target:
+        target.ingest(export_lists(2, 2), task="retrieval", run="mine/kept", git_commit=None)
+    before = snapshot(db)
+    with Store(db) as target, pytest.raises(EvalstoreError, match=message) as caught:
+        import_runs(target, logged_export)
+    text = str(caught.value)
+    assert "\n" not in text and "logged_values/run_id=1" in text, text
+    assert snapshot(db) == before
+
+
+def test_logged_values_come_back_with_their_steps(logged_export: Path, tmp_path: Path) -> None:
+    with Store(tmp_path / "dst.duckdb") as target:
+        import_runs(target, logged_export)
+        rows = target.con.sql(
+            "select metric, step, value from v_logged order by metric, step"
+        ).fetchall()
+    assert rows == [
+        ("train_loss", 0, 3.0),
+        ("train_loss", 1, 2.0),
+        ("train_loss", 2, 1.5),
+        ("val_acc", None, 0.5),
+    ]
+
+
+# -- exports written before checksums ------------------------------------------------------------
+
+
+def test_an_export_without_checksums_imports_with_one_warning_line(
+    exported: Path, tmp_path: Path
+) -> None:
+    _format_1(exported)
+    db = tmp_path / "new.duckdb"
+    result = subprocess.run(
+        [sys.executable, "-m", "evalstore", "import", str(exported), "--db", str(db)],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == (
+        f"Warning: {exported}/manifest.json: an export of format version 1, written without "
+        "checksums: its files cannot be checked for damage (rows are checked as ingest checks "
+        "them); export the runs again to add them\n"
+    )
+    assert "imported 5 run(s)" in result.stdout
+    warned: list[str] = []  # the library says it through the callback, and only there
+    with Store(tmp_path / "lib.duckdb") as target:
+        assert len(import_runs(target, exported, warn=warned.append)) == 5
+    assert len(warned) == 1 and "format version 1" in warned[0]
+    with Store(tmp_path / "quiet.duckdb") as target:  # a sound version-2 export: no warning
+        export_runs(target, tmp_path / "v2")
+        import_runs(target, tmp_path / "v2", warn=warned.append)
+    assert len(warned) == 1
+
+
+def test_exporting_into_an_export_before_checksums_adds_them(
+    exported: Path, tmp_path: Path
+) -> None:
+    """The same store exporting into its version-1 folder: the folder becomes version 2,
+    the runs already there get the SHA-256 of their files, and the logged_values table."""
+    _format_1(exported)
+    with Store(tmp_path / "src.duckdb") as store:
+        store.log_metric("exp/r0", "train_loss", 0.5, step=3)
+        export_runs(store, exported, runs=["exp/r0"])
+    manifest = json.loads((exported / "manifest.json").read_text())
+    assert manifest["format_version"] == 2 and "logged_values" in manifest["tables"]
+    assert all(set(e["sha256"]) == {t for t, n in e["rows"].items() if n} for e in manifest["runs"])
+    r0 = next(e for e in manifest["runs"] if e["name"] == "r0")
+    assert r0["rows"]["logged_values"] == 1
+    warned: list[str] = []
+    with Store(tmp_path / "dst.duckdb") as target:
+        assert len(import_runs(target, exported, warn=warned.append)) == 5
+        assert target.con.sql("select count(*) from logged_values").fetchall() == [(1,)]
+    assert warned == []

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalstore.cli.common import DbOpt, LockOpt, command, out, progress_bar
+from evalstore.cli.common import DbOpt, LockOpt, command, err, out, progress_bar
 
 if TYPE_CHECKING:
     from evalstore.store import Store
@@ -46,14 +46,19 @@ def import_cmd(
     lock_timeout: LockOpt = 60.0,
 ) -> None:
     """Import an export into this database (new run ids, every run in one transaction);
-    the whole folder is checked before anything is written."""
+    the whole folder is checked before anything is written: every file against its
+    SHA-256, every row as ingest checks it (an export written before checksums is imported
+    with a warning)."""
     from evalstore.database import default_path
     from evalstore.scale.importer import import_runs
     from evalstore.store import write_store
 
+    def warn(message: str) -> None:
+        err.print(f"Warning: {message}", markup=False)
+
     def run_import(store: Store) -> list[str]:
         with progress_bar(True, "import") as cb:
-            return import_runs(store, source, replace=replace, progress=cb)
+            return import_runs(store, source, replace=replace, progress=cb, warn=warn)
 
     names = write_store(db or default_path(), run_import, lock_timeout=lock_timeout)
     out.print(f"imported {len(names)} run(s): {', '.join(names)}", markup=False)

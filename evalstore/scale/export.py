@@ -1,12 +1,14 @@
 """Export runs to Parquet, the layout Spark reads (:mod:`evalstore.scale.importer` reads it
 back into a store; :mod:`evalstore.scale.layout` describes the folder).
 
-``<table>`` is one of the raw tables (runs, scores, groups, matches, pairs, outcomes); the
-``run_id`` column lives only in the folder name, where Spark's partition discovery finds it. A
-run without rows in a table has no folder there. DuckDB ENUMs (``task``) and JSON
-(``runs.params``) are written as text; lists, maps and every other type keep their Parquet
-twin, so an export imports back bit for bit. Values logged with ``evalstore log``
-(``logged_values``) are left out: they are not rows a metric is computed from.
+``<table>`` is one of the raw tables (runs, scores, groups, matches, pairs, outcomes) or
+``logged_values`` (values logged with ``evalstore log``); the ``run_id`` column lives only in
+the folder name, where Spark's partition discovery finds it. A run without rows in a table
+has no folder there. DuckDB ENUMs (``task``) and JSON (``runs.params``) are written as text;
+lists, maps and every other type keep their Parquet twin, so an export imports back bit for
+bit. The manifest records each file's SHA-256 (:mod:`~evalstore.scale.checksums`), which an
+import checks before it reads the file. Cached metric values are not exported (``evalstore
+eval`` computes them again from the rows).
 
 One export folder holds the runs of one store: the manifest records the store's identity
 (:meth:`~evalstore.database.Database.store_id`), and exporting another store into it is
@@ -40,7 +42,9 @@ import pyarrow.parquet as pq
 
 from evalstore import estimates, queries
 from evalstore.errors import EvalstoreError, SchemaError
+from evalstore.scale.checksums import file_sha256
 from evalstore.scale.layout import (
+    ALL_TABLES,
     BATCH_ROWS,
     FORMAT,
     FORMAT_VERSION,
@@ -62,6 +66,7 @@ from evalstore.scale.layout import (
     staging_path,
     write_json,
 )
+from evalstore.scale.merge import merge_into
 from evalstore.version import __version__
 
 if TYPE_CHECKING:
@@ -71,6 +76,7 @@ if TYPE_CHECKING:
 
 # The layout's names are re-exported: callers import them from here.
 __all__ = [
+    "ALL_TABLES",
     "FORMAT",
     "FORMAT_VERSION",
     "MANIFEST",
@@ -92,7 +98,7 @@ _TEXT_TYPES = ("JSON",)  # exported as VARCHAR, like every ENUM(...)
 
 def table_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, Any]]:
     """The exported columns of ``table`` (all but run_id): name, exported type, source type."""
-    if table not in TABLES:
+    if table not in ALL_TABLES:
         raise EvalstoreError(f"not an exportable table: {table!r}")
     out = []
     for name, dtype, nullable in queries.fetch_rows(con, "export/table_columns", {"table": table}):
@@ -141,7 +147,7 @@ def _write_partition(
         columns=_select_list(columns, allowed),
         table=queries.quote_ident(copy, {copy})
         if copy
-        else queries.quote_ident(table, set(TABLES)),
+        else queries.quote_ident(table, set(ALL_TABLES)),
     )
     reader = con.sql(sql, params={"run_id": run_id}).to_arrow_reader(BATCH_ROWS)
     rows = 0
@@ -176,54 +182,6 @@ def _new_manifest(store: Store, tables: dict[str, list[dict[str, Any]]]) -> dict
         "tables": {t: {"columns": cols} for t, cols in tables.items()},
         "runs": [],
     }
-
-
-def _merge_into(
-    manifest: dict[str, Any],
-    fresh: dict[str, Any],
-    root: Path,
-    names: Mapping[int, tuple[str, str]],
-) -> dict[str, Any]:
-    """The manifest of an existing export, ready to take runs of this store: it must be an
-    export of this store, and the raw tables must have the same columns (a schema change
-    elsewhere, e.g. in metric_values, is fine). ``names``: EXPERIMENT, NAME of the runs to
-    export, by id."""
-    _check_same_store(manifest, fresh["store_id"], root, names)
-    if manifest["tables"] != fresh["tables"]:
-        raise EvalstoreError(
-            f"{root} holds an export of schema version {manifest['schema_version']} with other "
-            f"raw tables or columns than this store's (schema {fresh['schema_version']}); "
-            "export into a new folder"
-        )
-    version = max(int(manifest["schema_version"]), int(fresh["schema_version"]))
-    return {**manifest, "schema_version": version, "store_id": fresh["store_id"]}
-
-
-def _check_same_store(
-    manifest: Mapping[str, Any],
-    store_id: str,
-    root: Path,
-    names: Mapping[int, tuple[str, str]],
-) -> None:
-    """Refuse to export into a folder that holds runs of another store. An export written
-    before stores had an identity is taken as this store's when every run it shares an id
-    with has the same EXPERIMENT/NAME here."""
-    theirs = manifest.get("store_id")
-    if theirs is not None and theirs != store_id:
-        raise EvalstoreError(
-            f"{root} holds an export of another store (store id {theirs}; this store is "
-            f"{store_id}); run ids of two stores overlap, so one folder holds one store's "
-            "runs: export into a new folder (or import that export into this store first)"
-        )
-    if theirs is None:
-        for entry in manifest["runs"]:
-            here = names.get(int(entry["run_id"]))
-            if here is not None and here != (entry["experiment"], entry["name"]):
-                raise EvalstoreError(
-                    f"{root} holds run id {entry['run_id']} as {entry['experiment']}/"
-                    f"{entry['name']}, which is {here[0]}/{here[1]} in this store: it is an "
-                    "export of another store; export into a new folder"
-                )
 
 
 def _now() -> str:
@@ -282,7 +240,7 @@ def _export_all(
     store: Store, root: Path, wanted: list[int], progress: Progress | None
 ) -> dict[str, Any]:
     _estimate_first(store, wanted)
-    tables = {t: table_columns(store.con, t) for t in TABLES}
+    tables = {t: table_columns(store.con, t) for t in ALL_TABLES}
     fresh = _new_manifest(store, tables)
     names = {
         int(r[0]): (r[1], r[2])
@@ -290,13 +248,13 @@ def _export_all(
     }
     recover(root)
     if (root / MANIFEST).exists():
-        manifest = _merge_into(read_manifest(root), fresh, root, names)
+        manifest = merge_into(read_manifest(root), fresh, root, names)
     else:
         check_empty(root)
         manifest = fresh
         write_json(root / MANIFEST, manifest)  # first: the folder is an export from now on
         fault_point("manifest")
-    totals = dict.fromkeys(TABLES, 0)
+    totals = dict.fromkeys(ALL_TABLES, 0)
     exported: list[dict[str, Any]] = []
     for done, run_id in enumerate(wanted):
         experiment, name = names[run_id]
@@ -343,7 +301,7 @@ def _export_run(
     try:
         store.con.execute("begin transaction")  # one snapshot of the run's rows
         try:
-            for table in TABLES:
+            for table in ALL_TABLES:
                 folder = staging_path(root, table, run_id, tag)
                 staged.append(folder)
                 # pairs whose estimates are pending on a read-only store: made for the export
@@ -371,11 +329,14 @@ def _export_run(
         "name": name,
         "exported_at": _now(),
         "rows": rows,
+        "sha256": {
+            t: file_sha256(staging_path(root, t, run_id, tag) / PART) for t in rows if rows[t]
+        },
     }
     kept = [r for r in manifest["runs"] if int(r["run_id"]) not in {run_id, *superseded}]
     new_manifest = {**manifest, "runs": sorted([*kept, entry], key=lambda r: int(r["run_id"]))}
-    moves = [{"table": t, "run_id": run_id, "new": rows[t] > 0} for t in TABLES]
-    moves += [{"table": t, "run_id": old, "new": False} for old in superseded for t in TABLES]
+    moves = [{"table": t, "run_id": run_id, "new": rows[t] > 0} for t in ALL_TABLES]
+    moves += [{"table": t, "run_id": old, "new": False} for old in superseded for t in ALL_TABLES]
     journal = {"tag": tag, "moves": moves, "manifest": new_manifest}
     write_json(journal_path(root, tag), journal)
     fault_point("journal")

@@ -1,12 +1,13 @@
 """Import of an export folder (:mod:`evalstore.scale.export`) into a store: every run in one
-transaction (all or nothing), rows streamed from Parquet and checked as ingest checks them,
+transaction (all or nothing), every file checked against its SHA-256 first, rows streamed
+from Parquet and checked as ingest checks them (:mod:`~evalstore.scale.import_checks`),
 every run given new ids."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +20,24 @@ from evalstore.errors import EvalstoreError, RunExists, SchemaError
 from evalstore.ingest.index import index_lists
 from evalstore.ingest.write import check_list_ids
 from evalstore.runs import check_key_spellings, delete_run_rows
+from evalstore.scale.checksums import NO_CHECKSUMS
 from evalstore.scale.export import table_columns
-from evalstore.scale.layout import BATCH_ROWS, PART, TABLES, locked, partition_path, recover
+from evalstore.scale.import_checks import (
+    check_items,
+    check_logged,
+    check_rows,
+    check_run_row,
+    unreadable_stream,
+)
+from evalstore.scale.layout import (
+    ALL_TABLES,
+    BATCH_ROWS,
+    MANIFEST,
+    PART,
+    locked,
+    partition_path,
+    recover,
+)
 from evalstore.scale.verify import check_export, check_folder
 from evalstore.schema import ROW_TABLES, refresh_views, row_table
 
@@ -67,16 +84,20 @@ def import_runs(
     src_dir: str | os.PathLike[str],
     replace: bool = False,
     progress: Progress | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> list[str]:
     """Import every run of an export folder into ``store``, all in one transaction.
 
     The whole folder is checked first (:func:`~evalstore.scale.verify.check_export`: the
-    manifest, every file's columns, types and rows, list ids, no links or foreign files).
-    Each run gets a new id in the target store; its rows are streamed from Parquet and
-    checked as ingest checks them (scores that are NaN or +inf, labels other than -1, 0, 1,
-    an item twice in a list, a list without its groups row, non-finite match coordinates, a
-    match without its pair, negative counts). The first problem stops the import and nothing
-    of it stays: a failed, interrupted or killed import leaves the store as it was, so it can
+    manifest, every file's SHA-256 against the one the manifest records, its columns, types
+    and rows, list ids, no links or foreign files). Each run gets a new id in the target
+    store; its rows are streamed from Parquet and checked as ingest checks them
+    (:mod:`~evalstore.scale.import_checks`: the run's name, params and tags; scores that are
+    NaN or +inf, labels other than -1, 0, 1, negative gains, an item or a seq twice in a
+    list, n_positives below the list's positives, a list without its groups row, non-finite
+    match coordinates, a match without its pair, negative counts; logged values as
+    ``evalstore log`` checks them). The first problem stops the import and nothing of it
+    stays: a failed, interrupted or killed import leaves the store as it was, so it can
     simply be run again. Cached metric values are not part of an export: run
     ``evalstore eval`` afterwards.
 
@@ -86,6 +107,8 @@ def import_runs(
         replace: replace runs of the same EXPERIMENT/NAME in the target (else an error,
             raised before anything is imported).
         progress: called with ("import", runs done, runs total).
+        warn: called with a one-line warning: an export of format version 1, whose files
+            have no checksums (read unchecked for damage, their rows checked).
 
     Returns:
         ``EXPERIMENT/NAME`` of each imported run, in the manifest's order.
@@ -108,17 +131,25 @@ def import_runs(
                     f"be finished here ({exc.strerror}); export into it again where it is "
                     "writable"
                 ) from None
-        return _import_all(store, root, replace, progress)
+        return _import_all(store, root, replace, progress, warn)
 
 
-def _import_all(store: Store, root: Path, replace: bool, progress: Progress | None) -> list[str]:
+def _import_all(
+    store: Store,
+    root: Path,
+    replace: bool,
+    progress: Progress | None,
+    warn: Callable[[str], None] | None,
+) -> list[str]:
     manifest = check_export(root)  # all of it, before anything is written
+    if warn is not None and any("sha256" not in e for e in manifest["runs"]):
+        warn(NO_CHECKSUMS.format(where=root / MANIFEST))
     if int(manifest["schema_version"]) > store.schema_version():
         raise SchemaError(
             f"{root} is an export of schema version {manifest['schema_version']}, newer than "
             f"this store ({store.schema_version()}); upgrade evalstore"
         )
-    target = {t: {c["name"] for c in table_columns(store.con, t)} for t in TABLES}
+    target = {t: {c["name"] for c in table_columns(store.con, t)} for t in ALL_TABLES}
     columns: dict[str, list[str]] = {}
     for table, spec in manifest["tables"].items():
         names = [c["name"] for c in spec["columns"]]
@@ -171,14 +202,14 @@ def _import_run(
     first_list_id = queries.fetch_rows(con, "store/next_list_id")[0][0]
     keyed = "list_id" in columns.get("scores", [])  # exports before schema 6 have none
     queries.run(con, "export/no_list_map")  # until the run's scores give one
-    for table in TABLES:  # pairs before matches: a match of an old export names its pair
+    for table in ALL_TABLES:  # pairs before matches: a match of an old export names its pair
         expected = int(entry["rows"].get(table, 0))
         if table != "runs" and expected == 0:
             continue
         part = partition_path(root, table, entry["run_id"]) / PART
         allowed = target[table]
-        con.register("_import", _parquet_reader(part))
         try:
+            con.register("_import", _parquet_reader(part))
             if table == "runs":
                 text = queries.template(
                     "export/import_run_row", columns=_idents(columns[table], allowed)
@@ -187,6 +218,7 @@ def _import_run(
                 if len(got) != 1:
                     raise EvalstoreError(f"{part}: {len(got)} runs rows; expected 1")
                 run_id = int(got[0][0])
+                check_run_row(con, part, ref, run_id)
                 continue
             if table == "scores":
                 # list ids are unique across a store: the run's lists get new ones
@@ -230,13 +262,17 @@ def _import_run(
             else:
                 text = queries.template(
                     "export/import_rows",
-                    table=queries.quote_ident(table, set(TABLES)),
+                    table=queries.quote_ident(table, set(ALL_TABLES)),
                     columns=_idents(columns[table], allowed),
                 )
             n = con.execute(text, queries.bind(text, {"run_id": run_id})).fetchone()
         except duckdb.Error as exc:
+            # a Parquet reader that failed is wrapped by DuckDB with its Python traceback
+            damaged = unreadable_stream(part, exc)
             first = str(exc).strip().splitlines()[0]
-            raise EvalstoreError(f"{part}: cannot import run {ref}: {first}") from None
+            raise damaged or EvalstoreError(f"{part}: cannot import run {ref}: {first}") from None
+        except (OSError, ValueError, pa.ArrowException) as exc:  # the file, opened to read
+            raise unreadable_stream(part, exc) or EvalstoreError(f"{part}: {exc}") from None
         finally:
             with contextlib.suppress(duckdb.Error):
                 con.unregister("_import")
@@ -251,67 +287,10 @@ def _import_run(
         n_lists = queries.fetch_rows(con, "export/count_mapped_lists")[0][0]
         queries.run(con, "store/set_next_list_id", {"next": first_list_id + n_lists})
         if rows_table is not None:
-            part = partition_path(root, "scores", entry["run_id"])
-            _check_items(con, part, ref, rows_table, run_id, first_list_id, n_lists)
+            check_items(con, root, entry, rows_table, run_id, first_list_id, n_lists)
             index_lists(con, rows_table, first_list_id, first_list_id + n_lists)
     if run_id is None:  # the runs table is imported first; a missing row fails above
         raise EvalstoreError(f"{root}: no runs row imported for {ref}")
-    _check_rows(con, root, entry, run_id)
+    check_rows(con, root, entry, run_id)
+    check_logged(store, root, entry, run_id)
     return run_id
-
-
-_ITEM_PROBLEMS = {
-    "score": "score {value} (NaN and +inf are refused; -inf is not retrieved)",
-    "label": "label {value} (labels are -1, 0, 1)",
-    "duplicate": "item {item!r} {value} times in one list",
-    "unlisted": "a list that has no groups row (lists of the scores partition must be in the "
-    "groups partition)",
-}
-_ROW_PROBLEMS = {
-    "match": "a match coordinate that is NaN or infinite, or a NaN score",
-    "unpaired": "matches of a pair without a pairs row",
-    "truth": "no finite ground truth (none stored, and no homography of the pair that maps "
-    "the match to a finite point)",
-    "count": "a negative TP, FP or FN count",
-}
-
-
-def _check_items(
-    con: duckdb.DuckDBPyConnection,
-    part: Path,
-    ref: str,
-    table: str,
-    run_id: int,
-    first: int,
-    n_lists: int,
-) -> None:
-    """Refuse the import when the run's ranked items are what ingest refuses."""
-    text = queries.template(
-        "export/imported_item_problems", table=queries.quote_ident(table, ROW_TABLES)
-    )
-    params = {"run_id": run_id, "first": first, "last": first + n_lists - 1}
-    found = con.execute(text, queries.bind(text, params)).fetchall()
-    if found:
-        problem, n, group, item, value = found[0]
-        what = _ITEM_PROBLEMS[problem].format(value=value, item=item)
-        where = f" (list {group!r}, item {item!r})" if group is not None else ""
-        raise EvalstoreError(
-            f"{part}: run {ref}: {n:,} row(s) with {what}"
-            f"{where}; the export is damaged, nothing was imported"
-        )
-
-
-def _check_rows(
-    con: duckdb.DuckDBPyConnection, root: Path, entry: Mapping[str, Any], run_id: int
-) -> None:
-    """Refuse the import when the run's matches or outcomes are what ingest refuses."""
-    found = queries.fetch_rows(con, "export/imported_row_problems", {"run_id": run_id})
-    if found:
-        problem, n, group = found[0]
-        table = "outcomes" if problem == "count" else "matches"
-        part = partition_path(root, table, entry["run_id"])
-        raise EvalstoreError(
-            f"{part}: run {entry['experiment']}/{entry['name']}: {n:,} row(s) with "
-            f"{_ROW_PROBLEMS[problem]} "
-            f"(e.g. {group!r}); the export is damaged, nothing was imported"
-        )

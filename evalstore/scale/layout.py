@@ -2,8 +2,16 @@
 
 Layout of an export folder ``DIR``::
 
-    DIR/manifest.json                         schema version, tables and columns, runs
+    DIR/manifest.json                         schema version, tables and columns, runs,
+                                              each run's rows and files' SHA-256 per table
     DIR/<table>/run_id=<id>/part-0.parquet    one folder per (table, run), hive-style
+
+``<table>`` is one of :data:`ALL_TABLES`: the raw tables that metrics are computed from
+(:data:`TABLES`, what Spark reads) and ``logged_values`` (values logged with ``evalstore log``).
+Format version 2 (this one) records the SHA-256 of every file it writes; an import checks
+each file against it before it reads the file. Version 1 (before checksums and
+``logged_values``) is still read: its files cannot be checked for damage, so its import
+warns (:mod:`evalstore.scale.checksums`).
 
 Staging folders (``.tmp-*``), folders moved aside (``.old-*``) and journals (``.journal-*``)
 start with ``.``, so Spark's partition discovery skips them. :func:`apply_journal` swaps a
@@ -35,6 +43,7 @@ from typing import Any, TypeGuard
 from evalstore.errors import EvalstoreError
 
 __all__ = [
+    "ALL_TABLES",
     "BATCH_ROWS",
     "FORMAT",
     "FORMAT_VERSION",
@@ -61,12 +70,17 @@ __all__ = [
     "write_json",
 ]
 
-#: The raw tables, in the order they are written and imported (runs first).
+#: The raw tables, in the order they are written and imported (runs first): what metrics
+#: are computed from, and what Spark reads (:mod:`evalstore.scale.sources`). ``scores`` is a
+#: view over the row tables of sql/schema/007_lean_rows.sql: an imported run's ranked items
+#: go to the leanest one that holds them exactly (see importer.py).
 TABLES: tuple[str, ...] = ("runs", "scores", "groups", "pairs", "matches", "outcomes")
-#: ``scores`` is a view over the row tables of sql/schema/007_lean_rows.sql: an imported
-#: run's ranked items go to the leanest one that holds them exactly (see importer.py).
+#: Every exported table: the raw ones and the values logged with ``evalstore log`` (exports
+#: of format version 1 have no logged_values).
+ALL_TABLES: tuple[str, ...] = (*TABLES, "logged_values")
 FORMAT = "evalstore-export"
-FORMAT_VERSION = 1
+#: 2: every run's files carry their SHA-256 (``sha256`` of a manifest run), logged_values.
+FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
 PART = "part-0.parquet"
 PARTITION_COLUMN = "run_id"
@@ -191,7 +205,7 @@ def check_empty(root: Path) -> None:
         for p in sorted(root.iterdir())
         if not p.name.startswith(".")
         and not (
-            p.name in TABLES
+            p.name in ALL_TABLES
             and p.is_dir()
             and not p.is_symlink()
             and all(is_leftover(p, q.name) for q in p.iterdir())
@@ -266,7 +280,7 @@ def read_journal(path: Path) -> dict[str, Any]:
     for move in journal["moves"]:
         if not (
             isinstance(move, dict)
-            and move.get("table") in TABLES
+            and move.get("table") in ALL_TABLES
             and _is_int(move.get("run_id"))
             and isinstance(move.get("new"), bool)
         ):
@@ -323,7 +337,7 @@ def recover(root: Path) -> None:
     for path in root.glob(".*.tmp"):
         if _WRITING.fullmatch(path.name) and path.is_file() and not path.is_symlink():
             path.unlink(missing_ok=True)
-    for table in TABLES:
+    for table in ALL_TABLES:
         folder = root / table
         if folder.is_dir() and not folder.is_symlink():
             for leftover in folder.glob(".*"):
@@ -341,6 +355,6 @@ def is_leftover(folder: Path, name: str) -> bool:
     """Whether ``name`` in ``folder`` (an export folder or one of its table folders) is what
     an export leaves while it runs or when it is killed: the lock, a journal, a staged or
     old partition, a temporary JSON file. Nothing of it is read as data."""
-    if folder.name in TABLES:
+    if folder.name in ALL_TABLES:
         return _STAGED.fullmatch(name) is not None
     return name == LOCK or bool(_JOURNAL.fullmatch(name) or _WRITING.fullmatch(name))

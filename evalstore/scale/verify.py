@@ -2,13 +2,15 @@
 
 :func:`check_export` reads what an import will read and refuses, with one line naming the file
 and what is wrong, an export that is not as :func:`~evalstore.scale.export.export_runs` wrote
-it: a manifest whose fields are not of their kinds or whose counts are not the files'; a
-partition missing, of a run or table the manifest does not list, or not readable as Parquet;
-columns of other names, order or types than the manifest says; a runs row of another run; a
-scores list id without a groups row of its run (or in two); a symbolic link, a special file or
-a name an export does not write anywhere in the folder. Only the footers of the files and the
-columns ``list_id``, ``experiment`` and ``name`` are read here; the rows themselves are checked
-as ingest checks them while they are imported (:mod:`~evalstore.scale.importer`).
+it: a manifest whose fields are not of their kinds or whose counts are not the files'; a file
+whose SHA-256 is not the one its manifest records (checked before the file is parsed;
+:mod:`~evalstore.scale.checksums`); a partition missing, of a run or table the manifest does
+not list, or not readable as Parquet; columns of other names, order or types than the
+manifest says; a runs row of another run; a scores list id without a groups row of its run
+(or in two); a symbolic link, a special file or a name an export does not write anywhere in
+the folder. Only the footers of the files and the columns ``list_id``, ``experiment`` and
+``name`` are read here; the rows themselves are checked as ingest checks them while they are
+imported (:mod:`~evalstore.scale.import_checks`).
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from evalstore.errors import EvalstoreError
+from evalstore.scale.checksums import check_file, checksums_of
 from evalstore.scale.layout import (
+    ALL_TABLES,
     BATCH_ROWS,
     MANIFEST,
     PART,
     PARTITION_COLUMN,
-    TABLES,
     is_leftover,
     partition_path,
     partition_run_id,
@@ -62,7 +65,9 @@ def check_export(root: Path) -> dict[str, Any]:
     entries = _check_runs(manifest["runs"], columns, where)
     found = scan(root)
     counts = {
-        (table, int(e["run_id"])): int(e["rows"].get(table, 0)) for e in entries for table in TABLES
+        (table, int(e["run_id"])): int(e["rows"].get(table, 0))
+        for e in entries
+        for table in ALL_TABLES
     }
     for (table, run_id), part in found.items():
         if (table, run_id) not in counts:
@@ -72,7 +77,8 @@ def check_export(root: Path) -> dict[str, Any]:
     keyed = "list_id" in columns.get("scores", {})  # exports before schema 6 have none
     for entry in entries:
         run_id, ref = int(entry["run_id"]), f"{entry['experiment']}/{entry['name']}"
-        for table in TABLES:
+        sums = checksums_of(entry, manifest["format_version"], str(where))
+        for table in ALL_TABLES:
             n = counts[(table, run_id)]
             if n:
                 if (table, run_id) not in found:
@@ -80,6 +86,8 @@ def check_export(root: Path) -> dict[str, Any]:
                     raise EvalstoreError(
                         f"{missing}: missing ({n:,} rows of run {ref}); {_DAMAGED}"
                     )
+                if sums is not None:  # before the file is parsed: a damaged one never is
+                    check_file(found[(table, run_id)], sums[table])
                 _check_partition(found[(table, run_id)], columns[table], n)
         _check_run_row(found[("runs", run_id)], entry)
         if keyed and counts[("scores", run_id)]:
@@ -93,7 +101,7 @@ def _check_tables(tables: Any, where: Path) -> dict[str, dict[str, str]]:
         raise EvalstoreError(f"{where}: 'tables' is not an object with the runs table")
     out: dict[str, dict[str, str]] = {}
     for table, spec in tables.items():
-        if table not in TABLES:
+        if table not in ALL_TABLES:
             raise EvalstoreError(f"{where}: unknown table {table!r} in the manifest")
         specs = spec.get("columns") if isinstance(spec, dict) else None
         if not isinstance(specs, list) or not all(
@@ -134,7 +142,7 @@ def _check_runs(runs: Any, columns: Mapping[str, Any], where: Path) -> list[dict
             )
         ref = f"{entry['experiment']}/{entry['name']}"
         for table, n in entry["rows"].items():
-            if table not in TABLES or not _is_int(n) or n < 0:
+            if table not in ALL_TABLES or not _is_int(n) or n < 0:
                 raise EvalstoreError(f"{where}: run {ref}: {table!r}: {n!r} is not a row count")
             if n and table not in columns:
                 raise EvalstoreError(f"{where}: run {ref} has {table} rows, a table it lacks")
@@ -198,7 +206,7 @@ def _check_partition(part: Path, columns: Mapping[str, str], n: int) -> None:
     try:
         with pq.ParquetFile(part) as source:
             schema, rows = source.schema_arrow, source.metadata.num_rows
-    except (OSError, pa.ArrowException) as exc:
+    except (OSError, ValueError, pa.ArrowException) as exc:
         raise _unreadable(part, exc) from None
     if schema.names != list(columns):
         missing = [c for c in columns if c not in schema.names]
@@ -225,7 +233,7 @@ def _check_partition(part: Path, columns: Mapping[str, str], n: int) -> None:
 def _check_run_row(part: Path, entry: Mapping[str, Any]) -> None:
     try:
         got = pq.read_table(part, columns=["experiment", "name"]).to_pylist()
-    except (OSError, pa.ArrowException) as exc:
+    except (OSError, ValueError, pa.ArrowException) as exc:  # ValueError: text not UTF-8
         raise _unreadable(part, exc) from None
     if got != [{"experiment": entry["experiment"], "name": entry["name"]}]:
         row = got[0] if got else {}
@@ -245,7 +253,7 @@ def _list_ids(part: Path) -> tuple[list[np.ndarray], int]:
                 column = batch.column(0)
                 nulls += column.null_count
                 chunks.append(column.drop_null().to_numpy())
-    except (OSError, pa.ArrowException) as exc:
+    except (OSError, ValueError, pa.ArrowException) as exc:
         raise _unreadable(part, exc) from None
     return chunks, nulls
 
@@ -281,7 +289,7 @@ def scan(root: Path) -> dict[tuple[str, int], Path]:
             write, a partition folder without its file; the message names the path.
     """
     found: dict[tuple[str, int], Path] = {}
-    for table_dir in _entries(root, files={MANIFEST}, folders=set(TABLES)):
+    for table_dir in _entries(root, files={MANIFEST}, folders=set(ALL_TABLES)):
         for part_dir in _entries(table_dir, files=set(), folders=None):
             run_id = partition_run_id(part_dir.name)
             if run_id is None:

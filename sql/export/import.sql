@@ -85,11 +85,15 @@ left join _list_map m on m.task = i.task and m.group_id is not distinct from i.g
 -- of ROW_TABLES) under the new list ids $first INTEGER .. $last INTEGER of the run $run_id
 -- INTEGER, as ingest would have refused it: a NaN or +inf score (-inf is "not retrieved"), a
 -- label other than -1, 0, 1, an item twice in one list, a list without a groups row of the
--- run. Output: problem, n (rows), group_id, item_id, value (of one example row); one row per
--- kind of problem found, none when the rows are sound.
+-- run, a gain that is negative, NaN or infinite (evalstore/ingest/validate.py), gains given
+-- for some items of a task and not others (ingest gives every row one or none), a seq (the
+-- input position, by which ties are ordered) negative or twice in one list, an n_positives
+-- negative or below the list's +1 labels (store/n_positives_below_labels). Output: problem,
+-- n (rows), group_id, item_id, value (of one example row); one row per kind of problem
+-- found, none when the rows are sound.
 with items as (
     select r.list_id, cast(r.item as varchar) as item_id, cast(r.score as double) as score,
-           r.label, g.group_id, g.list_id is not null as listed
+           r.label, r.gain, r.seq, g.task, g.group_id, g.list_id is not null as listed
     from {table} r
     left join groups g on g.run_id = $run_id and g.list_id = r.list_id
     where r.list_id between $first and $last
@@ -99,6 +103,28 @@ twice as (
     from items
     group by list_id, item_id
     having count(*) > 1
+),
+seq_twice as (
+    select list_id, seq, count(*) as n
+    from items
+    group by list_id, seq
+    having count(*) > 1
+),
+graded as (
+    select task, count(gain) as given, count(*) - count(gain) as missing,
+           any_value(group_id) filter (where gain is null) as group_id,
+           any_value(item_id) filter (where gain is null) as item_id
+    from items
+    group by task
+    having count(gain) > 0 and count(gain) < count(*)
+),
+positives as (
+    select g.group_id, g.n_positives, count(i.list_id) filter (where i.label = 1) as n_pos
+    from groups g
+    left join items i on i.list_id = g.list_id
+    where g.run_id = $run_id and g.n_positives is not null
+    group by g.list_id, g.group_id, g.n_positives
+    having g.n_positives < greatest(count(i.list_id) filter (where i.label = 1), 0)
 )
 select 'score' as problem, count(*) as n, any_value(group_id) as group_id,
        any_value(item_id) as item_id, any_value(cast(score as varchar)) as value
@@ -121,13 +147,41 @@ union all
 select 'unlisted', count(*), null, any_value(item_id), null
 from items
 where not listed
+having count(*) > 0
+union all
+select 'gain', count(*), any_value(group_id), any_value(item_id),
+       any_value(cast(gain as varchar))
+from items
+where gain < 0 or isnan(gain) or isinf(gain)
+having count(*) > 0
+union all
+select 'gains', sum(missing), any_value(group_id), any_value(item_id),
+       any_value(task || ': ' || given || ' with a gain')
+from graded
+having count(*) > 0
+union all
+select 'seq', count(*), any_value(group_id), any_value(item_id), any_value(cast(seq as varchar))
+from items
+where seq < 0
+having count(*) > 0
+union all
+select 'seq_twice', sum(t.n), any_value(g.group_id), null, any_value(cast(t.seq as varchar))
+from seq_twice t
+left join groups g on g.run_id = $run_id and g.list_id = t.list_id
+having count(*) > 0
+union all
+select 'n_positives', count(*), any_value(group_id), null,
+       any_value(n_positives || ' but ' || n_pos)
+from positives
 having count(*) > 0;
 
 -- name: imported_row_problems
 -- What is wrong with the keypoint matches and outcomes just imported for the run $run_id
 -- INTEGER, as ingest would have refused it: a match coordinate that is NaN or infinite, a
 -- NaN score, a match of a pair without its pairs row, a match without a finite truth (none
--- stored and no homography of its pair that sends it to a finite point), a negative count.
+-- stored and no homography of its pair that sends it to a finite point), a match seq (its
+-- input position) negative or twice in the run, a pair number twice in the run, a negative
+-- count, a group's outcomes twice.
 -- Output: problem, n (rows), group_id (the pair or group of one example); one row per kind of
 -- problem found.
 with
@@ -152,7 +206,51 @@ from truth
 where run_id = $run_id and not coalesce(isfinite(gt_x1) and isfinite(gt_y1), false)
 having count(*) > 0
 union all
+select 'match_seq', count(*), any_value(seq)
+from (select cast(seq as varchar) as seq from matches where run_id = $run_id
+      qualify seq < 0 or count(*) over (partition by seq) > 1)
+having count(*) > 0
+union all
+select 'pair_no', count(*), any_value(pair_id)
+from (select pair_id from pairs where run_id = $run_id
+      qualify count(*) over (partition by pair_no) > 1)
+having count(*) > 0
+union all
 select 'count', count(*), any_value(group_id)
 from outcomes
 where run_id = $run_id and (tp < 0 or fp < 0 or fn < 0)
+having count(*) > 0
+union all
+select 'outcome_twice', count(*), any_value(group_id)
+from (select group_id from outcomes where run_id = $run_id
+      qualify count(*) over (partition by group_id) > 1)
 having count(*) > 0;
+
+-- name: imported_run_meta
+-- The runs row just imported as $run_id INTEGER: experiment, name, params (JSON text), tags.
+select experiment, name, cast(params as varchar) as params, tags from runs where run_id = $run_id;
+
+-- name: imported_logged_problems
+-- What is wrong with the logged values just imported for the run $run_id INTEGER, as
+-- `evalstore log` would have refused it (evalstore/logged.py; a negative step or a
+-- (metric, step) twice stops the insert at the table's check and unique index): a value
+-- that is NaN or infinite, a metric logged both with and without steps. Output: problem, n
+-- (rows), metric, value (of one example); one row per kind of problem found.
+select 'value' as problem, count(*) as n, any_value(metric) as metric,
+       any_value(cast(value as varchar)) as value
+from logged_values
+where run_id = $run_id and (isnan(value) or isinf(value))
+having count(*) > 0
+union all
+select 'mixed', sum(n_steps + n_none), any_value(metric),
+       any_value(n_steps || ' with a step, ' || n_none || ' without')
+from (select metric, count(step) as n_steps, count(*) - count(step) as n_none
+      from logged_values
+      where run_id = $run_id
+      group by metric
+      having count(step) > 0 and count(step) < count(*))
+having count(*) > 0;
+
+-- name: imported_logged_names
+-- The metric names of the logged values just imported for the run $run_id INTEGER.
+select distinct metric from logged_values where run_id = $run_id order by metric;
