@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
-from conftest import ranked
+from conftest import ranked, snapshot
 
 from evalstore import Store
 from evalstore.errors import EvalstoreError, RunExists, SchemaError
@@ -150,8 +150,6 @@ def test_round_trip_into_a_new_store_gives_every_table_row_for_row(
     into a new store: runs, ranked rows of every task, gains, groups, keypoint pairs with
     their estimates, matches, outcomes, tags, params, notes, logged values with and without
     steps, and the list index built from them."""
-    from conftest import snapshot
-
     out = tmp_path / "export"
     summary = export_runs(source, out)
     assert summary["rows"]["logged_values"] == 5
