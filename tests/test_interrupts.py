@@ -377,7 +377,9 @@ def trial(lab: Lab, kind: str, delay: float, ignored: bool) -> str:
         assert state in (ref.before, ref.whole), said
         if lines and rc == 130 and KINDS[kind].args(lab.paths, db, out)[0] == "ingest":
             assert ("complete in the store" in lines[0]) == (state == ref.whole), said
-            assert ("as it was" in lines[0]) == (state == ref.before), said
+            # as it was: said so by the ingest, or stopped before it began
+            before = ("as it was", "nothing was done")
+            assert any(w in lines[0] for w in before) == (state == ref.before), said
     return "interrupted"
 
 
@@ -448,7 +450,7 @@ def test_killed_the_store_is_before_or_whole_and_leftovers_go(lab: Lab, kind: st
     beside the store."""
     ref = lab.reference(kind)
     rng = random.Random(kind)
-    for _ in range(3):
+    for _ in range(2):
         folder, db, out = lab.folder(kind)
         job = start(KINDS[kind].args(lab.paths, db, out), folder)
         time.sleep(rng.uniform(0.4, 1.0) * ref.seconds)
