@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol
 
+import duckdb
 import polars as pl
 
 from evalstore import estimates, protocols, queries, user_metrics
@@ -121,7 +123,10 @@ def _compute(
             try:
                 queries.run(con, "eval/stage_remote")
             finally:
-                con.unregister("_remote")
+                # in a transaction that an error or a Ctrl-C aborted this fails too, and would
+                # stand in for what stopped it
+                with contextlib.suppress(duckdb.Error):
+                    con.unregister("_remote")
         try:
             for value in at if metric.sweep is not None else [None]:
                 params = _params(
