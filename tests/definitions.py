@@ -743,7 +743,8 @@ def _graded(
     inputs: RankedLists, ties: str
 ) -> list[tuple[Any, list[list[tuple[int, float]]], list[float], int]]:
     """Per list: its id, its tie groups of ``(label, gain)`` in ranking order, the gains of
-    its judged items (retrieved or not, NaN = none given) and P (as :func:`ranked_lists`)."""
+    its judged items (retrieved or not, NaN = none given; and a gain of 1 for each positive
+    an ``n_positives`` override counts beyond the +1 labels) and P (as :func:`ranked_lists`)."""
     gains = [math.nan] * len(inputs.group) if inputs.gains is None else inputs.gains.tolist()
     rows: dict[Any, list[int]] = {}
     for i, g in enumerate(inputs.group.tolist()):
@@ -752,6 +753,7 @@ def _graded(
     for lst in ranked_lists(inputs, ties):
         idx = rows[lst.group]
         judged = [_gain(int(inputs.labels[i]), gains[i], False) for i in idx if inputs.labels[i]]
+        judged += [1.0] * (lst.p - sum(1 for i in idx if inputs.labels[i] == 1))
         ties_of_rows = _row_ties(inputs, idx, ties)  # the same keys as ranked_lists
         groups = [[(int(inputs.labels[i]), gains[i]) for i in tie] for tie in ties_of_rows]
         out.append((lst.group, groups, judged, lst.p))

@@ -20,10 +20,12 @@ import ctypes
 import hashlib
 import io
 import json
+import os
 import random
 import shutil
 import traceback
 import warnings
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -388,7 +390,11 @@ TABLE_MUTATIONS: dict[str, Callable[[Rng, Columns], Columns]] = {
     "ragged": lambda rng, c: _whole(rng, c, list(c), lambda v: _ragged(rng, v)),
     "two-dimensional": _two_d,
 }
-STRUCTURE = ("directory", "missing")
+#: what stands where a file should be: nothing, a folder, or (the values of Case.files) a
+#: FIFO (a read would wait for ever), a link to a device, a symbolic link loop or a link to
+#: nothing
+SPECIAL = {"fifo": "fifo", "device": "device", "symlink loop": "loop", "dangling": "dangling"}
+STRUCTURE = ("directory", "missing", *SPECIAL)
 KINDS = (*BYTE_MUTATIONS, *TABLE_MUTATIONS, *STRUCTURE)
 
 
@@ -403,7 +409,8 @@ class Case:
     index: int
     kind: str
     target: str  # the file mutated
-    files: dict[str, bytes | None]  # every file of the case (None: a directory)
+    # every file of the case (None: a directory; text: a value of SPECIAL)
+    files: dict[str, bytes | str | None]
 
     def __str__(self) -> str:
         return f"{self.corpus} case {self.index} ({self.kind} of {self.target})"
@@ -427,7 +434,7 @@ def make_case(name: str, index: int, kind: str) -> Case:
     rng = random.Random(f"{SEED}/{name}/{index}")
     corpus = CORPORA[name]
     target = rng.choice(sorted(corpus.files))
-    files: dict[str, bytes | None] = {
+    files: dict[str, bytes | str | None] = {
         path: item if isinstance(item, bytes) else write_table(item)
         for path, item in corpus.files.items()
         if path != target
@@ -437,6 +444,8 @@ def make_case(name: str, index: int, kind: str) -> Case:
         files[target] = write_table(Table(item.fmt, TABLE_MUTATIONS[kind](rng, dict(item.columns))))
     elif kind == "directory":
         files[target] = None
+    elif kind in SPECIAL:
+        files[target] = SPECIAL[kind]
     elif kind == "none":  # the valid file
         files[target] = item if isinstance(item, bytes) else write_table(item)
     elif kind != "missing":
@@ -447,13 +456,21 @@ def make_case(name: str, index: int, kind: str) -> Case:
     return Case(name, index, kind, target, files)
 
 
-def materialize(folder: Path, files: dict[str, bytes | None], args: str) -> list[str]:
+def materialize(folder: Path, files: dict[str, bytes | str | None], args: str) -> list[str]:
     for name, data in files.items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
         if data is None:
             path.mkdir()
-        else:
+        elif data == "fifo":
+            os.mkfifo(path)
+        elif data == "device":
+            path.symlink_to(os.devnull)
+        elif data == "loop":
+            path.symlink_to(path.name)
+        elif data == "dangling":
+            path.symlink_to(path.name + ".gone")
+        elif isinstance(data, bytes):
             path.write_bytes(data)
     return [a.replace("{d}", str(folder)) for a in args.split()]
 
@@ -627,6 +644,22 @@ def _table(fmt: str, columns: Columns, **changes: Any) -> bytes:
     return write_table(Table(fmt, {**columns, **changes}))
 
 
+def _npz_declaring(columns: Columns, name: str, n: int) -> bytes:
+    """An npz of ``columns`` whose array ``name`` declares ``n`` values in its header (and
+    holds the few it had): read whole, it would ask for n values of memory."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for key, values in columns.items():
+            array = np.asarray(values)
+            header = np.lib.format.header_data_from_array_1_0(array)
+            if key == name:
+                header["shape"] = (n,)
+            with archive.open(f"{key}.npy", "w") as member:
+                np.lib.format.write_array_header_1_0(member, header)
+                member.write(array.tobytes())
+    return out.getvalue()
+
+
 def _flip_at(data: bytes, at: int) -> bytes:
     return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :]
 
@@ -752,7 +785,56 @@ NAMED: dict[str, tuple[str, str, bytes, str | None]] = {
         "outcomes",
         "o.txt",
         _table("tsv", COUNTS, tp=[1e20, 0.0, 5.0]),
-        "column 'tp' row 1 is 1e+20; a count above 9,007,199,254,740,992 must be written as",
+        "column 'tp' row 1 is 1e+20; counts must be whole numbers from 0 to 9,007,199,254,740,992",
+    ),
+    "counts near 2^62": (
+        "outcomes",
+        "o.txt",
+        _table("tsv", COUNTS, tp=[2**62, 0, 5]),
+        "column 'tp' row 1 is 4611686018427387904; counts must be whole numbers from 0 to "
+        "9,007,199,254,740,992",
+    ),
+    "a score beyond 2^53 in CSV": (
+        "csv",
+        "s.csv",
+        _table("csv", RANKED, score=[2**53 + 1, *RANKED["score"][1:]]),
+        "s.csv: column 'score' row 1: 9007199254740993 is not exactly a float64",
+    ),
+    "a score of 21 digits in CSV": (
+        "csv",
+        "s.csv",
+        write_table(Table("csv", RANKED)).replace(b"0.5", b"0.50000000000000000001"),
+        "s.csv: column 'score' row 2: 0.50000000000000000001 is not exactly a float64",
+    ),
+    "integer scores beyond 2^53 in Parquet": (
+        "parquet",
+        "s.parquet",
+        _table("parquet", RANKED_INT, score=[2**53 + 1] + [2**53 - i for i in range(7)]),
+        "s.parquet: column 'score' row 1: 9007199254740993 is not exactly a float64",
+    ),
+    "a score beyond 2^53 in NDJSON": (
+        "ndjson",
+        "s.ndjson",
+        _table("ndjson", RANKED, score=[2**53 + 1] + [2**53 - i for i in range(7)]),
+        "s.ndjson: column 'score' row 1: 9007199254740993 is not exactly a float64",
+    ),
+    "a TREC score beyond 2^53": (
+        "trec",
+        "run.txt",
+        TREC_RUN.replace(b" 2.5 ", b" 9007199254740993 "),
+        "run.txt line 1: score '9007199254740993' is not exactly a float64",
+    ),
+    "an npz array declaring 2^40 values": (
+        "npz",
+        "s.npz",
+        _npz_declaring(RANKED_INT, "score", 1 << 40),
+        "s.npz: arrays have different lengths",
+    ),
+    "a groups row of no list": (
+        "groups",
+        "g.csv",
+        _table("csv", GROUPS, group_id=["q1", "q2", "q9"]),
+        "g.csv: 1 row matches no list of the retrieval rows ingested: group_id 'q9'",
     ),
     "outcomes as lists": (
         "outcomes-items",
@@ -799,6 +881,23 @@ def test_a_damaged_input_is_ingested_or_refused_in_one_line(
 ) -> None:
     """The fast loop's share: a truncation or a byte flip, and one other kind, per format."""
     failures, _ = run_cases(name, fast_kinds(name), template, tmp_path, capfd)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("kind", list(SPECIAL))
+def test_what_is_not_a_file_is_refused_in_every_role(
+    kind: str, template: Template, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A FIFO (which a read would wait on for ever), a link to a device, a symbolic link
+    loop or a link to nothing in place of each file of every corpus: refused in one line
+    (or, where the file is one of several a folder may hold, ingested without it)."""
+    failures = []
+    for name, corpus in CORPORA.items():
+        for i, target in enumerate(sorted(corpus.files)):  # a folder of files each
+            files = {**make_case(name, 0, "none").files, target: SPECIAL[kind]}
+            outcome = attempt(Case(name, i, kind, target, files), template, tmp_path, capfd)
+            if outcome.verdict == "wrong":
+                failures.append(f"{name}, {target}: {outcome.text}")
     assert not failures, "\n".join(failures)
 
 

@@ -685,8 +685,8 @@ def test_mapped_columns_are_read_not_their_namesakes(store: Store, tmp_path: Pat
 
 
 def test_groups_metadata_is_the_same_through_the_direct_path(store: Store, tmp_path: Path) -> None:
-    """groups= with n_positives overrides, slices and a list without scores: the same
-    `groups` rows as the streamed ingest."""
+    """groups= with n_positives overrides and slices, and a list without one: the same
+    `groups` rows as the streamed ingest; a groups row of no list is refused by both."""
     table = lists_table(3, 4, seed=2)
     positives = [
         sum(
@@ -700,9 +700,16 @@ def test_groups_metadata_is_the_same_through_the_direct_path(store: Store, tmp_p
     ]
     meta = tmp_path / "groups.csv"
     meta.write_text(
-        f"group_id,n_positives,sequence\n0,{positives[0] + 3},i_boat\n1,,v_home\n7,2,i_none\n"
+        f"group_id,n_positives,sequence\n0,{positives[0] + 3},i_boat\n1,,v_home\n"
     )
     path = parquet(tmp_path / "run.parquet", table)
+    typo = tmp_path / "typo.csv"
+    typo.write_text(meta.read_text() + "7,2,i_none\n")
+    before = state(store)
+    message = failure(store, path, task="retrieval", run="file", groups=typo)
+    assert message == failure(store, table, task="retrieval", run="memory", groups=typo)
+    assert "typo.csv: 1 row matches no list of the retrieval rows ingested: group_id '7'" in message
+    assert state(store) == before
     result = store.ingest(path, task="retrieval", run="file", groups=meta, **NO_GIT)
     assert result.method == "direct"
     store.ingest(table, task="retrieval", run="memory", groups=meta, **NO_GIT)
@@ -713,7 +720,6 @@ def test_groups_metadata_is_the_same_through_the_direct_path(store: Store, tmp_p
             ("retrieval", "0", positives[0] + 3, {"sequence": "i_boat"}, False),
             ("retrieval", "1", None, {"sequence": "v_home"}, False),
             ("retrieval", "2", None, {}, False),
-            ("retrieval", "7", 2, {"sequence": "i_none"}, True),
         ],
         key=repr,
     )

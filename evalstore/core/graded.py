@@ -20,7 +20,8 @@ Metrics, per list (NaN when the list has no positive: ``P == 0`` for the binary 
 DCG of 0 for nDCG):
 
 - ``ndcg``: ``DCG / IDCG``, ``DCG = sum over retrieved items of gain * disc(rank)``, ``IDCG``
-  the DCG of the list's judged items (retrieved or not) in decreasing order of gain: trec_eval
+  the DCG of the list's judged items (retrieved or not, and the positives an ``n_positives``
+  override counts beyond its +1 labels, of gain 1) in decreasing order of gain: trec_eval
   ``ndcg``. ``ndcg_at_k``: both at cut-off k (trec_eval ``ndcg_cut_k``: the ideal is cut at k
   too). ``ndcg_exp``, ``ndcg_exp_at_k``: with ``2^gain - 1`` (Burges et al. 2005).
 - ``recip_rank``: ``1 / rank`` of the first retrieved positive, 0 when none is retrieved
@@ -87,8 +88,9 @@ def per_list_graded(
     Args:
         metric: a name of :data:`GRADED`.
         group, scores, labels, n_positives, ties, order: as in
-            :func:`evalstore.core.points.ranking_points` (nDCG does not read ``n_positives``:
-            a count has no gains; its ideal is built from the list's judged items).
+            :func:`evalstore.core.points.ranking_points` (for nDCG the positives that
+            ``n_positives`` counts beyond a list's +1 labels join its ideal order, not
+            retrieved, each of gain 1: a +1 label's gain when no grade is given).
         gains: (n,) relevance grades, NaN where none was given; None = none at all.
         k: the cut-off of :data:`WITH_K` (an integer >= 1), refused by the others.
 
@@ -128,21 +130,28 @@ def per_list_graded(
                 a, n, r = int(tie_rank[t]), int(size[t]), int(hits[t])
                 value[g] = _first_hit(metric, a, n, r, k or 0)
         return pts.groups, nan_without_positives(value, pts)
-    gain = _gains(lab, gains, exp=metric.startswith("ndcg_exp"))
+    codes, n = np.searchsorted(pts.groups, np.asarray(group)), pts.groups.size
+    gain, one = _gains(lab, gains, codes, n, exp=metric.startswith("ndcg_exp"))
     disc = 1.0 / np.log2(rr.rank + 1.0)
     if k is not None:
         disc = np.where(rr.rank <= k, disc, 0.0)
     mean_disc = np.bincount(rr.tie, weights=disc, minlength=n_ties) / np.maximum(size, 1)
     gain_sum = np.bincount(rr.tie, weights=gain[rr.rows], minlength=n_ties)
-    dcg = np.bincount(tie_list, weights=gain_sum * mean_disc, minlength=pts.groups.size)
-    ideal = _ideal(np.searchsorted(pts.groups, np.asarray(group)), lab, gain, pts.groups.size, k)
+    dcg = np.bincount(tie_list, weights=gain_sum * mean_disc, minlength=n)
+    # the positives an n_positives override counts beyond the +1 labels: gain 1, not retrieved
+    unlisted = pts.n_positives - np.bincount(codes[lab == 1], minlength=n)
+    ideal = _ideal(codes, lab, gain, n, k, np.maximum(unlisted, 0), one)
     with np.errstate(divide="ignore", invalid="ignore"):
         return pts.groups, np.where(ideal > 0, dcg / ideal, np.nan)
 
 
-def _gains(lab: np.ndarray, gains: ArrayLike | None, exp: bool) -> FloatArray:
+def _gains(
+    lab: np.ndarray, gains: ArrayLike | None, codes: np.ndarray, n: int, exp: bool
+) -> tuple[FloatArray, FloatArray]:
     """Each row's gain: the given grade, else 1 for a +1 label and 0 otherwise; 2^g - 1 for
-    the exponential variants."""
+    the exponential variants, divided by 2^e, the power of two at or above the largest of
+    its list (2^(g - e) - 2^-e: no overflow from g = 1024; e = ceil(g) beyond 2^52, where
+    2^g - 1 is 2^g as a float). And per list the gain of 1 so divided."""
     base = (lab == 1).astype(np.float64)
     if gains is not None:
         given = np.asarray(gains, dtype=np.float64)
@@ -153,16 +162,35 @@ def _gains(lab: np.ndarray, gains: ArrayLike | None, exp: bool) -> FloatArray:
             i = int(np.flatnonzero(bad)[0])
             raise InvalidInput(f"gain {given[i]} at index {i}: gains are finite numbers >= 0")
         base = np.where(np.isnan(given), base, given).astype(np.float64)
-    return np.exp2(base) - 1.0 if exp else base
+    if not exp:
+        return base, np.ones(n)
+    judged = lab != 0
+    top = np.zeros(n)
+    np.maximum.at(top, codes[judged], base[judged])
+    with np.errstate(over="ignore"):
+        small = np.ceil(np.log2(np.maximum(np.exp2(np.minimum(top, 52.0)) - 1.0, 1.0)))
+    e = np.where(top > 52.0, np.ceil(top), small)
+    return np.exp2(base - e[codes]) - np.exp2(-e[codes]), np.exp2(-e)
 
 
 def _ideal(
-    codes: np.ndarray, lab: np.ndarray, gain: FloatArray, n: int, k: int | None
+    codes: np.ndarray,
+    lab: np.ndarray,
+    gain: FloatArray,
+    n: int,
+    k: int | None,
+    unlisted: np.ndarray,
+    one: FloatArray,
 ) -> FloatArray:
-    """The ideal DCG of each list: its judged items (label != 0, retrieved or not) in
-    decreasing order of gain, discounted by position, cut at k."""
+    """The ideal DCG of each list: its judged items (label != 0, retrieved or not) and its
+    ``unlisted`` positives (of gain ``one``) in decreasing order of gain, discounted by
+    position, cut at k."""
     judged = np.flatnonzero(lab != 0)
-    c, g = codes[judged], gain[judged]
+    if k is not None:
+        unlisted = np.minimum(unlisted, k)  # past k they count nothing
+    extra = np.repeat(np.arange(n), unlisted.astype(np.int64))
+    c = np.concatenate([codes[judged], extra])
+    g = np.concatenate([gain[judged], one[extra]])
     idx = np.lexsort((-g, c))
     c, g = c[idx], g[idx]
     counts = np.bincount(c, minlength=n)

@@ -9,7 +9,7 @@ from evalstore.errors import InvalidInput
 from evalstore.ingest.sources import READ_ERRORS, Source, first_line, names_text, open_source
 from evalstore.ingest.validate import INT32, first_row, ids_text
 
-__all__ = ["NO_GROUPS", "read_groups"]
+__all__ = ["NO_GROUPS", "check_matched", "read_groups"]
 
 
 def read_groups(source: Source, fmt: str | None, task: str) -> pl.DataFrame:
@@ -83,3 +83,23 @@ NO_GROUPS = pl.DataFrame(
         "values": pl.List(pl.String),
     }
 )
+
+
+def check_matched(groups: pl.DataFrame, names: pl.DataFrame, label: str, task: str) -> None:
+    """Refuse groups-file rows whose ``group_id`` is no list of the rows ingested (``names``:
+    the group_id of each list): a typo, whose ``n_positives`` and slices would describe no
+    list and be lost.
+
+    Raises:
+        InvalidInput: naming the file, how many rows and the first ids.
+    """
+    lost = groups.join(names, on="group_id", how="anti", nulls_equal=True)["group_id"]
+    if lost.len():
+        shown = ", ".join(repr(g) for g in lost.head(3).to_list())
+        more = f" and {lost.len() - 3:,} more" if lost.len() > 3 else ""
+        raise InvalidInput(
+            f"{label}: {lost.len():,} "
+            + ("row matches" if lost.len() == 1 else "rows match")
+            + f" no list of the {task} rows ingested: group_id {shown}{more}; each row "
+            "describes a list ingested (a typo?)"
+        )

@@ -26,6 +26,7 @@ import polars as pl
 from evalstore import runs
 from evalstore.core import geometry
 from evalstore.errors import InvalidInput
+from evalstore.ingest.exact import INEXACT, first_row, inexact_integers
 from evalstore.ingest.frames import finite, ids_of, read_frame, where, write_tables
 from evalstore.ingest.sources import Source, as_sources, parse_columns
 from evalstore.ingest.truth import (
@@ -113,6 +114,9 @@ def ingest_keypoints(
             raise InvalidInput(
                 f"{frame['_file'][0]}: column 'score' must be numeric, found {score.dtype}"
             )
+        if score.dtype.is_integer() and (inexact := inexact_integers(score)).any():
+            i = first_row(inexact)  # int64 beyond 2^53: stored as float64, rounded into ties
+            raise InvalidInput(f"{where(frame, inexact.to_numpy(), 'score')}: {score[i]} {INEXACT}")
         if score.dtype != pl.Float64 or score.null_count() or score.is_nan().any():
             values = score.cast(pl.Float64).to_numpy()
             bad = np.isnan(values)

@@ -72,6 +72,14 @@ def ingest_outcomes(
                 f"{where(frame, dup, 'group_id')}: group {groups[dup][0]!r} appears twice"
             )
         counts = pl.DataFrame({"group_id": groups.astype(str), **values})
+        total = counts["tp"] + counts["fp"] + counts["fn"]  # each <= 2^53: no overflow
+        big = total > _EXACT
+        if big.any():
+            raise InvalidInput(
+                f"{where(frame, big.to_numpy(), 'tp')}: tp + fp + fn is {total[first_row(big)]:,}; "
+                f"a group's counts may add up to {_EXACT:,} (2^53) at most, which metrics "
+                "sum and divide exactly"
+            )
     _outcomes = counts.to_arrow()
     run_id, replaced = write_tables(
         store, meta, "outcomes", replace, append, {"_outcomes": _outcomes}
@@ -89,17 +97,18 @@ def ingest_outcomes(
     )
 
 
-_MAX_COUNT = (1 << 63) - 1  # the most a BIGINT holds
-_EXACT = 1 << 53  # beyond it a float skips whole numbers: a count must be an integer there
+# the most a count, and a group's tp + fp + fn, may be: exact as a double, and far from a
+# BIGINT's overflow in the metrics' sums (iou adds a group's counts, iou_micro a run's)
+_EXACT = 1 << 53
 
 
 def _counts(frame: pl.DataFrame, col: str) -> pl.Series:
-    """A column of counts as int64: whole numbers from 0, up to 2^63 - 1 as integers and up
-    to 2^53 as floats (which hold those exactly)."""
+    """A column of counts as int64: whole numbers from 0 to 2^53."""
     series = frame[col] if col in frame.columns else None
     if series is not None and series.dtype.is_integer() and not series.null_count():
         counts = series.cast(pl.Int64, strict=False)  # null: beyond a BIGINT
-        for bad, limit in ((counts < 0, ">= 0"), (counts.is_null(), f"from 0 to {_MAX_COUNT:,}")):
+        too_big = counts.is_null() | (counts > _EXACT)
+        for bad, limit in ((counts < 0, ">= 0"), (too_big, f"from 0 to {_EXACT:,} (2^53)")):
             if bad.any():
                 raise InvalidInput(
                     f"{where(frame, bad.to_numpy(), col)} is {series[first_row(bad)]}; counts "
@@ -115,8 +124,8 @@ def _counts(frame: pl.DataFrame, col: str) -> pl.Series:
     big = v > _EXACT
     if big.any():
         raise InvalidInput(
-            f"{where(frame, big, col)} is {v[big][0]:g}; a count above {_EXACT:,} must be "
-            "written as an integer"
+            f"{where(frame, big, col)} is {v[big][0]:g}; counts must be whole numbers from 0 "
+            f"to {_EXACT:,} (2^53)"
         )
     return pl.Series(col, v.astype(np.int64))
 

@@ -163,9 +163,13 @@ def ingest(
         sources, fmt, spec.columns, spec.labels, spec.check_pm1 = [frame], None, {}, "pm1", False
     elif qrels is not None:
         raise InvalidInput("--qrels goes with --format trec")
-    # the input columns (after --column) of the ids: text in CSV/TSV, never inferred as numbers
-    ids = [c for c in source_columns(spec.columns, ("group_id", "item_id")).values() if c]
-    opened = [open_source(s, fmt, i, ids) for i, s in enumerate(sources)]
+    # the input columns (after --column) of the ids, text in CSV/TSV, never inferred as
+    # numbers; and of the score, whose text says whether a float64 holds it exactly
+    text = [c for c in source_columns(spec.columns, ("group_id", "item_id", "score")).values() if c]
+    # an npz file's arrays that no column of ours comes from are never decompressed
+    mapped = [*source_columns(spec.columns, known).values(), *spec.columns.values()]
+    used = {c for c in mapped if c is not None}
+    opened = [open_source(s, fmt, i, text, used) for i, s in enumerate(sources)]
     warnings = [*format_warnings, *score_warnings(spec, [source.label for source in opened])]
     gain = spec.source_column("gain")
     without = [source.label for source in opened if gain not in source.schema]

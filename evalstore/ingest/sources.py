@@ -3,15 +3,12 @@ as polars frames with their schema, and the ``--column`` mapping of their column
 
 from __future__ import annotations
 
+import errno
 import io
-import lzma
 import os
 import re
-import tokenize
-import warnings
-import zipfile
-import zlib
-from collections.abc import Iterator, Mapping, Sequence
+import stat
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -20,6 +17,7 @@ import polars as pl
 
 from evalstore.errors import InvalidInput
 from evalstore.ingest.handoff import Put, handed_over
+from evalstore.ingest.npz import NPY_ERRORS, read_npz
 
 __all__ = [
     "BATCH_ROWS",
@@ -142,10 +140,13 @@ def _format_of(path: Path, fmt: str | None) -> str:
 GLOB = re.compile(r"[*?\[\]{}]")  # what polars and DuckDB would expand in a file name
 
 
-def _lazy_file(path: Path, fmt: str, text: Sequence[str]) -> pl.LazyFrame | pl.DataFrame:
+def _lazy_file(
+    path: Path, fmt: str, text: Sequence[str], wanted: Collection[str] | None = None
+) -> pl.LazyFrame | pl.DataFrame:
     """The file itself, never the files its name would match as a pattern; in CSV and TSV
     the columns ``text`` (ids) read as strings, exactly as written (``007`` stays ``007``),
-    and any other column's type inferred."""
+    and any other column's type inferred; of an npz file only the arrays ``wanted`` (None:
+    all)."""
     if fmt == "parquet":
         return pl.scan_parquet(path, glob=False)
     if fmt in TEXT_FORMATS:
@@ -159,41 +160,17 @@ def _lazy_file(path: Path, fmt: str, text: Sequence[str]) -> pl.LazyFrame | pl.D
     if fmt == "ndjson":  # scan_ndjson has no glob=False; a name like run[1].ndjson is read whole
         source = io.BytesIO(path.read_bytes()) if GLOB.search(str(path)) else path
         return pl.scan_ndjson(source, infer_schema_length=10_000)
-    return _frame_from_mapping(_read_npz(path), str(path))
+    return _npz_frame(path, wanted)
 
 
-#: what NumPy's reading of a damaged ``.npy`` array raises: ValueError (a bad header or
-#: data, a pickle refused), EOFError, the tokenizer's errors on a header it re-reads as
-#: Python 2's, MemoryError for a shape too large to allocate
-NPY_ERRORS = (OSError, ValueError, EOFError, SyntaxError, tokenize.TokenError, MemoryError)
-# and of an .npz archive, the zip layer's: a bad header or CRC, damaged compressed data, a
-# compression method, version or flag it cannot read (RuntimeError: the encryption flag)
-_NPZ_ERRORS = (
-    *NPY_ERRORS,
-    zipfile.BadZipFile,
-    zlib.error,
-    lzma.LZMAError,
-    NotImplementedError,
-    RuntimeError,
-)
-
-
-def _read_npz(path: Path) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file (without pickles: an object array is refused)."""
-    try:
-        # the file opened here, so that it is closed whatever np.load raises
-        with open(path, "rb") as file, warnings.catch_warnings():
-            # NumPy warns of a header it had to read as Python 2 wrote it: read all the same
-            warnings.simplefilter("ignore", UserWarning)
-            loaded = np.load(file, allow_pickle=False)
-            if not isinstance(loaded, np.lib.npyio.NpzFile):  # one .npy array
-                raise InvalidInput(f"{path}: cannot read as npz: a .npy array, not a zip of arrays")
-            with loaded as npz:
-                return {k: npz[k] for k in npz.files}
-    except InvalidInput:
-        raise
-    except _NPZ_ERRORS as exc:
-        raise InvalidInput(f"{path}: cannot read as npz: {first_line(exc)}") from None
+def _npz_frame(path: Path, wanted: Collection[str] | None) -> pl.DataFrame:
+    """The arrays of an ``.npz`` file as a frame, each member's header checked before any is
+    read (:mod:`evalstore.ingest.npz`); the 1-D members that ``wanted`` leaves out are not
+    read, and stand in the frame as columns of nulls (so that messages list every column)."""
+    arrays, unread = read_npz(path, wanted)
+    frame = _frame_from_mapping(arrays, str(path))
+    nulls = [pl.repeat(None, n, dtype=pl.Null, eager=True).alias(k) for k, n in unread.items()]
+    return frame.hstack(nulls) if arrays else pl.DataFrame(nulls)
 
 
 def _frame_from_mapping(data: Mapping[str, Any], label: str) -> pl.DataFrame:
@@ -273,23 +250,76 @@ def names_text(names: Sequence[str]) -> str:
     )
 
 
+def _not_a_file(path: Path) -> str | None:
+    """What ``path`` is when it is not a readable regular file (None when it is one): the
+    message says what is there instead, never a bare "no such file" for a device, a FIFO
+    (reading one would block or never end), a socket or a symbolic link that leads nowhere."""
+    try:
+        link = path.lstat()
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as exc:  # a component that is a file, a name too long, permission
+        return f"cannot open: {exc.strerror or type(exc).__name__}"
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        if not stat.S_ISLNK(link.st_mode):
+            return f"cannot open: {exc.strerror or type(exc).__name__}"
+        if exc.errno == errno.ELOOP:
+            return "a symbolic link loop, not a file"
+        if isinstance(exc, FileNotFoundError):
+            return f"a symbolic link to a missing file ({os.readlink(path)!r})"
+        return f"a symbolic link that cannot be followed: {exc.strerror or type(exc).__name__}"
+    kinds = (
+        (stat.S_ISDIR, "a folder, not a file"),
+        (stat.S_ISCHR, "a device, not a file"),
+        (stat.S_ISBLK, "a device, not a file"),
+        (stat.S_ISFIFO, "a FIFO (named pipe), not a file"),
+        (stat.S_ISSOCK, "a socket, not a file"),
+    )
+    for test, what in kinds:
+        if test(mode):
+            return what
+    if not stat.S_ISREG(mode):
+        return "not a regular file"
+    try:
+        with open(path, "rb"):
+            pass
+    except PermissionError:
+        return "permission denied: cannot read it"
+    except OSError as exc:
+        return f"cannot open: {exc.strerror or type(exc).__name__}"
+    return None
+
+
 def check_file(path: Path, empty_ok: bool = False) -> None:
-    """Refuse a path that is not a file, or an empty one unless ``empty_ok``."""
-    if not path.is_file():
-        raise InvalidInput(f"{path}: {'a folder, not a file' if path.is_dir() else 'no such file'}")
+    """Refuse a path that is not a readable regular file (saying what it is instead: no such
+    file, a folder, a device, a FIFO, a socket, a symbolic link loop or one to a missing
+    file, a file without read permission), or an empty one unless ``empty_ok``."""
+    what = _not_a_file(path)
+    if what is not None:
+        raise InvalidInput(f"{path}: {what}")
     if not empty_ok and path.stat().st_size == 0:
         raise InvalidInput(f"{path}: empty file")
 
 
-def open_source(source: Source, fmt: str | None, index: int, text: Sequence[str] = ()) -> Input:
+def open_source(
+    source: Source,
+    fmt: str | None,
+    index: int,
+    text: Sequence[str] = (),
+    wanted: Collection[str] | None = None,
+) -> Input:
     """One source opened; ``text``: the input columns read as strings from a CSV or TSV file
-    (its id columns: no type is inferred from ids, whose text is what they are)."""
+    (its id columns: no type is inferred from ids, whose text is what they are; the score,
+    whose text says whether a float64 holds it); ``wanted``: the columns an ingest may read
+    (an npz file's other arrays are not decompressed; None: every column)."""
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         check_file(path)
         kind = _format_of(path, fmt)
         try:
-            frame = _lazy_file(path, kind, text)
+            frame = _lazy_file(path, kind, text, wanted)
             schema = _schema(frame)
         except InvalidInput:
             raise

@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 
 from evalstore.errors import InvalidInput
+from evalstore.ingest.exact import first_row, score_values
 from evalstore.ingest.sources import READ_ERRORS, TEXT_FORMATS, Input, names_text
 from evalstore.schema import row_table
 
@@ -100,10 +101,6 @@ def _int32_column(source: Input, column: str) -> bool:
     return bool(ok) and (lo is None or (lo >= INT32[0] and hi <= INT32[1]))
 
 
-def first_row(mask: pl.Series) -> int:
-    return int(mask.arg_true()[0])
-
-
 def ids_text(ids: pl.Series, label: str, col: str) -> pl.Series:
     """An id column (not of floats) as text; lists, structs and bytes that are not UTF-8
     text are refused."""
@@ -163,15 +160,8 @@ def validate_batch(batch: pl.DataFrame, spec: Spec, label: str, offset: int) -> 
             f"{where('group_id', group.is_null())} is empty (task {spec.task} needs a list id)"
         )
 
-    score = batch["score"]
-    if score.dtype == pl.String:  # text files: "nan", "inf", "-inf" or a typo
-        parsed = score.str.strip_chars().cast(pl.Float64, strict=False)
-        bad = parsed.is_null() & score.is_not_null() & (score.str.strip_chars() != "")
-        if bad.any():
-            raise InvalidInput(f"{where('score', bad)}: {score[first_row(bad)]!r} is not a number")
-        score = parsed
-    if not (score.dtype.is_numeric() or score.dtype == pl.Null):
-        raise InvalidInput(f"{label}: column 'score' must be numeric, found {score.dtype}")
+    # numbers a float64 holds exactly (evalstore.ingest.exact): never rounded into new ties
+    score = score_values(batch["score"], label, where)
     score = score.cast(pl.Float32 if spec.float32 else pl.Float64)
     if spec.negate_score:
         score = -score

@@ -14,7 +14,7 @@ import polars as pl
 
 from evalstore import queries, runs
 from evalstore.errors import EvalstoreError, InvalidInput
-from evalstore.ingest.groups import NO_GROUPS
+from evalstore.ingest.groups import NO_GROUPS, check_matched
 from evalstore.ingest.index import index_lists
 from evalstore.ingest.sources import Source
 from evalstore.ingest.validate import INT32, Spec, check_labels
@@ -109,7 +109,9 @@ def write_run(
         )
         first_list_id = queries.fetch_rows(con, "store/next_list_id")[0][0]
         written = insert(first_list_id)
-        lists = written.names.join(  # metadata rows without scores get no list_id
+        if target.group_frame is not None:  # a groups-file row for no list: refused
+            check_matched(target.group_frame, written.names, _label_of(target.groups_source), task)
+        lists = written.names.join(
             target.group_frame if target.group_frame is not None else NO_GROUPS,
             on="group_id",
             how="full",

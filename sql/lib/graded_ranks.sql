@@ -3,10 +3,11 @@
 -- k past every rank). Parameters: $runs integer[]; $task varchar; $ties 'grouped' |
 -- 'optimistic' | 'pessimistic' | 'input' | 'docid'.
 -- CTEs it defines: those of lib/lists.sql (items, lists), and
---   judged(run_id, list_id, item_id, score, label, seq, gain, gain_exp): the non-ignored items
---       (retrieved or not) with their gain: the stored one, else 1 for a +1 label and 0 for a
---       -1, and gain_exp = 2^gain - 1, each divided by the power of two at or above the
---       largest of its list (a ratio of two sums of them, nDCG, does not change);
+--   judged(run_id, list_id, item_id, score, label, seq, gain, gain_exp, gain_one,
+--       gain_exp_one): the non-ignored items (retrieved or not) with their gain: the stored
+--       one, else 1 for a +1 label and 0 for a -1, and gain_exp = 2^gain - 1, each divided by
+--       the power of two at or above the largest of its list (a ratio of two sums of them,
+--       nDCG, does not change); gain_one and gain_exp_one: a gain of 1 divided so;
 --   ranked(run_id, list_id, score, label, gain, gain_exp, rn): the retrieved ones, rn = 1,
 --       2, ... in ranking order (under `grouped` the order within a tie is by seq, which
 --       nothing below depends on);
@@ -23,16 +24,30 @@ given as (
     from scores s
     where list_contains($runs, s.run_id) and s.task = $task and s.label <> 0
 ),
-judged as (
-    -- each gain divided by u, the power of two at or above its list's largest gain (u >= 1):
-    -- exact, and u cancels in every nDCG; gains in [0, 1] then add in fixed point
-    select run_id, list_id, item_id, score, label, seq,
-           g / nullif(pow(2.0::double, ceil(log2(greatest(
-               max(g) over (partition by list_id), 1.0::double)))), 0) as gain,
-           (pow(2.0::double, g) - 1.0::double) / nullif(pow(2.0::double, ceil(log2(greatest(
-               max(pow(2.0::double, g) - 1.0::double) over (partition by list_id),
-               1.0::double)))), 0) as gain_exp
+scaled as (
+    -- c and e: the exponents of u, the power of two at or above the list's largest gain
+    -- (u >= 1), and of the largest 2^gain - 1; beyond 2^52, where 2^g - 1 is 2^g as a double
+    -- (and 2^g overflows from g = 1024), e is ceil(g)
+    select *,
+           ceil(log2(greatest(max(g) over (partition by list_id), 1.0::double))) as c,
+           case when max(g) over (partition by list_id) > 52.0::double
+                then ceil(max(g) over (partition by list_id))
+                else ceil(log2(greatest(
+                    pow(2.0::double, max(g) over (partition by list_id)) - 1.0::double,
+                    1.0::double)))
+           end as e
     from given
+),
+judged as (
+    -- each gain times 2^-c, and 2^gain - 1 times 2^-e (2^(g - e) - 2^-e: no overflow): exact,
+    -- and the factor cancels in every nDCG; gains in [0, 1] then add in fixed point.
+    -- gain_one, gain_exp_one: a gain of 1 so scaled (an n_positives override's positives)
+    select run_id, list_id, item_id, score, label, seq,
+           g * pow(2.0::double, -c) as gain,
+           pow(2.0::double, g - e) - pow(2.0::double, -e) as gain_exp,
+           pow(2.0::double, -c) as gain_one,
+           pow(2.0::double, -e) as gain_exp_one
+    from scaled
 ),
 ranked as (
     -- the tie-break keys of lib/ranking_points.sql, then the input order

@@ -52,6 +52,24 @@ WITH cutoff AS (
   FROM scores AS s
   WHERE
     ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task AND s.label <> 0
+), scaled AS (
+  SELECT
+    *,
+    CEIL(LOG(2, GREATEST(MAX(g) OVER (PARTITION BY list_id), CAST(1.0 AS DOUBLE)))) AS c,
+    CASE
+      WHEN MAX(g) OVER (PARTITION BY list_id) > CAST(52.0 AS DOUBLE)
+      THEN CEIL(MAX(g) OVER (PARTITION BY list_id))
+      ELSE CEIL(
+        LOG(
+          2,
+          GREATEST(
+            POWER(CAST(2.0 AS DOUBLE), MAX(g) OVER (PARTITION BY list_id)) - CAST(1.0 AS DOUBLE),
+            CAST(1.0 AS DOUBLE)
+          )
+        )
+      )
+    END AS e
+  FROM given
 ), judged AS (
   SELECT
     run_id,
@@ -60,31 +78,11 @@ WITH cutoff AS (
     score,
     label,
     seq,
-    g / NULLIF(
-      POWER(
-        CAST(2.0 AS DOUBLE),
-        CEIL(LOG(2, GREATEST(MAX(g) OVER (PARTITION BY list_id), CAST(1.0 AS DOUBLE))))
-      ),
-      0
-    ) AS gain,
-    (
-      POWER(CAST(2.0 AS DOUBLE), g) - CAST(1.0 AS DOUBLE)
-    ) / NULLIF(
-      POWER(
-        CAST(2.0 AS DOUBLE),
-        CEIL(
-          LOG(
-            2,
-            GREATEST(
-              MAX(POWER(CAST(2.0 AS DOUBLE), g) - CAST(1.0 AS DOUBLE)) OVER (PARTITION BY list_id),
-              CAST(1.0 AS DOUBLE)
-            )
-          )
-        )
-      ),
-      0
-    ) AS gain_exp
-  FROM given
+    g * POWER(CAST(2.0 AS DOUBLE), -c) AS gain,
+    POWER(CAST(2.0 AS DOUBLE), g - e) - POWER(CAST(2.0 AS DOUBLE), -e) AS gain_exp,
+    POWER(CAST(2.0 AS DOUBLE), -c) AS gain_one,
+    POWER(CAST(2.0 AS DOUBLE), -e) AS gain_exp_one
+  FROM scaled
 ), ranked AS (
   SELECT
     run_id,

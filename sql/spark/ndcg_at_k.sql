@@ -51,6 +51,24 @@ WITH cutoff AS (
   FROM scores AS s
   WHERE
     ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task AND s.label <> 0
+), scaled AS (
+  SELECT
+    *,
+    CEIL(LOG(2, GREATEST(MAX(g) OVER (PARTITION BY list_id), CAST(1.0 AS DOUBLE)))) AS c,
+    CASE
+      WHEN MAX(g) OVER (PARTITION BY list_id) > CAST(52.0 AS DOUBLE)
+      THEN CEIL(MAX(g) OVER (PARTITION BY list_id))
+      ELSE CEIL(
+        LOG(
+          2,
+          GREATEST(
+            POWER(CAST(2.0 AS DOUBLE), MAX(g) OVER (PARTITION BY list_id)) - CAST(1.0 AS DOUBLE),
+            CAST(1.0 AS DOUBLE)
+          )
+        )
+      )
+    END AS e
+  FROM given
 ), judged AS (
   SELECT
     run_id,
@@ -59,31 +77,11 @@ WITH cutoff AS (
     score,
     label,
     seq,
-    g / NULLIF(
-      POWER(
-        CAST(2.0 AS DOUBLE),
-        CEIL(LOG(2, GREATEST(MAX(g) OVER (PARTITION BY list_id), CAST(1.0 AS DOUBLE))))
-      ),
-      0
-    ) AS gain,
-    (
-      POWER(CAST(2.0 AS DOUBLE), g) - CAST(1.0 AS DOUBLE)
-    ) / NULLIF(
-      POWER(
-        CAST(2.0 AS DOUBLE),
-        CEIL(
-          LOG(
-            2,
-            GREATEST(
-              MAX(POWER(CAST(2.0 AS DOUBLE), g) - CAST(1.0 AS DOUBLE)) OVER (PARTITION BY list_id),
-              CAST(1.0 AS DOUBLE)
-            )
-          )
-        )
-      ),
-      0
-    ) AS gain_exp
-  FROM given
+    g * POWER(CAST(2.0 AS DOUBLE), -c) AS gain,
+    POWER(CAST(2.0 AS DOUBLE), g - e) - POWER(CAST(2.0 AS DOUBLE), -e) AS gain_exp,
+    POWER(CAST(2.0 AS DOUBLE), -c) AS gain_one,
+    POWER(CAST(2.0 AS DOUBLE), -e) AS gain_exp_one
+  FROM scaled
 ), ranked AS (
   SELECT
     run_id,
@@ -151,13 +149,62 @@ WITH cutoff AS (
   GROUP BY
     run_id,
     list_id
+), unlisted AS (
+  SELECT
+    l.run_id,
+    l.list_id,
+    EXPLODE(
+      IF(
+        (
+          LEAST(l.n_pos - COALESCE(p.n, 0), c.k) - 1
+        ) < 0,
+        ARRAY(),
+        SEQUENCE(0, (
+          LEAST(l.n_pos - COALESCE(p.n, 0), c.k) - 1
+        ))
+      )
+    ) AS i
+  FROM lists AS l
+  CROSS JOIN cutoff AS c
+  LEFT JOIN (
+    SELECT
+      list_id,
+      COUNT(*) AS n
+    FROM judged
+    WHERE
+      label = 1
+    GROUP BY
+      list_id
+  ) AS p
+    ON p.list_id = l.list_id
+  WHERE
+    l.n_pos > COALESCE(p.n, 0)
 ), ideal_order AS (
   SELECT
     run_id,
     list_id,
     gain,
     ROW_NUMBER() OVER (PARTITION BY list_id ORDER BY gain DESC) AS pos
-  FROM judged
+  FROM (
+    SELECT
+      run_id,
+      list_id,
+      gain
+    FROM judged
+    UNION ALL
+    SELECT
+      u.run_id,
+      u.list_id,
+      COALESCE(o.one, CAST(1.0 AS DOUBLE)) AS gain
+    FROM unlisted AS u
+    LEFT JOIN (
+      SELECT DISTINCT
+        list_id,
+        gain_one AS one
+      FROM judged
+    ) AS o
+      ON o.list_id = u.list_id
+  ) AS j
 ), ideal AS (
   SELECT
     i.run_id,

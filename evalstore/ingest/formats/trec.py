@@ -32,6 +32,7 @@ from pathlib import Path
 import polars as pl
 
 from evalstore.errors import InvalidInput
+from evalstore.ingest.exact import INEXACT, inexact_text
 from evalstore.ingest.formats.voc import text_lines
 from evalstore.ingest.sources import Source
 
@@ -112,6 +113,8 @@ def read_trec(
         run_path,
         "score {score!r} is not a finite number",
     )
+    inexact = inexact_text(run["score"].str.strip_chars(), score)
+    _first_bad(run, inexact, run_path, "score {score!r} " + INEXACT)
     run = run.with_columns(score=score)
     _duplicates(run, run_path)
     judged = _fields(qrels_path, ("qid", "iter", "docno", "rel"), "qid iter docno rel")

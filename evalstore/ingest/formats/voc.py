@@ -34,6 +34,7 @@ import numpy as np
 import polars as pl
 
 from evalstore.errors import InvalidInput
+from evalstore.ingest.exact import INEXACT, inexact_text
 from evalstore.ingest.sources import Source, check_file
 
 __all__ = ["MISSING_SCORE", "read_classification", "text_lines"]
@@ -140,6 +141,12 @@ def read_classification(
             raise InvalidInput(
                 f"{path} line {res['row'][i]}: confidence {res['confidence'][i]!r} is not a "
                 "number that ranks (NaN and +Inf are refused)"
+            )
+        inexact = inexact_text(res["confidence"], score)
+        if inexact.any():
+            i = int(inexact.arg_true()[0])
+            raise InvalidInput(
+                f"{path} line {res['row'][i]}: confidence {res['confidence'][i]!r} " + INEXACT
             )
         label = _number(gt, "label", gt_path, pl.Int8)
         if not label.is_in([1, -1, 0]).all():
