@@ -241,6 +241,27 @@ def test_every_ndcg_counts_the_positives_of_an_n_positives_override(
             assert got == pytest.approx(sql, rel=1e-12)
 
 
+def test_overrides_that_add_more_positives_than_ndcg_can_rank_are_refused(
+    seeded: Path, tmp_path: Path
+) -> None:
+    """nDCG's ideal ranking holds a row per positive an override adds (2e7 took 13 s and
+    2.6 GB, 2^31 would not end): more than 2^24 in a run are refused at ingest."""
+    (tmp_path / "s.csv").write_text(GOOD + "r,a,0.5,1\n")
+    groups = tmp_path / "g.csv"
+    groups.write_text(f"group_id,n_positives\nq,{2**23 + 2}\nr,{2**23 + 1}\n")  # each has 1
+    args = ["ingest", str(tmp_path / "s.csv"), "-t", "retrieval", "--groups", str(groups)]
+    before = snapshot(seeded)
+    line = refused(run_cli(*args, "-r", "big", db=seeded))
+    assert line == (
+        f"Error: {groups}: column 'n_positives' adds 16,777,217 positives beyond the lists' +1 "
+        "labels (list 'q' adds 8,388,609), more than 16,777,216 (2^24), which nDCG's ideal "
+        "ranking can hold"
+    )
+    assert snapshot(seeded) == before
+    groups.write_text(f"group_id,n_positives\nq,{2**23 + 1}\nr,{2**23 + 1}\n")  # 2^24: taken
+    assert run_cli(*args, "-r", "big", db=seeded).returncode == 0
+
+
 def test_a_groups_row_of_no_list_is_refused(seeded: Path, tmp_path: Path) -> None:
     (tmp_path / "s.csv").write_text(GOOD)
     groups = tmp_path / "g.csv"

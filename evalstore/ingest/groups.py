@@ -3,13 +3,19 @@ optional ``n_positives`` override, slice columns such as ``sequence`` or ``diffi
 
 from __future__ import annotations
 
+import duckdb
 import polars as pl
 
+from evalstore import queries
 from evalstore.errors import InvalidInput
 from evalstore.ingest.sources import READ_ERRORS, Source, first_line, names_text, open_source
 from evalstore.ingest.validate import INT32, first_row, ids_text
 
-__all__ = ["NO_GROUPS", "check_matched", "read_groups"]
+__all__ = ["MAX_UNLISTED", "NO_GROUPS", "check_matched", "check_unlisted", "read_groups"]
+
+#: the most positives a run's n_positives overrides may add beyond its lists' +1 labels, all
+#: lists together: nDCG's ideal ranking holds a row for each (16,777,216 take seconds)
+MAX_UNLISTED = 1 << 24
 
 
 def read_groups(source: Source, fmt: str | None, task: str) -> pl.DataFrame:
@@ -102,4 +108,22 @@ def check_matched(groups: pl.DataFrame, names: pl.DataFrame, label: str, task: s
             + ("row matches" if lost.len() == 1 else "rows match")
             + f" no list of the {task} rows ingested: group_id {shown}{more}; each row "
             "describes a list ingested (a typo?)"
+        )
+
+
+def check_unlisted(con: duckdb.DuckDBPyConnection, run_id: int, task: str, label: str) -> None:
+    """Refuse n_positives overrides that add more than :data:`MAX_UNLISTED` positives beyond
+    the +1 labels of their lists, all together (read once the run's lists are indexed).
+
+    Raises:
+        InvalidInput: naming the file, the total and the list that adds the most.
+    """
+    added, group_id, most = queries.fetch_rows(
+        con, "store/n_positives_unlisted", {"run_id": run_id, "task": task}
+    )[0]
+    if added is not None and added > MAX_UNLISTED:
+        raise InvalidInput(
+            f"{label}: column 'n_positives' adds {int(added):,} positives beyond the lists' +1 "
+            f"labels (list {group_id!r} adds {int(most):,}), more than {MAX_UNLISTED:,} "
+            "(2^24), which nDCG's ideal ranking can hold"
         )

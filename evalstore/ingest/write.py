@@ -14,7 +14,7 @@ import polars as pl
 
 from evalstore import queries, runs
 from evalstore.errors import EvalstoreError, InvalidInput
-from evalstore.ingest.groups import NO_GROUPS, check_matched
+from evalstore.ingest.groups import NO_GROUPS, check_matched, check_unlisted
 from evalstore.ingest.index import index_lists
 from evalstore.ingest.sources import Source
 from evalstore.ingest.validate import INT32, Spec, check_labels
@@ -144,6 +144,7 @@ def write_run(
                     f"but {count} positive labels; n_positives may only add positives not "
                     "retrieved"
                 )
+            check_unlisted(con, run_id, task, _label_of(target.groups_source))
         queries.run(con, "store/set_next_list_id", {"next": first_list_id + written.ids})
     return IngestResult(
         run_id=run_id,

@@ -135,3 +135,14 @@ case {label} when 1 then 1 when 0 then -1 else error('evalstore-recheck') end
 
 -- name: label_bool
 case when {label} then 1 when not {label} then -1 else error('evalstore-recheck') end
+
+-- name: n_positives_unlisted
+-- $run_id, $task: the positives the lists' n_positives overrides add beyond their +1 labels,
+-- in all (NULL: no override), and the list that adds the most with its count. nDCG's ideal
+-- ranking holds one row per such positive (sql/lib/dcg.sql).
+select sum(g.n_positives - c.n_pos_labels) as added,
+       arg_max(g.group_id, g.n_positives - c.n_pos_labels) as group_id,
+       max(g.n_positives - c.n_pos_labels) as most
+from groups g
+join list_stats c on c.list_id = g.list_id
+where g.run_id = $run_id and g.task = $task and g.n_positives is not null;
