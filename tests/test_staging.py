@@ -35,8 +35,8 @@ def actions(tmp_path: Path) -> dict[str, tuple[tuple[str, str], Action]]:
     groups = tmp_path / "groups.csv"
     pl.DataFrame(
         {
-            "group_id": ["0", "1", "2", "9"],
-            "n_positives": [40, None, 50, 2],
+            "group_id": ["0", "1", "2", "5"],
+            "n_positives": [40, None, 50, 20],
             "kind": ["a", "b", "a", "b"],
         }
     ).write_csv(groups)
