@@ -26,6 +26,8 @@ from conftest import export_lists, snapshot, unwritable
 
 from evalstore import Store
 from evalstore.errors import EvalstoreError
+from evalstore.ingest.groups import MAX_UNLISTED
+from evalstore.ingest.outcomes import MAX_COUNT
 from evalstore.scale.export import export_runs, partition_path
 from evalstore.scale.importer import import_runs
 
@@ -192,6 +194,47 @@ CASES: dict[str, tuple[str, str, Callable[[pl.DataFrame], pl.DataFrame], str]] =
         lambda f: pl.concat([f, f]),
         r"2 row\(s\) with the same group twice \(e\.g\. 'g'\)",
     ),
+    # the bounds ingest gained (each imported with rc 0 before)
+    "a count above 2^53": (
+        "outcomes",
+        "o",
+        _first("fn", pl.lit(MAX_COUNT + 1, dtype=pl.Int64)),
+        r"1 row\(s\) with a TP, FP or FN count above 9,007,199,254,740,992 \(2\^53\)",
+    ),
+    "counts adding up beyond 2^53": (
+        "outcomes",
+        "o",
+        _first("tp", pl.lit(MAX_COUNT, dtype=pl.Int64)),  # + fp 2 + fn 3
+        r"tp \+ fp \+ fn above 9,007,199,254,740,992 .*\(e\.g\. 'g: 9007199254740997'\)",
+    ),
+    "counts whose sum overflows a BIGINT": (
+        "outcomes",
+        "o",
+        lambda f: f.with_columns(pl.lit(1 << 62, dtype=pl.Int64).alias(c) for c in ("tp", "fp")),
+        r"count above 9,007,199,254,740,992",
+    ),
+    "n_positives adding more than 2^24 positives": (
+        "groups",
+        "r1",
+        _first("n_positives", pl.lit(MAX_UNLISTED + 10, dtype=pl.Int32)),  # the list has 2
+        r"column 'n_positives' adds 16,777,224 positives beyond the lists' \+1 labels "
+        r"\(list '0' adds 16,777,224\), more than 16,777,216 \(2\^24\)",
+    ),
+    "a groups row of no list": (
+        "groups",
+        "r2",
+        lambda f: pl.concat(
+            [
+                f,
+                f.head(1).with_columns(
+                    pl.lit(999_999, dtype=pl.Int32).alias("list_id"),
+                    pl.lit("ghost").alias("group_id"),
+                ),
+            ]
+        ),
+        r"1 groups row\(s\) of no list of the run's scores \(e\.g\. list id 999999, group_id "
+        r"'ghost'\)",
+    ),
 }
 
 
@@ -232,6 +275,23 @@ def test_a_sound_export_imports_every_run_at_once(exported: Path, tmp_path: Path
         names = import_runs(target, exported)
         assert names == ["exp/r0", "exp/r1", "exp/r2", "kp/m", "out/o"]
         assert target.con.sql("select count(*) from scores").fetchall() == [(45,)]
+
+
+def test_a_metadata_groups_row_without_a_list_id_still_imports(
+    exported: Path, tmp_path: Path
+) -> None:
+    """A groups row with no list id is what ingest wrote for a groups-file row of no list
+    before it refused them: a store holding one exports and imports it as it is (a row of a
+    list id that no scores row has is refused above)."""
+    meta = pl.lit(None, dtype=pl.Int32).alias("list_id"), pl.lit("meta").alias("group_id")
+    _tamper(exported, "groups", "r2", lambda f: pl.concat([f, f.head(1).with_columns(*meta)]))
+    with Store(tmp_path / "dst.duckdb") as target:
+        import_runs(target, exported)
+        rows = target.con.sql(
+            "select g.group_id, g.list_id from groups g join runs r using (run_id) "
+            "where r.name = 'r2' and g.list_id is null"
+        ).fetchall()
+    assert rows == [("meta", None)]
 
 
 @pytest.mark.slow
@@ -456,6 +516,25 @@ def _other_run_row(out: Path) -> None:
     _rehash(out)
 
 
+def _scores_as(out: Path, kind: str, dtype: pl.DataType, first: object) -> None:
+    """Every run's scores of the type ``dtype`` (the manifest saying ``kind``), the first of
+    r1 ``first``: a careful tamperer's export of scores a float64 does not hold."""
+    for name in ("r0", "r1", "r2"):
+        path = _part(out, "scores", name)
+        frame = pl.read_parquet(path).with_columns(pl.col("score").round().cast(dtype))
+        (
+            _first("score", pl.lit(first, dtype=dtype))(frame) if name == "r1" else frame
+        ).write_parquet(path)
+
+    def retype(manifest: dict[str, Any]) -> None:
+        for column in manifest["tables"]["scores"]["columns"]:
+            if column["name"] == "score":
+                column["type"] = kind
+
+    _set_manifest(out, retype)
+    _rehash(out)
+
+
 def _miscounted(out: Path) -> None:
     run_id = _run_id(out, "m")
     _set_manifest(
@@ -579,6 +658,17 @@ DAMAGE: dict[str, tuple[Callable[[Path], None], str, str]] = {
         lambda out: os.mkfifo(out / "outcomes" / "pipe"),
         "outcomes/pipe",
         r"not a regular file or folder",
+    ),
+    # scores a float64 does not hold, which the store's float would round (imported before)
+    "integer scores beyond 2^53": (
+        lambda out: _scores_as(out, "BIGINT", pl.Int64, (1 << 53) + 1),
+        "manifest.json",
+        r"column scores\.score is BIGINT; an export's scores are DOUBLE or FLOAT",
+    ),
+    "scores as text": (
+        lambda out: _scores_as(out, "VARCHAR", pl.String, "0.30000000000000000001"),
+        "manifest.json",
+        r"column scores\.score is VARCHAR; an export's scores are DOUBLE or FLOAT",
     ),
 }
 

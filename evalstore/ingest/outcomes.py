@@ -19,7 +19,7 @@ from evalstore.ingest.write import IngestResult
 if TYPE_CHECKING:
     from evalstore.database import Database, Progress
 
-__all__ = ["OUTCOME_COLUMNS", "ingest_outcomes"]
+__all__ = ["MAX_COUNT", "OUTCOME_COLUMNS", "ingest_outcomes"]
 
 OUTCOME_COLUMNS = ("group_id", "tp", "fp", "fn", "outcome")
 
@@ -73,11 +73,11 @@ def ingest_outcomes(
             )
         counts = pl.DataFrame({"group_id": groups.astype(str), **values})
         total = counts["tp"] + counts["fp"] + counts["fn"]  # each <= 2^53: no overflow
-        big = total > _EXACT
+        big = total > MAX_COUNT
         if big.any():
             raise InvalidInput(
                 f"{where(frame, big.to_numpy(), 'tp')}: tp + fp + fn is {total[first_row(big)]:,}; "
-                f"a group's counts may add up to {_EXACT:,} (2^53) at most, which metrics "
+                f"a group's counts may add up to {MAX_COUNT:,} (2^53) at most, which metrics "
                 "sum and divide exactly"
             )
     _outcomes = counts.to_arrow()
@@ -99,7 +99,7 @@ def ingest_outcomes(
 
 # the most a count, and a group's tp + fp + fn, may be: exact as a double, and far from a
 # BIGINT's overflow in the metrics' sums (iou adds a group's counts, iou_micro a run's)
-_EXACT = 1 << 53
+MAX_COUNT = 1 << 53
 
 
 def _counts(frame: pl.DataFrame, col: str) -> pl.Series:
@@ -107,8 +107,8 @@ def _counts(frame: pl.DataFrame, col: str) -> pl.Series:
     series = frame[col] if col in frame.columns else None
     if series is not None and series.dtype.is_integer() and not series.null_count():
         counts = series.cast(pl.Int64, strict=False)  # null: beyond a BIGINT
-        too_big = counts.is_null() | (counts > _EXACT)
-        for bad, limit in ((counts < 0, ">= 0"), (too_big, f"from 0 to {_EXACT:,} (2^53)")):
+        too_big = counts.is_null() | (counts > MAX_COUNT)
+        for bad, limit in ((counts < 0, ">= 0"), (too_big, f"from 0 to {MAX_COUNT:,} (2^53)")):
             if bad.any():
                 raise InvalidInput(
                     f"{where(frame, bad.to_numpy(), col)} is {series[first_row(bad)]}; counts "
@@ -121,11 +121,11 @@ def _counts(frame: pl.DataFrame, col: str) -> pl.Series:
         raise InvalidInput(
             f"{where(frame, bad, col)} is {v[bad][0]:g}; counts must be whole numbers >= 0"
         )
-    big = v > _EXACT
+    big = v > MAX_COUNT
     if big.any():
         raise InvalidInput(
             f"{where(frame, big, col)} is {v[big][0]:g}; counts must be whole numbers from 0 "
-            f"to {_EXACT:,} (2^53)"
+            f"to {MAX_COUNT:,} (2^53)"
         )
     return pl.Series(col, v.astype(np.int64))
 

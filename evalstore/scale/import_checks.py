@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from evalstore import queries
-from evalstore.errors import EvalstoreError
+from evalstore.errors import EvalstoreError, InvalidInput
+from evalstore.ingest.groups import check_unlisted
+from evalstore.ingest.outcomes import MAX_COUNT
 from evalstore.logged import check_name
 from evalstore.runs import parse_params
 from evalstore.scale.layout import partition_path
@@ -27,7 +29,16 @@ from evalstore.schema import ROW_TABLES
 if TYPE_CHECKING:
     from evalstore.store import Store
 
-__all__ = ["check_items", "check_logged", "check_rows", "check_run_row", "unreadable_stream"]
+__all__ = [
+    "check_added_positives",
+    "check_items",
+    "check_listed_groups",
+    "check_logged",
+    "check_rows",
+    "check_run_row",
+    "check_score_type",
+    "unreadable_stream",
+]
 
 _DAMAGED = "the export is damaged, nothing was imported"
 
@@ -118,9 +129,21 @@ _ROW_PROBLEMS = {
     "match_seq": "a seq (the input position) negative or twice in the run",
     "pair_no": "a pair number twice in the run",
     "count": "a negative TP, FP or FN count",
+    "count_big": f"a TP, FP or FN count above {MAX_COUNT:,} (2^53)",
+    "count_sum": f"tp + fp + fn above {MAX_COUNT:,} (2^53), the most a group's counts may add "
+    "up to",
     "outcome_twice": "the same group twice",
 }
-_ROW_TABLES = {"pair_no": "pairs", "count": "outcomes", "outcome_twice": "outcomes"}
+_ROW_TABLES = {
+    "pair_no": "pairs",
+    "count": "outcomes",
+    "count_big": "outcomes",
+    "count_sum": "outcomes",
+    "outcome_twice": "outcomes",
+}
+#: The types a score column of an export may have: each value stored as it is (ingest
+#: refuses what a float64 does not hold exactly, evalstore/ingest/exact.py).
+_SCORE_TYPES = frozenset({"DOUBLE", "FLOAT"})
 
 
 def check_items(
@@ -157,7 +180,9 @@ def check_rows(
     con: duckdb.DuckDBPyConnection, root: Path, entry: Mapping[str, Any], run_id: int
 ) -> None:
     """Refuse the import when the run's matches or outcomes are what ingest refuses."""
-    found = queries.fetch_rows(con, "export/imported_row_problems", {"run_id": run_id})
+    found = queries.fetch_rows(
+        con, "export/imported_row_problems", {"run_id": run_id, "max_count": MAX_COUNT}
+    )
     if found:
         problem, n, group = found[0]
         table = _ROW_TABLES.get(problem, "matches")
@@ -167,3 +192,44 @@ def check_rows(
             f"{_ROW_PROBLEMS[problem]} "
             f"(e.g. {group!r}); the export is damaged, nothing was imported"
         )
+
+
+def check_score_type(where: Path, columns: list[dict[str, Any]]) -> None:
+    """Refuse a manifest whose scores are of a type other than DOUBLE or FLOAT (an export
+    writes DOUBLE): an integer beyond 2^53, a decimal or a text would be rounded into the
+    store's float, and rounding can make distinct scores ties (what ingest refuses)."""
+    kind = next((str(c["type"]) for c in columns if c["name"] == "score"), "DOUBLE")
+    if kind.upper() not in _SCORE_TYPES:
+        raise EvalstoreError(
+            f"{where}: column scores.score is {kind}; an export's scores are DOUBLE or FLOAT, "
+            f"which the store holds exactly (another type would be rounded, and distinct "
+            f"scores could become ties); {_DAMAGED}"
+        )
+
+
+def check_listed_groups(con: duckdb.DuckDBPyConnection, part: Path, ref: str) -> None:
+    """Refuse groups rows (``_import_ids``: their list_id and group_id) whose list id is no
+    list of the run's scores: ingest refuses a groups row of no list
+    (export/groups_of_no_list)."""
+    n, list_id, group_id = queries.fetch_rows(con, "export/groups_of_no_list")[0]
+    if n:
+        raise EvalstoreError(
+            f"{part}: run {ref}: {n:,} groups row(s) of no list of the run's scores (e.g. list "
+            f"id {list_id}, group_id {group_id!r}); each groups row describes a list; "
+            f"{_DAMAGED}"
+        )
+
+
+def check_added_positives(
+    con: duckdb.DuckDBPyConnection, root: Path, entry: Mapping[str, Any], run_id: int
+) -> None:
+    """Refuse n_positives overrides that add more positives beyond the lists' +1 labels than
+    ingest accepts (:func:`evalstore.ingest.groups.check_unlisted`, run once the imported
+    lists are indexed), per task as ingest checks them."""
+    part = partition_path(root, "groups", entry["run_id"])
+    ref = f"{entry['experiment']}/{entry['name']}"
+    for (task,) in queries.fetch_rows(con, "store/run_tasks", {"run_id": run_id}):
+        try:
+            check_unlisted(con, run_id, task, f"{part}: run {ref}")
+        except InvalidInput as exc:
+            raise EvalstoreError(f"{exc}; {_DAMAGED}") from None

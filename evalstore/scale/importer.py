@@ -23,10 +23,13 @@ from evalstore.runs import check_key_spellings, delete_run_rows
 from evalstore.scale.checksums import NO_CHECKSUMS
 from evalstore.scale.export import table_columns
 from evalstore.scale.import_checks import (
+    check_added_positives,
     check_items,
+    check_listed_groups,
     check_logged,
     check_rows,
     check_run_row,
+    check_score_type,
     unreadable_stream,
 )
 from evalstore.scale.layout import (
@@ -94,11 +97,13 @@ def import_runs(
     store; its rows are streamed from Parquet and checked as ingest checks them
     (:mod:`~evalstore.scale.import_checks`: the run's name, params and tags; scores that are
     NaN or +inf, labels other than -1, 0, 1, negative gains, an item or a seq twice in a
-    list, n_positives below the list's positives, a list without its groups row, non-finite
-    match coordinates, a match without its pair, negative counts; logged values as
-    ``evalstore log`` checks them). The first problem stops the import and nothing of it
-    stays: a failed, interrupted or killed import leaves the store as it was, so it can
-    simply be run again. Cached metric values are not part of an export: run
+    list, n_positives below the list's positives or adding more than ingest's bound beyond
+    them, a list without its groups row, a groups row of no list, non-finite match
+    coordinates, a match without its pair, counts negative or beyond 2^53 (each, and a
+    group's sum); logged values as ``evalstore log`` checks them). Scores must be DOUBLE
+    or FLOAT, which the store holds as they are. The first problem stops the import and
+    nothing of it stays: a failed, interrupted or killed import leaves the store as it was,
+    so it can simply be run again. Cached metric values are not part of an export: run
     ``evalstore eval`` afterwards.
 
     Args:
@@ -159,6 +164,8 @@ def _import_all(
         if unknown:
             raise SchemaError(f"{root}: column {table}.{unknown[0]} is not in this store's schema")
         columns[table] = names
+    if "scores" in manifest["tables"]:
+        check_score_type(root / MANIFEST, manifest["tables"]["scores"]["columns"])
     entries = manifest["runs"]
     for entry in entries:
         key = (entry["experiment"], entry["name"])
@@ -235,6 +242,13 @@ def _import_run(
                 rows_table = _rows_table(con, part)
                 text = queries.template(query, table=queries.quote_ident(rows_table, ROW_TABLES))
             elif table == "groups":
+                if keyed:  # before anything of it is inserted: a row of no list is refused
+                    con.register("_import_ids", _parquet_reader(part, ["list_id", "group_id"]))
+                    try:
+                        check_listed_groups(con, part, ref)
+                    finally:
+                        with contextlib.suppress(duckdb.Error):
+                            con.unregister("_import_ids")
                 kept = [c for c in columns[table] if c != "list_id"]
                 query = "export/import_groups" if keyed else "export/import_groups_by_group"
                 text = queries.template(
@@ -289,6 +303,7 @@ def _import_run(
         if rows_table is not None:
             check_items(con, root, entry, rows_table, run_id, first_list_id, n_lists)
             index_lists(con, rows_table, first_list_id, first_list_id + n_lists)
+            check_added_positives(con, root, entry, run_id)
     if run_id is None:  # the runs table is imported first; a missing row fails above
         raise EvalstoreError(f"{root}: no runs row imported for {ref}")
     check_rows(con, root, entry, run_id)

@@ -80,6 +80,19 @@ select $run_id, {source_columns}, m.new_id
 from _import i
 left join _list_map m on m.task = i.task and m.group_id is not distinct from i.group_id;
 
+-- name: groups_of_no_list
+-- The groups rows of `_import_ids` (the list_id and group_id of one run's groups partition,
+-- with list ids) whose list id is
+-- no list of the run's scores (`_list_map`, made from them): ingest writes a groups row for
+-- each list it writes and refuses one of no list (evalstore/ingest/groups.py check_matched),
+-- and a list has rows. A NULL list id is a metadata row, which ingest wrote before it
+-- refused them: kept, as the store it came from holds it. Output: n (rows), list_id and
+-- group_id of one example (one row; n = 0 when every row describes a list).
+select count(*) as n, any_value(i.list_id) as list_id, any_value(i.group_id) as group_id
+from _import_ids i
+where i.list_id is not null
+  and not exists (select 1 from _list_map m where m.old_id = i.list_id);
+
 -- name: imported_item_problems
 -- What is wrong with the ranked items just imported into the row table {table} (quoted, one
 -- of ROW_TABLES) under the new list ids $first INTEGER .. $last INTEGER of the run $run_id
@@ -181,7 +194,8 @@ having count(*) > 0;
 -- NaN score, a match of a pair without its pairs row, a match without a finite truth (none
 -- stored and no homography of its pair that sends it to a finite point), a match seq (its
 -- input position) negative or twice in the run, a pair number twice in the run, a negative
--- count, a group's outcomes twice.
+-- count, a count above $max_count BIGINT or a group's tp + fp + fn above it (ingest's bound,
+-- evalstore/ingest/outcomes.py MAX_COUNT: 2^53, exact as a double), a group's outcomes twice.
 -- Output: problem, n (rows), group_id (the pair or group of one example); one row per kind of
 -- problem found.
 with
@@ -219,6 +233,16 @@ union all
 select 'count', count(*), any_value(group_id)
 from outcomes
 where run_id = $run_id and (tp < 0 or fp < 0 or fn < 0)
+having count(*) > 0
+union all
+select 'count_big', count(*), any_value(group_id)
+from outcomes
+where run_id = $run_id and (tp > $max_count or fp > $max_count or fn > $max_count)
+having count(*) > 0
+union all
+select 'count_sum', count(*), any_value(group_id || ': ' || (cast(tp as hugeint) + fp + fn))
+from outcomes
+where run_id = $run_id and cast(tp as hugeint) + fp + fn > $max_count
 having count(*) > 0
 union all
 select 'outcome_twice', count(*), any_value(group_id)
