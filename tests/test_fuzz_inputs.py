@@ -4,7 +4,8 @@ was; never a traceback.
 
 Every input format starts from a small valid corpus (ranked lists in CSV, TSV, Parquet,
 NDJSON and ``.npz``, a ``--groups`` file, PASCAL VOC results with their ground truth,
-keypoint matches with pairs, homography and disparity files, counted outcomes). Each case
+keypoint matches with pairs, homography and disparity files, counted outcomes, an HPatches
+descriptor folder with the benchmark's task files). Each case
 mutates one of its files, chosen by a seeded RNG: bytes (truncated, flipped, lines deleted,
 duplicated or swapped, a BOM, CRLF, NUL, a stray quote, a field replaced by a huge integer,
 text or a float, garbage) or the table before it is written (floats in ids, text in numbers,
@@ -49,19 +50,26 @@ Columns = dict[str, Any]  # column name -> list of values (or an array)
 
 @dataclass(frozen=True)
 class Table:
-    """A table file of a corpus, written in ``fmt`` (csv, tsv, ndjson, parquet, npz)."""
+    """A table file of a corpus, written in ``fmt`` (csv, tsv, ndjson, parquet, npz); a CSV or
+    TSV without its header line where ``header`` is false (an HPatches descriptor file)."""
 
     fmt: str
     columns: Columns
+    header: bool = True
 
 
 @dataclass(frozen=True)
 class Corpus:
     """Valid inputs of one ingest: the CLI arguments (split at spaces; ``{d}`` stands for the
-    folder of the files) and the files (a table, or bytes)."""
+    folder of the files), the files (a table, or bytes) and those its cases damage (all of
+    them when empty: a few where many files play one role, as an HPatches folder's 32)."""
 
     args: str
     files: dict[str, Table | bytes]
+    targets: tuple[str, ...] = ()
+
+    def damaged(self) -> list[str]:
+        return sorted(self.targets or self.files)
 
 
 # -- the valid corpora -------------------------------------------------------------------------
@@ -127,6 +135,46 @@ VOC_TRUTH = b"000005  1\n000007 -1\n000009  0\n000012  1\n000017 -1\n"
 TREC_RUN = b"q1 Q0 d1 1 2.5 run\nq1 Q0 d2 2 1.0 run\nq1 Q0 d9 3 1.0 run\nq2\tQ0 d3 1 0.5 run\n"
 TREC_QRELS = b"q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\nq2 0 d4 1\n"
 
+
+def _hpatches() -> dict[str, Table | bytes]:
+    """A tiny HPatches dataset in the benchmark's layout (see tests/test_hpatches_format.py):
+    the descriptor folder ``DESC/<sequence>/{ref,e1..t5}.csv`` of two sequences (4 and 3
+    patches of 4 values, no header; each image's patch a noisy copy of its ``ref`` patch) and
+    the task files of split ``a`` (``tasks/splits/splits.json``, ``verif_*``, ``retr_*``)."""
+    rng = np.random.default_rng(20240917)
+    files: dict[str, Table | bytes] = {}
+    for seq, n in (("i_a", 4), ("v_b", 3)):
+        ref = rng.normal(size=(n, 4)).round(3)
+        for image in ("ref", *(f"{z}{k}" for z in "eht" for k in range(1, 6))):
+            noise = 0.0 if image == "ref" else 0.05 * ("eht".index(image[0]) + 1)
+            values = (ref + rng.normal(scale=noise, size=ref.shape)).round(3)
+            columns = {f"c{i}": values[:, i].tolist() for i in range(4)}
+            files[f"DESC/{seq}/{image}.csv"] = Table("csv", columns, header=False)
+    splits = {"a": {"name": "a", "test": ["i_a", "v_b"], "train": []}}
+    files["tasks/splits/splits.json"] = json.dumps(splits).encode()
+    pairs = {
+        "pos": [("i_a", 0, 0, "i_a", 3, 0), ("v_b", 1, 2, "v_b", 5, 2), ("i_a", 2, 1, "i_a", 4, 1)],
+        "neg_intra": [
+            ("i_a", 0, 0, "i_a", 3, 1), ("v_b", 1, 2, "v_b", 5, 0), ("i_a", 2, 3, "i_a", 4, 1)
+        ],
+        "neg_inter": [
+            ("i_a", 0, 0, "v_b", 3, 1), ("v_b", 1, 2, "i_a", 5, 3), ("i_a", 2, 1, "v_b", 4, 0)
+        ],
+    }  # fmt: skip
+    for name, rows in pairs.items():
+        names = ("s1", "t1", "idx1", "s2", "t2", "idx2")
+        columns = {col: [row[i] for row in rows] for i, col in enumerate(names)}
+        files[f"tasks/verif_{name}_split-a.csv"] = Table("csv", columns)
+    patches = {"queries": ["i_a/1", "v_b/0"], "distractors": ["i_a/0", "i_a/2", "v_b/1", "v_b/2"]}
+    for name, ids in patches.items():
+        columns = {"s": [p[:3] for p in ids], "idx": [int(p[4:]) for p in ids]}
+        files[f"tasks/retr_{name}_split-a.csv"] = Table("csv", columns)
+    return files
+
+
+HPATCHES = _hpatches()
+HPATCHES_ARGS = "{d}/DESC --format hpatches --hpatches-tasks {d}/tasks"
+
 CORPORA: dict[str, Corpus] = {
     "csv": Corpus("{d}/s.csv -t retrieval", {"s.csv": Table("csv", RANKED)}),
     "parquet": Corpus("{d}/s.parquet -t retrieval", {"s.parquet": Table("parquet", RANKED_INT)}),
@@ -174,6 +222,16 @@ CORPORA: dict[str, Corpus] = {
     "outcomes-items": Corpus(
         "{d}/o.parquet -t outcomes", {"o.parquet": Table("parquet", OUTCOMES)}
     ),
+    # all three tasks (no --task): every file is read; the cases damage a descriptor file
+    # (ref, or an image of each noise level) or one of the task files
+    "hpatches": Corpus(
+        HPATCHES_ARGS,
+        HPATCHES,
+        ("DESC/i_a/ref.csv", "DESC/i_a/e1.csv", "DESC/v_b/h3.csv", "DESC/v_b/t5.csv"),
+    ),
+    "hpatches-tasks": Corpus(
+        HPATCHES_ARGS, HPATCHES, tuple(p for p in HPATCHES if p.startswith("tasks/"))
+    ),
 }
 
 
@@ -202,7 +260,8 @@ def write_table(table: Table) -> bytes:
     if table.fmt in ("csv", "tsv"):
         out = io.StringIO()
         writer = csv.writer(out, delimiter="," if table.fmt == "csv" else "\t", lineterminator="\n")
-        writer.writerow(columns)
+        if table.header:
+            writer.writerow(columns)
         for r in range(n):
             writer.writerow([_cell(v[r]) for v in columns.values() if r < len(v)])
         return out.getvalue().encode()
@@ -433,7 +492,7 @@ def fast_kinds(name: str) -> list[str]:
 def make_case(name: str, index: int, kind: str) -> Case:
     rng = random.Random(f"{SEED}/{name}/{index}")
     corpus = CORPORA[name]
-    target = rng.choice(sorted(corpus.files))
+    target = rng.choice(corpus.damaged())
     files: dict[str, bytes | str | None] = {
         path: item if isinstance(item, bytes) else write_table(item)
         for path, item in corpus.files.items()
@@ -441,7 +500,8 @@ def make_case(name: str, index: int, kind: str) -> Case:
     }
     item = corpus.files[target]
     if kind in TABLE_MUTATIONS and isinstance(item, Table):
-        files[target] = write_table(Table(item.fmt, TABLE_MUTATIONS[kind](rng, dict(item.columns))))
+        changed = TABLE_MUTATIONS[kind](rng, dict(item.columns))
+        files[target] = write_table(Table(item.fmt, changed, item.header))
     elif kind == "directory":
         files[target] = None
     elif kind in SPECIAL:
@@ -660,6 +720,14 @@ def _npz_declaring(columns: Columns, name: str, n: int) -> bytes:
     return out.getvalue()
 
 
+def _descriptors(path: str, **first: float) -> bytes:
+    """An HPatches descriptor file of the corpus with values of its first row changed."""
+    table = HPATCHES[path]
+    assert isinstance(table, Table)
+    columns = {k: [first.get(k, v[0]), *v[1:]] for k, v in table.columns.items()}
+    return write_table(Table(table.fmt, columns, table.header))
+
+
 def _flip_at(data: bytes, at: int) -> bytes:
     return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :]
 
@@ -842,6 +910,18 @@ NAMED: dict[str, tuple[str, str, bytes, str | None]] = {
         _table("parquet", OUTCOMES, outcome=[[o] for o in OUTCOMES["outcome"]]),
         "column 'outcome' holds List(String), not words",
     ),
+    "a descriptor value beyond float32": (
+        "hpatches",
+        "DESC/v_b/e3.csv",
+        _descriptors("DESC/v_b/e3.csv", c1=1e308),
+        "DESC/v_b/e3.csv line 1: a value is infinite (or beyond float32",
+    ),
+    "descriptor lines ended by a lone CR": (
+        "hpatches",
+        "DESC/i_a/e1.csv",
+        _descriptors("DESC/i_a/e1.csv").replace(b"\n", b"\r"),
+        "DESC/i_a/e1.csv line 1 column 4: '",  # one line: polars splits at LF alone
+    ),
 }
 
 
@@ -889,11 +969,12 @@ def test_what_is_not_a_file_is_refused_in_every_role(
     kind: str, template: Template, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     """A FIFO (which a read would wait on for ever), a link to a device, a symbolic link
-    loop or a link to nothing in place of each file of every corpus: refused in one line
+    loop or a link to nothing in place of each file of every corpus (each its cases damage):
+    refused in one line
     (or, where the file is one of several a folder may hold, ingested without it)."""
     failures = []
     for name, corpus in CORPORA.items():
-        for i, target in enumerate(sorted(corpus.files)):  # a folder of files each
+        for i, target in enumerate(corpus.damaged()):  # a folder of files each
             files = {**make_case(name, 0, "none").files, target: SPECIAL[kind]}
             outcome = attempt(Case(name, i, kind, target, files), template, tmp_path, capfd)
             if outcome.verdict == "wrong":
@@ -924,4 +1005,5 @@ def test_every_input_format_and_task_has_a_corpus() -> None:
     formats = {a[a.index("--format") + 1] for a in args if "--format" in a}
     formats |= {t.fmt for c in CORPORA.values() for t in c.files.values() if isinstance(t, Table)}
     assert set(FORMATS) <= formats
-    assert {*TASKS, "keypoints", "outcomes"} <= {a[a.index("-t") + 1] for a in args}
+    assert {*TASKS, "keypoints", "outcomes"} <= {a[a.index("-t") + 1] for a in args if "-t" in a}
+    assert "hpatches" in formats

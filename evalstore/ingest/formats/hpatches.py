@@ -174,7 +174,8 @@ def _read_file(path: Path, distance: str) -> np.ndarray:
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise InvalidInput(f"{path} line {row + 1}: NaN is not a descriptor value")
-    stored = values.astype(np.float32)
+    with np.errstate(over="ignore"):  # a value beyond float32 becomes inf: refused below
+        stored = values.astype(np.float32)
     if not np.isfinite(stored).all():
         row = int(np.flatnonzero(~np.isfinite(stored).all(axis=1))[0])
         raise InvalidInput(
@@ -201,12 +202,19 @@ _NUMBER = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$|^\s*[-+]?(i
 
 
 def _diagnose(path: Path, sep: str, width: int, reason: str) -> InvalidInput:
-    """The first line of a file that polars refused, found by reading it line by line."""
+    """The first line of a file that polars refused, found by reading it line by line.
+
+    Lines end at a ``\n`` (a ``\r`` before it is part of the ending), as polars and the
+    readline that found ``width`` split them: a lone ``\r`` or another Unicode line break
+    stays inside its line, where it is no number."""
     try:
         text = path.read_bytes().decode("utf-8", errors="replace")
     except OSError as exc:
         return InvalidInput(f"{path}: cannot read: {exc.strerror or exc}")
-    for number, line in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
+    lines = text.removeprefix("\ufeff").split("\n")
+    if len(lines) > 1 and not lines[-1]:  # the ending of the last line
+        lines.pop()
+    for number, line in enumerate((x.removesuffix("\r") for x in lines), start=1):
         if not line.strip():
             return InvalidInput(f"{path} line {number}: an empty line")
         fields = line.split(sep)
