@@ -720,6 +720,12 @@ def _npz_declaring(columns: Columns, name: str, n: int) -> bytes:
     return out.getvalue()
 
 
+def _hpatches_file(path: str) -> bytes:
+    table = HPATCHES[path]
+    assert isinstance(table, Table)
+    return write_table(table)
+
+
 def _descriptors(path: str, **first: float) -> bytes:
     """An HPatches descriptor file of the corpus with values of its first row changed."""
     table = HPATCHES[path]
@@ -921,6 +927,24 @@ NAMED: dict[str, tuple[str, str, bytes, str | None]] = {
         "DESC/i_a/e1.csv",
         _descriptors("DESC/i_a/e1.csv").replace(b"\n", b"\r"),
         "DESC/i_a/e1.csv line 1 column 4: '",  # one line: polars splits at LF alone
+    ),
+    "a descriptor value with a space after it": (
+        "hpatches",
+        "DESC/v_b/t5.csv",
+        _descriptors("DESC/v_b/t5.csv").replace(b",", b" ,", 1),
+        "DESC/v_b/t5.csv line 1 column 1: '",
+    ),
+    "a verification pair of 7 fields": (
+        "hpatches-tasks",
+        "tasks/verif_pos_split-a.csv",
+        _hpatches_file("tasks/verif_pos_split-a.csv").replace(b"v_b,5,2", b"v_b,5,2,9"),
+        "verif_pos_split-a.csv line 3: 7 fields, but the header has 6",
+    ),
+    "a task file not UTF-8": (
+        "hpatches-tasks",
+        "tasks/retr_queries_split-a.csv",
+        _hpatches_file("tasks/retr_queries_split-a.csv").replace(b"v_b", b"v_\xff"),
+        "retr_queries_split-a.csv line 3: not UTF-8 text",
     ),
 }
 

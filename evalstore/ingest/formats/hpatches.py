@@ -198,7 +198,8 @@ def _read_file(path: Path, distance: str) -> np.ndarray:
     return values
 
 
-_NUMBER = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$|^\s*[-+]?(inf|nan)\s*$", re.I)
+#: a number as polars reads a Float64 (spaces before it, none after)
+_NUMBER = re.compile(r"^\s*[-+]?((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|inf|infinity|nan)$", re.I)
 
 
 def _diagnose(path: Path, sep: str, width: int, reason: str) -> InvalidInput:
@@ -225,7 +226,7 @@ def _diagnose(path: Path, sep: str, width: int, reason: str) -> InvalidInput:
             )
         for col, value in enumerate(fields, start=1):
             if not _NUMBER.match(value):
-                what = "an empty value" if not value.strip() else f"{value.strip()!r}"
+                what = "an empty value" if not value.strip() else repr(value)
                 return InvalidInput(f"{path} line {number} column {col}: {what} is not a number")
     return InvalidInput(f"{path}: cannot read as descriptors: {reason}")
 

@@ -18,6 +18,8 @@ Formats, as hpatches/hpatches-benchmark writes and reads them (``python/utils/ta
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 from dataclasses import dataclass
@@ -126,7 +128,7 @@ def _read_table(path: Path, columns: tuple[str, ...]) -> pl.DataFrame:
     try:
         raw = pl.read_csv(path, infer_schema=False)
     except READ_ERRORS as exc:
-        raise InvalidInput(f"{path}: cannot read as CSV: {first_line(exc)}") from None
+        raise _diagnose(path, first_line(exc)) from None
     missing = [c for c in columns if c not in raw.columns]
     if missing:
         raise InvalidInput(
@@ -154,6 +156,33 @@ def _read_table(path: Path, columns: tuple[str, ...]) -> pl.DataFrame:
             )
         out[col] = value
     return pl.DataFrame(out)
+
+
+def _diagnose(path: Path, reason: str) -> InvalidInput:
+    """The first line of a task file that polars refused: not UTF-8 text, not CSV, or of
+    another number of fields than the header."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return InvalidInput(f"{path}: cannot read: {exc.strerror or exc}")
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            return InvalidInput(f"{path} line {number}: not UTF-8 text")
+    reader = csv.reader(io.StringIO(data.decode("utf-8").removeprefix("\ufeff"), newline=""))
+    try:
+        width = None
+        for row in reader:
+            if width is None:
+                width = len(row)
+            elif row and len(row) != width:
+                return InvalidInput(
+                    f"{path} line {reader.line_num}: {len(row)} fields, but the header has {width}"
+                )
+    except csv.Error as exc:
+        return InvalidInput(f"{path} line {reader.line_num}: cannot read as CSV: {exc}")
+    return InvalidInput(f"{path}: cannot read as CSV: {reason}")
 
 
 def _line(mask: pl.Series) -> int:
