@@ -23,6 +23,7 @@ from definitions import ndcg as slow_ndcg
 from definitions import ndcg_at_k as slow_ndcg_at_k
 
 from evalstore import InvalidInput, Store, queries
+from evalstore.ingest import exact
 from evalstore.metrics import METRICS
 from evalstore.references import Params, RankedLists
 
@@ -127,6 +128,36 @@ def test_ordinary_floats_are_stored_exactly(store: Store, tmp_path: Path) -> Non
     store.ingest(path, task="retrieval", run="r", git_commit=None)
     got = store.con.execute("select score from scores order by seq").fetchall()
     assert [s for (s,) in got] == [float(t) for t in texts]
+
+
+def test_the_bulk_rule_is_decimal_arithmetic_on_long_texts() -> None:
+    """The rows checked one by one (printed back by the float's own formatting) are judged
+    as exact decimal arithmetic judges them: random 15-18 digit numbers of any exponent, and
+    floats printed to 15-22 digits (``%.18e`` and friends), some refused, some not."""
+    rng = np.random.default_rng(29)
+    texts = [
+        f"{rng.choice(['', '-'])}{d[0]}.{d[1:]}e{rng.integers(-30, 31)}"
+        for d in (str(rng.integers(10 ** (k - 1), 10**k - 1)) for k in rng.integers(15, 19, 4000))
+    ]
+    values = rng.standard_normal(4000) * 10.0 ** rng.integers(-20, 20, 4000)
+    texts += [
+        format(v, f".{int(n)}e") for v, n in zip(values, rng.integers(14, 22, 4000), strict=True)
+    ]
+    texts += [
+        "9007199254740993",
+        "0.30000000000000000001",
+        "0.29999999999999999",
+        "1e-400",
+        "4.9406564584124654e-324",
+        "1.7976931348623157e308",
+        "-1.5000000000000000000",
+    ]
+    series = pl.Series(texts)
+    parsed = series.cast(pl.Float64)
+    got = exact.inexact_text(series, parsed).to_list()
+    want = [not exact.round_trips(t, v) for t, v in zip(texts, parsed.to_list(), strict=True)]
+    assert got == want
+    assert 100 < sum(want) < len(texts) - 100  # both outcomes are exercised
 
 
 def test_a_decimal_column_is_checked_by_its_digits(store: Store) -> None:
