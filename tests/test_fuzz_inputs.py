@@ -946,6 +946,12 @@ NAMED: dict[str, tuple[str, str, bytes, str | None]] = {
         _hpatches_file("tasks/retr_queries_split-a.csv").replace(b"v_b", b"v_\xff"),
         "retr_queries_split-a.csv line 3: not UTF-8 text",
     ),
+    "a stray quote in a task file": (
+        "hpatches-tasks",
+        "tasks/verif_neg_intra_split-a.csv",
+        _hpatches_file("tasks/verif_neg_intra_split-a.csv").replace(b"v_b,1", b'v_b",1'),
+        "verif_neg_intra_split-a.csv line 3: a stray quote in 'v_b\"'",
+    ),
 }
 
 

@@ -18,8 +18,6 @@ Formats, as hpatches/hpatches-benchmark writes and reads them (``python/utils/ta
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 from dataclasses import dataclass
@@ -159,29 +157,32 @@ def _read_table(path: Path, columns: tuple[str, ...]) -> pl.DataFrame:
 
 
 def _diagnose(path: Path, reason: str) -> InvalidInput:
-    """The first line of a task file that polars refused: not UTF-8 text, not CSV, or of
-    another number of fields than the header."""
+    """The first line of a task file that polars refused: not UTF-8 text, a stray quote (a
+    value is a sequence name or an index: a quote may only wrap one whole), or another number
+    of fields than the header. Lines end at a ``\n``, as polars splits them."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         return InvalidInput(f"{path}: cannot read: {exc.strerror or exc}")
-    for number, line in enumerate(data.split(b"\n"), start=1):
+    lines = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+    if len(lines) > 1 and not lines[-1]:  # the ending of the last line
+        lines.pop()
+    width = 0
+    for number, raw in enumerate(lines, start=1):
         try:
-            line.decode("utf-8")
+            line = raw.decode("utf-8").removesuffix("\r")
         except UnicodeDecodeError:
             return InvalidInput(f"{path} line {number}: not UTF-8 text")
-    reader = csv.reader(io.StringIO(data.decode("utf-8").removeprefix("\ufeff"), newline=""))
-    try:
-        width = None
-        for row in reader:
-            if width is None:
-                width = len(row)
-            elif row and len(row) != width:
-                return InvalidInput(
-                    f"{path} line {reader.line_num}: {len(row)} fields, but the header has {width}"
-                )
-    except csv.Error as exc:
-        return InvalidInput(f"{path} line {reader.line_num}: cannot read as CSV: {exc}")
+        fields = line.split(",")
+        for value in fields:
+            if '"' in value.removeprefix('"').removesuffix('"') or value.count('"') == 1:
+                return InvalidInput(f"{path} line {number}: a stray quote in {value!r}")
+        if number == 1:
+            width = len(fields)
+        elif line.strip() and len(fields) != width:
+            return InvalidInput(
+                f"{path} line {number}: {len(fields)} fields, but the header has {width}"
+            )
     return InvalidInput(f"{path}: cannot read as CSV: {reason}")
 
 
