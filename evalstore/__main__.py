@@ -8,14 +8,15 @@ ignored, but importing polars installs a handler of its own over it (polars 2.1)
 stopped polars' readers part of the way; so the signal is also blocked, here, before any
 thread is started, and every thread started later inherits the mask."""
 
-import signal
 import sys
 
 
 def main() -> None:
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN and hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
+        import signal  # here, not at the top: importing it takes long enough to be stopped
+
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN and hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         from evalstore.cli import main as run
         from evalstore.cli.common import INTERRUPTS
     except KeyboardInterrupt:

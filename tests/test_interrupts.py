@@ -327,12 +327,20 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 _FRAME = re.compile(r'File "([^"]+)", line \d+')
 
 
+#: what Python runs of ours before the command line's first line (``evalstore.__main__``):
+#: the package and what it imports at its top
+_PACKAGE_START = tuple(
+    f"evalstore{os.sep}{name}" for name in ("__init__.py", "errors.py", "version.py")
+)
+
+
 def _interpreter_start(stderr: str) -> bool:
     """A traceback of CPython's own start: no frame of evalstore's code but the import of
-    the package itself (``evalstore/__init__.py``), which Python runs before any of ours."""
+    the package itself (``evalstore/__init__.py`` and its errors and version), which Python
+    runs before any line of the command line's."""
     frames = _FRAME.findall(stderr)
     ours = [f for f in frames if f"{os.sep}evalstore{os.sep}" in f]
-    return "Traceback" in stderr and all(f.endswith(f"evalstore{os.sep}__init__.py") for f in ours)
+    return "Traceback" in stderr and all(f.endswith(_PACKAGE_START) for f in ours)
 
 
 def trial(lab: Lab, kind: str, delay: float, ignored: bool) -> str:
@@ -476,3 +484,24 @@ def test_a_dead_process_new_store_file_is_removed_by_the_next_ingest(lab: Lab) -
                     "--db", str(db), *COMMON])  # fmt: skip
     assert leftovers(folder) == [live.name]
     assert json.dumps(fingerprint(db)) == json.dumps(lab.reference("csv-new-store").whole)
+
+
+@pytest.mark.slow
+def test_a_ctrl_c_while_duckdb_loads_is_one_line(lab: Lab) -> None:
+    """A SIGINT swept over a command's first 0.4 s, through the import of DuckDB's
+    extension, which aborts the process (SIGABRT, "Critical nanobind error") when a
+    KeyboardInterrupt is raised inside it: the command holds the signal until the module
+    has loaded, then ends as any Ctrl-C does."""
+    for step in range(80):
+        job = start(["runs", "--db", str(lab.template)], lab.root)
+        time.sleep(0.005 * step)
+        with contextlib.suppress(ProcessLookupError):  # it had ended
+            os.killpg(job.pid, signal.SIGINT)
+        _, stderr = job.communicate(timeout=60)
+        said = f"after {0.005 * step:.3f}s: rc {job.returncode}\n{stderr}"
+        if "Traceback" in stderr:  # CPython's own start, before any of ours
+            assert _interpreter_start(stderr) and job.returncode in (1, -signal.SIGINT), said
+            continue
+        assert job.returncode in (0, 130, -signal.SIGINT), said
+        if job.returncode == 130:
+            assert stderr.strip().startswith("Error: ") and len(stderr.strip().splitlines()) == 1

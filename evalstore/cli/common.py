@@ -182,6 +182,26 @@ def watch_interrupts() -> None:
         signal.signal(signal.SIGINT, _on_sigint)
 
 
+@contextlib.contextmanager
+def held_interrupts() -> Iterator[None]:
+    """Hold a Ctrl-C that comes inside the block until it ends, then raise it: DuckDB's
+    extension module, a nanobind one, aborts the process (SIGABRT, a "Critical nanobind
+    error") when a KeyboardInterrupt is raised while it loads. Only where the command's own
+    handler is in place (not where SIGINT is ignored, nor off the main thread)."""
+    if signal.getsignal(signal.SIGINT) is not _on_sigint:
+        yield
+        return
+    came: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, _on_sigint)
+    if came:
+        INTERRUPTS["signalled"] = True
+        raise KeyboardInterrupt
+
+
 def interrupted(exc: BaseException) -> bool:
     """Ctrl-C: Python's KeyboardInterrupt, or DuckDB's InterruptException (or RuntimeError)
     when it came in a query (told apart by name: importing DuckDB here would slow every
@@ -211,13 +231,14 @@ def command(
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*a: Any, **kw: Any) -> Any:
-            from evalstore.database import notify_upgrades, notify_waits
-
-            notify_waits(_waiting)  # a command that waits for a store's lock says so, once
-            notify_upgrades(_upgraded)  # and a writer that upgrades a store's schema
             INTERRUPTS.update(signalled=False, told=False, finished=False)
             watch_interrupts()
             try:
+                with held_interrupts():  # the first import of DuckDB
+                    from evalstore.database import notify_upgrades, notify_waits
+
+                notify_waits(_waiting)  # a command that waits for a store's lock says so, once
+                notify_upgrades(_upgraded)  # and a writer that upgrades a store's schema
                 result = fn(*a, **kw)
             except BaseException as exc:
                 # after a Ctrl-C, whatever error it surfaced as (DuckDB's wrapping of the
