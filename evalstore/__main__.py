@@ -31,6 +31,10 @@ def main() -> None:
         if exc.code == 130:  # Typer ends a Ctrl-C outside a command without a word
             _untold(INTERRUPTS)
         raise
+    finally:
+        # the command is over: a Ctrl-C now would only stop Python's shutdown (joining
+        # threads), printed as an "Exception ignored" traceback
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _untold(interrupts: dict[str, bool]) -> None:
