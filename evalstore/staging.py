@@ -35,7 +35,7 @@ from evalstore.private_files import private_path, remove_stale, remove_store_fil
 from evalstore.schema import ROW_TABLES, rows_sql
 from evalstore.store import Store, write_store
 
-__all__ = ["ingest_staged", "merge_staged", "remove_stale", "staging_path"]
+__all__ = ["ingest_staged", "merge_staged", "staging_path"]
 
 
 def staging_path(store_path: Path) -> Path:

@@ -27,9 +27,8 @@ def handed_over(
     """Run ``produce(put)`` in a thread and yield each item it puts, in order, up to
     ``depth`` ahead of the consumer. ``put(item)`` returns False once the consumer has stopped
     (``produce`` should then return; what it returns is ignored). The generator ends when
-    ``produce`` returned; what it
-    raised (any BaseException) is raised here. Closing the generator stops the producer and
-    waits for its thread.
+    ``produce`` returned; what it raised (any BaseException) is raised here. Closing the
+    generator stops the producer and waits for its thread.
 
     >>> list(handed_over(lambda put: all(put(i) for i in range(3))))
     [0, 1, 2]
