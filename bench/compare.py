@@ -8,8 +8,8 @@ process, ``evalstore compare bench/a bench/b --format json`` (metric values cach
 statistics and their queries alone). Prints wall seconds and CPU seconds of the whole
 process (user + sys of every thread, from ``getrusage(RUSAGE_CHILDREN)`` around the
 subprocess), best of ``--repeat``, and, in this process, the wall and CPU time of
-:func:`evalstore.stats.paired_stats` alone on the runs' per-list differences (bootstrap
-interval and sign-flip test, 1,000 resamples and 10,000 sign vectors).
+:func:`evalstore.analysis.statistics.paired_stats` alone on the runs' per-list differences
+(bootstrap interval and sign-flip test, 1,000 resamples and 10,000 sign vectors).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from evalstore import Store, evaluate
-from evalstore.compare import paired_lists
-from evalstore.stats import paired_stats
+from evalstore.analysis.compare import paired_lists
+from evalstore.analysis.statistics import paired_stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _measure

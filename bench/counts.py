@@ -26,7 +26,8 @@ from typing import Any
 
 import duckdb
 
-from evalstore import Store, queries
+from evalstore import Store
+from evalstore.db import queries
 
 TARGET = 0.2
 

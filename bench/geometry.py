@@ -21,8 +21,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from evalstore import Store, queries
+from evalstore import Store
 from evalstore.core import geometry, matching
+from evalstore.db import queries
 
 SIGMAS = [3.0, 6.0, 9.0]
 
@@ -90,9 +91,7 @@ def main() -> None:
     sql_mean = {s: np.mean([r[3] for r in rows if r[2] == s]) for s in SIGMAS}  # type: ignore[union-attr]
     np_mean = dict(zip(SIGMAS, np.asarray(values).mean(axis=0), strict=True))
     agree = all(abs(sql_mean[s] - np_mean[s]) <= 1e-12 for s in SIGMAS)
-    print(
-        f"{args.pairs:,} pairs x {args.matches:,} matches; setup (data and ingest) {setup:.1f} s"
-    )
+    print(f"{args.pairs:,} pairs x {args.matches:,} matches; setup (data and ingest) {setup:.1f} s")
     print(
         f"precision@sigma for sigma = {SIGMAS}: " + ", ".join(f"{sql_mean[s]:.6f}" for s in SIGMAS)
     )

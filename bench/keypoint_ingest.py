@@ -52,7 +52,7 @@ elif kind == "ingest":
         store.ingest_keypoints(matches, pairs=pairs, run="bench", git_commit=None)
 else:
     from evalstore import Store
-    from evalstore.evaluate import evaluate
+    from evalstore.analysis.evaluate import evaluate
     with Store(db) as store:
         evaluate(store, ["bench"], metrics=["reprojection_error"])
 """

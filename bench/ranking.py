@@ -58,9 +58,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from evalstore import Store, queries
+from evalstore import Store
+from evalstore.analysis.evaluate import evaluate
 from evalstore.core.ranking import per_list
-from evalstore.evaluate import evaluate
+from evalstore.db import queries
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _measure

@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from evalstore import Store, queries
+from evalstore import Store
+from evalstore.db import queries
 from evalstore.scale.export import export_runs
 
 TOL = 1e-9

@@ -31,8 +31,8 @@ import numpy as np
 import polars as pl
 
 from evalstore import Store
-from evalstore.staging import merge_staged, staging_path
-from evalstore.store import write_store
+from evalstore.store.facade import write_store
+from evalstore.store.staging import merge_staged, staging_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _measure

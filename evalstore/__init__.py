@@ -6,18 +6,31 @@
 ...     print(evaluate(store, ["exp/baseline"]))
 
 The names below load on first use (PEP 562), so that ``import evalstore`` and
-``evalstore --help`` do not pay for DuckDB, polars and NumPy. Four public functions share
-their module's name (``compare``, ``evaluate``, ``groups``, ``leaderboard``): the package
-attribute is always the function, also after ``import evalstore.compare`` has run somewhere;
-the module itself is ``sys.modules["evalstore.compare"]`` (or ``from evalstore.compare import
-...``).
+``evalstore --help`` do not pay for DuckDB, polars and NumPy.
+
+The package is layered; each sub-package imports only from those below it (the
+``[tool.importlinter]`` contract in pyproject.toml checks it):
+
+========================  ==========================================================
+``cli``                   the ``evalstore`` command (Typer)
+``ui``                    the local web app (``evalstore ui``)
+``demo``                  the demo store (digits, HPatches-like patches, matches)
+``dashboards``            Plotly pages across runs
+``scale``                 Parquet export, import, Spark
+``analysis``              evaluate, statistics, comparisons, the gate, leaderboards
+``store``                 the ``Store`` facade, staging, users' SQL
+``ingest``                reading rows into runs
+``runs``                  the run registry, its edits, selection, logged values
+``metrics``               the registry, NumPy references, protocols, users' metrics
+``db``                    connection, schema, the SQL catalogue, the sandbox
+``core`` | ``render``     NumPy reference core | terminal tables
+``errors`` | ``version``
+========================  ==========================================================
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 from evalstore.errors import (
@@ -31,14 +44,14 @@ from evalstore.errors import (
 from evalstore.version import __version__
 
 if TYPE_CHECKING:
-    from evalstore.compare import compare, history
-    from evalstore.evaluate import evaluate, stored_metrics
-    from evalstore.gate import check
-    from evalstore.groups import groups
+    from evalstore.analysis.compare import compare, history
+    from evalstore.analysis.configurations import groups
+    from evalstore.analysis.evaluate import evaluate, stored_metrics
+    from evalstore.analysis.gate import check
+    from evalstore.analysis.leaderboard import leaderboard
     from evalstore.ingest import IngestResult
-    from evalstore.leaderboard import leaderboard
-    from evalstore.metrics import METRICS
-    from evalstore.store import Store
+    from evalstore.metrics.registry import METRICS
+    from evalstore.store.facade import Store
 
 __all__ = [
     "METRICS",
@@ -62,16 +75,16 @@ __all__ = [
 
 #: public name -> the module that defines it, imported on first access
 _LAZY = {
-    "METRICS": "evalstore.metrics",
+    "METRICS": "evalstore.metrics.registry",
     "IngestResult": "evalstore.ingest",
-    "Store": "evalstore.store",
-    "check": "evalstore.gate",
-    "compare": "evalstore.compare",
-    "evaluate": "evalstore.evaluate",
-    "groups": "evalstore.groups",
-    "history": "evalstore.compare",
-    "leaderboard": "evalstore.leaderboard",
-    "stored_metrics": "evalstore.evaluate",
+    "Store": "evalstore.store.facade",
+    "check": "evalstore.analysis.gate",
+    "compare": "evalstore.analysis.compare",
+    "evaluate": "evalstore.analysis.evaluate",
+    "groups": "evalstore.analysis.configurations",
+    "history": "evalstore.analysis.compare",
+    "leaderboard": "evalstore.analysis.leaderboard",
+    "stored_metrics": "evalstore.analysis.evaluate",
 }
 
 
@@ -90,15 +103,3 @@ if not TYPE_CHECKING:  # type checkers read the imports above; a misspelt name s
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
-
-
-class _Package(types.ModuleType):
-    def __setattr__(self, name: str, value: Any) -> None:
-        # Importing evalstore.compare binds the submodule as the package's ``compare``; the
-        # public function of that name keeps the attribute, as when __init__ imported it.
-        if isinstance(value, types.ModuleType) and _LAZY.get(name) == value.__name__:
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -4,7 +4,7 @@ Each function is a plain Python loop written from the published formula and the 
 docs/metrics.md, one list (pair, group) at a time, with no vectorisation: the way scikit-learn keeps
 ``_average_precision_slow`` next to ``average_precision_score`` in
 ``sklearn/metrics/tests/test_ranking.py``. They have the registry's uniform signature,
-``SLOW[name](inputs, params) -> Result`` (see :mod:`evalstore.metrics`), so that
+``SLOW[name](inputs, params) -> Result`` (see :mod:`evalstore.metrics.registry`), so that
 ``tests/test_parity.py`` compares SQL, NumPy core and these loops without knowing any metric.
 
 Rules shared by the ranking metrics (docs/metrics.md, "Ranking metrics"):
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from evalstore.metrics import KeypointRun, Outcomes, Params, RankedLists, Result
+from evalstore.metrics.registry import KeypointRun, Outcomes, Params, RankedLists, Result
 
 NAN = float("nan")
 

@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 from conftest import ranked
 
-from evalstore import InvalidInput, Store, queries
+from evalstore import InvalidInput, Store
+from evalstore.db import queries
 from evalstore.ingest import ingest, ingest_keypoints, ingest_outcomes
-from evalstore.metrics import METRICS
+from evalstore.metrics.registry import METRICS
 
 
 def _state(store: Store) -> dict[str, int]:
@@ -90,9 +91,7 @@ def test_each_kind_of_output_has_its_method(store: Store) -> None:
 
 
 @pytest.mark.parametrize("task", ["keypoints", "outcomes"])
-def test_ingest_of_ranked_lists_names_the_method_for_other_tasks(
-    store: Store, task: str
-) -> None:
+def test_ingest_of_ranked_lists_names_the_method_for_other_tasks(store: Store, task: str) -> None:
     before = _state(store)
     with pytest.raises(InvalidInput, match=f"Store.ingest_{task}"):
         store.ingest(MATCHES, task=task, run="r", git_commit=None)
@@ -147,7 +146,7 @@ def test_many_references_resolve_in_one_query(tmp_path: Path) -> None:
     import polars as pl
 
     from evalstore.errors import RunNotFound
-    from evalstore.runs import resolve, resolve_many
+    from evalstore.runs.registry import resolve, resolve_many
 
     frame = pl.DataFrame({"item_id": ["a", "b"], "score": [1.0, 0.5], "label": [1, -1]})
     frame.write_parquet(tmp_path / "s.parquet")

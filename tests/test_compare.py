@@ -12,7 +12,7 @@ import pytest
 from conftest import snapshot
 
 from evalstore import Store
-from evalstore.compare import TIE_TOLERANCE, compare, paired_stats
+from evalstore.analysis.compare import TIE_TOLERANCE, compare, paired_stats
 
 
 def lists(

@@ -318,9 +318,7 @@ def test_voc_and_coco_match_transcriptions(ties, data, extra):
     rec, prec = rec_prec(ranked, npos)
     kw = {"ties": ties, "n_positives": npos}
     assert ap_voc07(scores, labels, **kw) == pytest.approx(voc07_devkit(rec, prec), rel=1e-12)
-    assert ap_voc07_numpy(scores, labels, **kw) == pytest.approx(
-        voc_ap(rec, prec, True), rel=1e-12
-    )
+    assert ap_voc07_numpy(scores, labels, **kw) == pytest.approx(voc_ap(rec, prec, True), rel=1e-12)
     assert ap_voc10(scores, labels, **kw) == pytest.approx(voc_ap(rec, prec, False), rel=1e-12)
     assert ap_coco(scores, labels, **kw) == pytest.approx(coco_ap(ranked, npos), rel=1e-12)
     # and AP is VLFeat's: sum of the precisions at the retrieved positives / P

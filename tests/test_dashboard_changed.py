@@ -16,8 +16,8 @@ from test_browser import browser as browser  # the module's Chromium fixture
 
 from evalstore import Store
 from evalstore import dashboards as dash
+from evalstore.analysis.diff import diff_items, diff_lists
 from evalstore.dashboards.changed import BETTER, EVEN, WORSE, items_figure, lists_figure
-from evalstore.diff import diff_items, diff_lists
 
 XSS = "<img src=x onerror=alert(1)>"
 

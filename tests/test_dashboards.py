@@ -17,10 +17,10 @@ import pytest
 
 from evalstore import InvalidInput, RunNotFound, Store
 from evalstore import dashboards as dash
-from evalstore.compare import compare
+from evalstore.analysis.compare import compare
+from evalstore.analysis.evaluate import evaluate
+from evalstore.analysis.leaderboard import leaderboard
 from evalstore.dashboards.board import board, board_html
-from evalstore.evaluate import evaluate
-from evalstore.leaderboard import leaderboard
 
 XSS_RUN = "<img src=x onerror=alert(1)>"
 XSS_TAG = "<script>alert(2)</script>"

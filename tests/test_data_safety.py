@@ -16,7 +16,7 @@ from conftest import ranked, snapshot
 
 from evalstore import Store
 from evalstore.errors import InvalidInput, RunExists
-from evalstore.store import write_store
+from evalstore.store.facade import write_store
 
 CLI = [sys.executable, "-m", "evalstore"]
 

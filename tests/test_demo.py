@@ -10,9 +10,9 @@ import polars as pl
 import pytest
 
 from evalstore import Store, demo
+from evalstore.analysis.configurations import groups
 from evalstore.demo.digits import SEEDS
-from evalstore.groups import groups
-from evalstore.metrics import DEFAULTS
+from evalstore.metrics.registry import DEFAULTS
 
 QUICK = os.environ.get("CI") == "true" or os.environ.get("EVALSTORE_DEMO_FULL") != "1"
 

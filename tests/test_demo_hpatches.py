@@ -343,7 +343,5 @@ def test_everything_ingests(tmp_path) -> None:
                 groups=out[f"{name}_groups"],
                 git_commit=None,
             )
-        result = store.ingest_keypoints(
-            found, run="hpatches/orb-kp", pairs=pairs, git_commit=None
-        )
+        result = store.ingest_keypoints(found, run="hpatches/orb-kp", pairs=pairs, git_commit=None)
         assert result.rows == found["pair_id"].size

@@ -32,10 +32,10 @@ import polars as pl
 import pytest
 
 from evalstore import Store
-from evalstore.compare import compare
-from evalstore.evaluate import evaluate
+from evalstore.analysis.compare import compare
+from evalstore.analysis.evaluate import evaluate
 from evalstore.ingest import sources
-from evalstore.metrics import METRICS
+from evalstore.metrics.registry import METRICS
 
 pytestmark = pytest.mark.slow  # about two minutes on 2 cores: twenty full recomputes
 

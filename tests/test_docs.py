@@ -31,6 +31,10 @@ def test_there_are_examples_to_run() -> None:
     finder = doctest.DocTestFinder()
     examples = {
         name: sum(len(t.examples) for t in finder.find(importlib.import_module(name)))
-        for name in ("evalstore.queries", "evalstore.metrics", "evalstore.references")
+        for name in (
+            "evalstore.db.queries",
+            "evalstore.metrics.registry",
+            "evalstore.metrics.references",
+        )
     }
     assert all(n > 0 for n in examples.values()), examples

@@ -1,6 +1,6 @@
-"""The homographies estimated from keypoint matches, made on first use (evalstore.estimates):
-the same floats as an ingest that estimates them, made once, refused or made for the export
-alone on a read-only store."""
+"""The homographies estimated from keypoint matches, made on first use
+(evalstore.analysis.estimates): the same floats as an ingest that estimates them, made once,
+refused or made for the export alone on a read-only store."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from evalstore import Store, estimates
+from evalstore import Store
+from evalstore.analysis import estimates
+from evalstore.analysis.evaluate import evaluate
 from evalstore.core import geometry
 from evalstore.errors import InvalidInput
-from evalstore.evaluate import evaluate
-from evalstore.metrics import METRICS
+from evalstore.metrics.registry import METRICS
 from evalstore.scale.export import export_runs, partition_path
 from evalstore.scale.importer import import_runs
 

@@ -11,10 +11,11 @@ import polars as pl
 import pytest
 from conftest import snapshot
 
-from evalstore import InvalidInput, Store, queries
+from evalstore import InvalidInput, Store
+from evalstore.analysis.evaluate import evaluate, stored_metrics
 from evalstore.core import ranking
-from evalstore.evaluate import evaluate, stored_metrics
-from evalstore.metrics import METRICS
+from evalstore.db import queries
+from evalstore.metrics.registry import METRICS
 
 
 def lists(

@@ -22,10 +22,11 @@ from conftest import snapshot
 from definitions import ndcg as slow_ndcg
 from definitions import ndcg_at_k as slow_ndcg_at_k
 
-from evalstore import InvalidInput, Store, queries
+from evalstore import InvalidInput, Store
+from evalstore.db import queries
 from evalstore.ingest import exact
-from evalstore.metrics import METRICS
-from evalstore.references import Params, RankedLists
+from evalstore.metrics.references import Params, RankedLists
+from evalstore.metrics.registry import METRICS
 
 EVALSTORE = str(Path(sys.executable).with_name("evalstore"))
 GOOD = "group_id,item_id,score,label\nq,a,0.5,1\nq,b,0.25,-1\n"

@@ -38,7 +38,7 @@ from conftest import snapshot
 from scipy.spatial import distance as spd
 
 from evalstore import InvalidInput, Store
-from evalstore.evaluate import evaluate
+from evalstore.analysis.evaluate import evaluate
 from evalstore.ingest import ingest_hpatches, stream
 from evalstore.ingest.formats import hpatches_lists
 from tests.conformance import reference_hpatches as ref

@@ -26,7 +26,7 @@ from conftest import export_lists, snapshot, unwritable
 
 from evalstore import Store
 from evalstore.errors import EvalstoreError
-from evalstore.ingest.groups import MAX_UNLISTED
+from evalstore.ingest.lists import MAX_UNLISTED
 from evalstore.ingest.outcomes import MAX_COUNT
 from evalstore.scale.export import export_runs, partition_path
 from evalstore.scale.importer import import_runs

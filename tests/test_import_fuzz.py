@@ -33,7 +33,7 @@ from evalstore import Store
 from evalstore.errors import EvalstoreError
 from evalstore.scale.export import export_runs
 from evalstore.scale.importer import import_runs
-from evalstore.store import write_store
+from evalstore.store.facade import write_store
 
 # -- the export and what importing it gives -----------------------------------------------------
 

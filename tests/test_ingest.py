@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalstore import InvalidInput, RunExists, Store
-from evalstore.schema import ROW_TABLES
+from evalstore.db.schema import ROW_TABLES
 
 COLUMNS = ["group_id", "item_id", "score", "label", "seq"]
 
@@ -412,9 +412,7 @@ OTHER_NAMES = ["similarity", "neg_distance", "minus_l2", "odds", "distinct", "ld
 
 
 @pytest.mark.parametrize("name", DISTANCE_NAMES + OTHER_NAMES)
-def test_a_score_named_like_a_distance_gets_a_warning(
-    cli: Any, tmp_path: Path, name: str
-) -> None:
+def test_a_score_named_like_a_distance_gets_a_warning(cli: Any, tmp_path: Path, name: str) -> None:
     """--column score=distance without --negate-score: stored as given, with one warning line
     on stderr (after the column mapping: the input's own name); none with --negate-score, and
     none for other names."""

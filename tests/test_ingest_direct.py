@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from evalstore import InvalidInput, Store
+from evalstore.db.schema import ROW_TABLES
 from evalstore.ingest import IngestResult, sources, validate
 from evalstore.ingest import direct as direct_ingest
 from evalstore.ingest import ranked as ranked_ingest
-from evalstore.schema import ROW_TABLES
 
 ROWS = "select group_id, item_id, score, label, seq from scores where run_id = $r order by seq"
 GROUPS = (
@@ -699,9 +699,7 @@ def test_groups_metadata_is_the_same_through_the_direct_path(store: Store, tmp_p
         for k in range(3)
     ]
     meta = tmp_path / "groups.csv"
-    meta.write_text(
-        f"group_id,n_positives,sequence\n0,{positives[0] + 3},i_boat\n1,,v_home\n"
-    )
+    meta.write_text(f"group_id,n_positives,sequence\n0,{positives[0] + 3},i_boat\n1,,v_home\n")
     path = parquet(tmp_path / "run.parquet", table)
     typo = tmp_path / "typo.csv"
     typo.write_text(meta.read_text() + "7,2,i_none\n")

@@ -42,7 +42,7 @@ def test_time_per_match_does_not_grow_with_the_pairs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # ingest leaves the RANSAC estimates for the first metric that needs them
-    # (evalstore.estimates): what is timed is the grouping, truth, checks and insert alone
+    # (evalstore.analysis.estimates): what is timed is the grouping, truth, checks and insert alone
     def no_estimate(*args: object, **kwargs: object) -> None:
         raise AssertionError("ingest estimated a homography")
 

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from evalstore import InvalidInput, Store
+from evalstore.analysis.evaluate import evaluate
 from evalstore.core import geometry
 from evalstore.core.matching import homography_accuracy
-from evalstore.evaluate import evaluate
 
 H_COLS = [f"h{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3)]
 

@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalstore import Store, evaluate
-from evalstore import schema as schema_module
 from evalstore.core.ranking import ap
+from evalstore.db import schema as schema_module
+from evalstore.db.queries import load
 from evalstore.ingest.index import positive_points, rank_lists
-from evalstore.queries import load
 from evalstore.scale.export import export_runs
 from evalstore.scale.importer import import_runs
 

@@ -13,11 +13,11 @@ from conftest import ranked, snapshot
 
 from evalstore import InvalidInput, RunNotFound, Store
 from evalstore import dashboards as dash
-from evalstore.compare import compare, history
-from evalstore.evaluate import evaluate, stored_metrics
-from evalstore.gate import check
-from evalstore.leaderboard import leaderboard
-from evalstore.logged import NO_TEST, higher_is_better
+from evalstore.analysis.compare import compare, history
+from evalstore.analysis.evaluate import evaluate, stored_metrics
+from evalstore.analysis.gate import check
+from evalstore.analysis.leaderboard import leaderboard
+from evalstore.runs.logged import NO_TEST, higher_is_better
 
 
 @pytest.fixture
@@ -217,7 +217,7 @@ def test_replacing_a_run_drops_the_old_runs_logged_values(filled: Path) -> None:
 
 
 def test_an_older_store_upgrades(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalstore import schema
+    from evalstore.db import schema
 
     files = schema.migrations()
     older = [f for f in files if f[0] < 14]  # before 014_logged_values.sql

@@ -11,7 +11,7 @@ import pytest
 from conftest import ranked, snapshot
 
 from evalstore import Store
-from evalstore.evaluate import evaluate
+from evalstore.analysis.evaluate import evaluate
 
 
 @pytest.fixture

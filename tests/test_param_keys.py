@@ -16,10 +16,10 @@ import pytest
 from conftest import ranked, snapshot
 
 from evalstore import InvalidInput, Store
-from evalstore import schema as schema_module
+from evalstore.db import schema as schema_module
+from evalstore.db.queries import quote_name
+from evalstore.db.schema import latest_schema_version
 from evalstore.ingest import write as write_module
-from evalstore.queries import quote_name
-from evalstore.schema import latest_schema_version
 
 # key -> (the value as typed after -p KEY=, the stored JSON value, the value in v_runs)
 PARAMS: dict[str, tuple[str, Any, Any]] = {

@@ -31,9 +31,10 @@ from definitions import SLOW
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalstore import Store, queries
+from evalstore import Store
 from evalstore.core.ranking import TIES
-from evalstore.metrics import (
+from evalstore.db import queries
+from evalstore.metrics.registry import (
     METRICS,
     Inputs,
     KeypointRun,
@@ -446,9 +447,9 @@ def test_every_metric_has_sql_and_reference() -> None:
 def test_docstring_examples() -> None:
     import definitions
 
-    import evalstore.metrics
+    import evalstore.metrics.registry
 
-    for module in (definitions, evalstore.metrics):
+    for module in (definitions, evalstore.metrics.registry):
         result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0, module.__name__
         assert result.attempted > 0, module.__name__

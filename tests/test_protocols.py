@@ -13,11 +13,11 @@ import pytest
 from typer.testing import CliRunner
 
 from evalstore import Store
+from evalstore.analysis.compare import compare, history
+from evalstore.analysis.evaluate import evaluate
 from evalstore.cli import app
-from evalstore.compare import compare, history
-from evalstore.evaluate import evaluate
-from evalstore.metrics import METRICS
-from evalstore.protocols import PROTOCOLS
+from evalstore.metrics.protocols import PROTOCOLS
+from evalstore.metrics.registry import METRICS
 
 
 def _lists(seed: int, n_lists: int = 6, n_items: int = 12) -> dict[str, Any]:

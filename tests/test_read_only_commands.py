@@ -17,7 +17,8 @@ import duckdb
 import pytest
 from conftest import ingest_lists
 
-from evalstore import Store, schema
+from evalstore import Store
+from evalstore.db import schema
 from evalstore.errors import EvalstoreError, SchemaError
 
 OLD = 13  # before 014_logged_values.sql: `evalstore sql` upgraded such a store in place

@@ -1,4 +1,4 @@
-"""Run references: one rule for every command (evalstore.runs.resolve). ``id:N`` is the run
+"""Run references: one rule for every command (evalstore.runs.registry.resolve). ``id:N`` is the run
 with id N, ``EXPERIMENT/NAME`` that run, a bare number the id only when no run is named so;
 a number that is one run's name and another run's id is refused as ambiguous, naming both,
 and a destructive command deletes nothing."""

@@ -13,17 +13,14 @@ import polars as pl
 import pytest
 from conftest import ranked, snapshot
 
-from evalstore import InvalidInput, Store, queries, sandbox
+from evalstore import InvalidInput, Store
+from evalstore.db import queries, sandbox
 
 #: (name, query) pairs, each of which must be refused; {other}, {hard}, {out} are paths
 ESCAPES = {
-    "attach other read-write, then delete": (
-        "attach '{other}' as o (read_write); delete from o.t"
-    ),
+    "attach other read-write, then delete": ("attach '{other}' as o (read_write); delete from o.t"),
     "attach other read-write": "attach '{other}' as o (read_write)",
-    "attach the store by a hard link, then delete": (
-        "attach '{hard}' as h; delete from h.runs"
-    ),
+    "attach the store by a hard link, then delete": ("attach '{hard}' as h; delete from h.runs"),
     "attach the store by a hard link": "attach '{hard}' as h",
     "delete from runs": "delete from runs",
     "copy to a file": "copy (select * from runs) to '{out}/copy.csv'",
@@ -211,7 +208,7 @@ def test_explain_analyze_writes_nothing_under_allow_read(
     assert fine.exit_code == 0 and "analyzed_plan" in fine.stdout, fine.output
     spec = tmp_path / "explain.toml"
     spec.write_text(
-        "title = \"E\"\n[[panels]]\ntitle = \"p\"\nkind = \"table\"\n"
+        'title = "E"\n[[panels]]\ntitle = "p"\nkind = "table"\n'
         f"sql = \"explain analyze copy (select 9 as a) to '{folder}/spec.csv'\"\n"
     )
     files = files_of(tmp_path)
@@ -244,9 +241,7 @@ def test_a_spec_query_is_a_read_only_named_query_of_sql(
     (outside / "q.sql").write_text("delete from runs")
     query = query.format(escape=os.path.relpath(outside / "q", queries.sql_dir()))
     spec = tmp_path / "named.toml"
-    spec.write_text(
-        f'title = "N"\n[[panels]]\ntitle = "p"\nkind = "table"\nquery = "{query}"\n'
-    )
+    spec.write_text(f'title = "N"\n[[panels]]\ntitle = "p"\nkind = "table"\nquery = "{query}"\n')
     before = snapshot(db)
     result = cli("dashboard", "--spec", str(spec), "--out", str(tmp_path / "pages"), "--no-eval")
     assert result.exit_code == 1, result.output

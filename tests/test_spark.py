@@ -26,12 +26,13 @@ import numpy as np
 import polars as pl
 import pytest
 
-from evalstore import Store, queries
+from evalstore import Store
 from evalstore.core.ranking import TIES
+from evalstore.db import queries
 from evalstore.errors import EvalstoreError, InvalidInput
-from evalstore.metrics import METRICS, unregister
+from evalstore.metrics.registry import METRICS, unregister
+from evalstore.metrics.user import load_metrics
 from evalstore.scale.export import export_runs
-from evalstore.user_metrics import load_metrics
 from tools import write_spark_golden as golden
 
 RTOL = 1e-12

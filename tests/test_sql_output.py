@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from conftest import ranked
 
-from evalstore import Store, sandbox
+from evalstore import Store
+from evalstore.db import sandbox
 
 
 def digest(path: Path) -> str:

@@ -13,8 +13,8 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from evalstore import queries
-from evalstore.metrics import METRICS
+from evalstore.db import queries
+from evalstore.metrics.registry import METRICS
 
 BANNED_FUNCTIONS = {"list_zip", "list_avg", "list_transform", "list_filter", "list_apply"}
 TABLE_FUNCTIONS = {"range", "generate_series", "unnest", "read_parquet", "read_csv"}

@@ -19,10 +19,10 @@ import pytest
 from conftest import ranked
 
 from evalstore import RunExists, Store
-from evalstore.evaluate import evaluate
+from evalstore.analysis.evaluate import evaluate
+from evalstore.db.private_files import remove_stale
 from evalstore.ingest import IngestResult
-from evalstore.private_files import remove_stale
-from evalstore.staging import ingest_staged
+from evalstore.store.staging import ingest_staged
 
 H = {f"h{i}{j}": float(i == j) for i in (1, 2, 3) for j in (1, 2, 3)}
 

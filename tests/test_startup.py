@@ -22,7 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from evalstore import Store, render, stats
+from evalstore import Store, render
+from evalstore.analysis import statistics as stats
 from evalstore.cli import app
 from evalstore.cli import compare as compare_cli
 
@@ -104,8 +105,9 @@ def test_the_public_api_loads_on_use_and_keeps_its_functions() -> None:
     the commands do) leaves the package attribute the function."""
     setup = """
 import evalstore
-import evalstore.compare, evalstore.evaluate, evalstore.groups, evalstore.leaderboard
-import evalstore.gate
+import evalstore.analysis.compare, evalstore.analysis.evaluate
+import evalstore.analysis.configurations, evalstore.analysis.leaderboard
+import evalstore.analysis.gate
 from evalstore import (
     METRICS, IngestResult, Store, __version__, check, compare, evaluate, groups, history,
     leaderboard, stored_metrics,
@@ -115,7 +117,8 @@ functions = [check, compare, evaluate, groups, history, leaderboard, stored_metr
 assert all(inspect.isfunction(f) for f in functions), functions
 for name in ("compare", "evaluate", "groups", "leaderboard"):
     assert inspect.isfunction(getattr(evalstore, name)), name
-    assert getattr(evalstore, name) is getattr(sys.modules["evalstore." + name], name)
+    module = "configurations" if name == "groups" else name
+    assert getattr(evalstore, name) is getattr(sys.modules["evalstore.analysis." + module], name)
 assert inspect.isclass(Store) and inspect.isclass(IngestResult) and METRICS
 assert isinstance(__version__, str)
 assert set(evalstore.__all__) <= set(dir(evalstore))
@@ -132,7 +135,7 @@ def test_the_package_names_resolve_in_process() -> None:
 
     for name in evalstore.__all__:
         assert getattr(evalstore, name) is not None
-    assert evalstore.compare.__module__ == "evalstore.compare"
+    assert evalstore.compare.__module__ == "evalstore.analysis.compare"
     with pytest.raises(AttributeError):
         _ = evalstore.not_a_name  # type: ignore[attr-defined]
 
@@ -154,7 +157,7 @@ def runs_db(tmp_path: Path) -> Path:
 
 
 def test_runs_lists_without_pyarrow(runs_db: Path) -> None:
-    """The table and JSON of `runs` skip the frame (polars still comes with evalstore.database)."""
+    """The table and JSON of `runs` skip the frame (polars still comes with the store)."""
     for fmt in ("table", "json"):
         got = _child(RUN_APP, "runs", "--db", str(runs_db), "-f", fmt, heavy=("pyarrow", "numpy"))
         assert got == {"loaded": [], "code": 0}

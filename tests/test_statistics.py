@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from evalstore.metrics import METRICS, Params, RankedLists
-from evalstore.resampling import ItemLists, item_replicates, rank_swap_p
-from evalstore.stats import (
+from evalstore.analysis.resampling import ItemLists, item_replicates, rank_swap_p
+from evalstore.analysis.statistics import (
     effect_size,
     holm,
     inversion_p,
@@ -19,6 +18,7 @@ from evalstore.stats import (
     seed_factor,
     sign_flip_p,
 )
+from evalstore.metrics.registry import METRICS, Params, RankedLists
 
 AP = METRICS["ap"]
 

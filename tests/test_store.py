@@ -6,7 +6,7 @@ import duckdb
 import pytest
 
 from evalstore import SchemaError, Store, StoreLocked
-from evalstore.schema import latest_schema_version
+from evalstore.db.schema import latest_schema_version
 from tools.write_fresh_schema import DRAWN
 
 
@@ -91,9 +91,9 @@ def test_schema_6_migrates_stored_lists(db: Path, monkeypatch: pytest.MonkeyPatc
     list ids unique across runs and tasks, a groups row per list, and the same metric values."""
     import numpy as np
 
-    from evalstore import schema as store_module
+    from evalstore.analysis.evaluate import evaluate
     from evalstore.core.ranking import ap
-    from evalstore.evaluate import evaluate
+    from evalstore.db import schema as store_module
 
     files = store_module.migrations()
     monkeypatch.setattr(store_module, "migrations", lambda: [f for f in files if f[0] <= 5])
@@ -187,8 +187,8 @@ def catalogue(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[object, ..
 def test_fresh_schema_file_is_what_the_migrations_build() -> None:
     """sql/schema/fresh.sql is up to date: regenerated from the migrations, it is unchanged
     (fails after a new migration until `python tools/write_fresh_schema.py` is run)."""
-    from evalstore.queries import sql_dir
-    from evalstore.schema import FRESH_SCHEMA, fresh_schema
+    from evalstore.db.queries import sql_dir
+    from evalstore.db.schema import FRESH_SCHEMA, fresh_schema
     from tools.write_fresh_schema import fresh_schema_text
 
     assert fresh_schema()[0] == latest_schema_version()
@@ -198,7 +198,7 @@ def test_fresh_schema_file_is_what_the_migrations_build() -> None:
 def test_a_new_store_has_the_catalogue_of_the_replayed_migrations(tmp_path: Path) -> None:
     """A new store applies fresh.sql at once; its catalogue equals that of every migration
     applied in order (types by name, defaults, constraints, views)."""
-    from evalstore.schema import refresh_views, replayed_schema
+    from evalstore.db.schema import refresh_views, replayed_schema
 
     with Store(tmp_path / "fresh.duckdb") as store:
         fresh = catalogue(store.con)
@@ -216,8 +216,8 @@ def test_schema_7_moves_rows_to_the_lean_tables(db: Path, monkeypatch: pytest.Mo
     """A store written at schema 6 (one row table with NULL columns for the other kind of id
     and score) opens at schema 7 with the same `scores` rows, each list whole in the row table
     of its kinds: int32 item ids as integers (others as text), float32 scores as FLOAT."""
-    from evalstore import schema as store_module
-    from evalstore.schema import ROW_TABLES
+    from evalstore.db import schema as store_module
+    from evalstore.db.schema import ROW_TABLES
 
     files = store_module.migrations()
     monkeypatch.setattr(store_module, "migrations", lambda: [f for f in files if f[0] <= 6])
@@ -277,7 +277,7 @@ def test_a_store_schema_7_cannot_hold_stays_as_it_was(
 ) -> None:
     """A schema-6 task of 2^31 rows or more (seq beyond INTEGER) cannot move to schema 7: the
     upgrade stops with one line naming the file and the schema, and the store is unchanged."""
-    from evalstore import schema as store_module
+    from evalstore.db import schema as store_module
 
     files = store_module.migrations()
     monkeypatch.setattr(store_module, "migrations", lambda: [f for f in files if f[0] <= 6])
@@ -312,8 +312,8 @@ def test_schema_15_numbers_pairs_and_keeps_every_match(
     """Keypoint rows written at schema 14 (matches keyed by the pair's text id, the truth
     stored) open with each match under its pair's number, the stored truth kept, and the
     same metric values; a run ingested after the upgrade stores no truth a homography gives."""
-    from evalstore import schema as store_module
-    from evalstore.evaluate import evaluate
+    from evalstore.analysis.evaluate import evaluate
+    from evalstore.db import schema as store_module
 
     files = store_module.migrations()
     monkeypatch.setattr(store_module, "migrations", lambda: [f for f in files if f[0] <= 14])

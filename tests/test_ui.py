@@ -24,7 +24,7 @@ from starlette.testclient import TestClient
 from test_dashboards import RAW_HTML, XSS_RUN, build_sample
 
 from evalstore import Store
-from evalstore.compare import compare
+from evalstore.analysis.compare import compare
 from evalstore.errors import EvalstoreError
 from evalstore.ui import create_app, launch, pages
 from evalstore.ui.view import View

@@ -16,12 +16,13 @@ import pytest
 from conftest import ingest_lists
 from starlette.testclient import TestClient
 
-from evalstore import Store, dashboards, metrics
-from evalstore.compare import compare, history
-from evalstore.evaluate import evaluate, stored_metrics
-from evalstore.leaderboard import leaderboard
+from evalstore import Store, dashboards
+from evalstore.analysis.compare import compare, history
+from evalstore.analysis.evaluate import evaluate, stored_metrics
+from evalstore.analysis.leaderboard import leaderboard
+from evalstore.metrics import registry as metrics
+from evalstore.metrics.user import load_metrics
 from evalstore.ui import create_app
-from evalstore.user_metrics import load_metrics
 
 HERE = Path(__file__).parent / "user_metrics"
 LISTS_A = {"q1": ([3.0, 2.0], [1, -1]), "q2": ([3.0, 1.0], [-1, 1]), "q3": ([2.0, 2.0], [1, -1])}

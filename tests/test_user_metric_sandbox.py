@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 from conftest import ingest_lists
 
-from evalstore import Store, metrics, queries
+from evalstore import Store
+from evalstore.analysis.evaluate import evaluate
+from evalstore.db import queries
 from evalstore.errors import InvalidInput
-from evalstore.evaluate import evaluate
-from evalstore.user_metrics import load_metrics, read_metric
+from evalstore.metrics import registry as metrics
+from evalstore.metrics.user import load_metrics, read_metric
 
 HEAD = "-- metric: leak\n-- tasks: retrieval\n-- direction: higher\n"
 FINE = HEAD + (
@@ -67,9 +69,7 @@ def test_a_metric_that_reads_a_file_is_refused_when_loaded(folder: Path, name: s
 
 
 @pytest.mark.parametrize("name", sorted(LEAKS))
-def test_eval_computes_a_metric_in_the_sandbox(
-    folder: Path, stored: Path, name: str
-) -> None:
+def test_eval_computes_a_metric_in_the_sandbox(folder: Path, stored: Path, name: str) -> None:
     """The file is read anew when the metric runs: one edited after it was loaded reads the
     store only, and nothing of the file is stored."""
     path = folder / "leak.sql"
@@ -112,7 +112,8 @@ def test_a_twin_test_runs_in_the_sandbox(folder: Path, stored: Path) -> None:
     path.write_text(FINE)
     load_metrics([folder])
     path.write_text(HEAD + LEAKS["read_csv"] + "\n")
-    from evalstore.user_metrics import check_twin, register_twin
+    from evalstore.analysis.twins import check_twin
+    from evalstore.metrics.user import register_twin
 
     register_twin("leak", lambda inputs, params: None)  # never reached
     with pytest.raises(InvalidInput, match="a metric reads the store only"):

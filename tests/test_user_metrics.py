@@ -1,4 +1,4 @@
-"""Users' metrics as files (evalstore.user_metrics): found in --metrics-dir, $EVALSTORE_METRICS
+"""Users' metrics as files (evalstore.metrics.user): found in --metrics-dir, $EVALSTORE_METRICS
 or ./metrics/, known to every command in a fresh process, refused in one line when broken,
 stale when edited, and checked against a Python twin from a real entry point."""
 
@@ -15,11 +15,12 @@ import pytest
 from conftest import ingest_lists
 from typer.testing import CliRunner
 
-from evalstore import Store, metrics
+from evalstore import Store
+from evalstore.analysis.evaluate import evaluate
 from evalstore.cli import app
 from evalstore.errors import InvalidInput
-from evalstore.evaluate import evaluate
-from evalstore.user_metrics import load_metrics, read_metric
+from evalstore.metrics import registry as metrics
+from evalstore.metrics.user import load_metrics, read_metric
 
 HERE = Path(__file__).parent / "user_metrics"
 # q1: a positive on top; q2: a negative on top; q3: a tie of one positive and one negative
@@ -237,7 +238,8 @@ def test_register_twin_from_python(folder: Path) -> None:
     try:
         import twin_hit
 
-        from evalstore.user_metrics import check_twin, register_twin
+        from evalstore.analysis.twins import check_twin
+        from evalstore.metrics.user import register_twin
 
         load_metrics([folder])
         register_twin("hit_at_1", twin_hit.reference)
@@ -246,7 +248,7 @@ def test_register_twin_from_python(folder: Path) -> None:
         assert check_twin("hit_at_1", seeds=2)
     finally:
         sys.path.remove(str(HERE))
-        from evalstore.user_metrics import forget_twin
+        from evalstore.metrics.user import forget_twin
 
         forget_twin("hit_at_1")
 

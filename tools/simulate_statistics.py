@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalstore.metrics import METRICS, Params, RankedLists
-from evalstore.resampling import ItemLists, item_replicates, rank_swap_p
-from evalstore.stats import inversion_p, list_replicates, percentile_interval, sign_flip_p
+from evalstore.analysis.resampling import ItemLists, item_replicates, rank_swap_p
+from evalstore.analysis.statistics import (
+    inversion_p,
+    list_replicates,
+    percentile_interval,
+    sign_flip_p,
+)
+from evalstore.metrics.registry import METRICS, Params, RankedLists
 
 AP = METRICS["ap"]
 

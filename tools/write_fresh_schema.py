@@ -12,8 +12,8 @@ from pathlib import Path
 
 import duckdb
 
-from evalstore import queries
-from evalstore.schema import FRESH_SCHEMA, latest_schema_version, refresh_views, replayed_schema
+from evalstore.db import queries
+from evalstore.db.schema import FRESH_SCHEMA, latest_schema_version, refresh_views, replayed_schema
 
 __all__ = ["DRAWN", "fresh_schema_text"]
 

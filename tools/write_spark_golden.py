@@ -16,9 +16,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from evalstore import queries
+from evalstore.db import queries
 from evalstore.errors import EvalstoreError, InvalidInput
-from evalstore.metrics import METRICS, Metric
+from evalstore.metrics.registry import METRICS, Metric
 from evalstore.scale.transpile import spark_sql, to_spark_sql
 
 GOLDEN_DIR = "spark"

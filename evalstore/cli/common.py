@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import polars as pl
     from rich.console import Console
 
-    from evalstore.database import Progress
+    from evalstore.db.connection import Progress
     from evalstore.render import Screen
 
 app = typer.Typer(
@@ -58,7 +58,7 @@ def _root(
         given or os.environ.get("EVALSTORE_METRICS") or Path("metrics").is_dir()
     ):
         return
-    from evalstore import user_metrics
+    from evalstore.metrics import user as user_metrics
 
     try:
         user_metrics.load_metrics(user_metrics.metric_dirs(given))
@@ -235,7 +235,7 @@ def command(
             watch_interrupts()
             try:
                 with held_interrupts():  # the first import of DuckDB
-                    from evalstore.database import notify_upgrades, notify_waits
+                    from evalstore.db.connection import notify_upgrades, notify_waits
 
                 notify_waits(_waiting)  # a command that waits for a store's lock says so, once
                 notify_upgrades(_upgraded)  # and a writer that upgrades a store's schema

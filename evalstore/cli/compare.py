@@ -20,8 +20,8 @@ from evalstore.cli.common import (
     progress_bar,
 )
 
-#: evalstore.stats.MIN_LISTS, written here so that --help does not import NumPy (the test of
-#: the help text checks the two agree)
+#: evalstore.analysis.statistics.MIN_LISTS, written here so that --help does not import NumPy
+#: (the test of the help text checks the two agree)
 MIN_LISTS = 10
 
 GroupOpt = Annotated[
@@ -85,8 +85,8 @@ def compare_cmd(
 ) -> None:
     """Compare runs or configurations (-g) list by list: differences, 95% CI, p-values and
     their Holm adjustment over the whole call (p_adj), effect size."""
-    from evalstore.compare import COMPARE_COLUMNS, compare
-    from evalstore.store import Store
+    from evalstore.analysis.compare import COMPARE_COLUMNS, compare
+    from evalstore.store.facade import Store
 
     with (
         Store(db, lock_timeout=lock_timeout, create=False, migrate=False) as store,
@@ -111,7 +111,7 @@ def compare_cmd(
         frame = frame.select(c for c in COMPARE_COLUMNS if c != "higher_is_better")
         if frame["n_runs"].max() == 1 and frame["baseline_runs"].max() == 1:
             frame = frame.drop("n_runs", "baseline_runs")  # runs, not configurations
-    logged = (frame["task"] == "logged").any()  # evalstore.logged.LOGGED_TASK
+    logged = (frame["task"] == "logged").any()  # evalstore.runs.logged.LOGGED_TASK
     title = "task logged: values logged with `evalstore log`, no per-list statistics: no test"
     emit(frame, fmt, title if logged else None,
          caption="Differences to the baseline, 95% intervals, Holm-adjusted p")  # fmt: skip
@@ -141,8 +141,8 @@ def diff_cmd(
 ) -> None:
     """What changed between two runs: the lists whose value moved most (value in each run,
     the difference), or with --items the items of one list whose rank moved."""
-    from evalstore.diff import diff_items, diff_lists
-    from evalstore.store import Store
+    from evalstore.analysis.diff import diff_items, diff_lists
+    from evalstore.store.facade import Store
 
     with Store(db, lock_timeout=lock_timeout, create=False, migrate=False) as store:
         if items is not None:
@@ -198,8 +198,8 @@ def check_cmd(
     """Regression gate for CI: exit 3 when a metric is worse by more than --min-effect with a
     Holm-adjusted p-value below --alpha (the test of `compare`), else 0. One line per metric
     says why; the last says how many comparisons were corrected for."""
-    from evalstore.gate import check
-    from evalstore.store import Store
+    from evalstore.analysis.gate import check
+    from evalstore.store.facade import Store
 
     with Store(db, lock_timeout=lock_timeout, create=False, migrate=False) as store:
         regressed, lines, _ = check(
@@ -244,9 +244,9 @@ def groups_cmd(
     t interval across seeds, min, max and the runs."""
     import polars as pl
 
-    from evalstore.groups import GROUP_COLUMNS, groups
-    from evalstore.leaderboard import pivot
-    from evalstore.store import Store
+    from evalstore.analysis.configurations import GROUP_COLUMNS, groups
+    from evalstore.analysis.leaderboard import pivot
+    from evalstore.store.facade import Store
 
     with Store(db, lock_timeout=lock_timeout, create=False, migrate=False) as store:
         frame = groups(
@@ -290,8 +290,8 @@ def leaderboard_cmd(
 ) -> None:
     """Configurations (or --runs) x headline metrics of each task, mean ± sd across seeds,
     the best of each column in bold, ranked by the first; -m adds logged values."""
-    from evalstore.leaderboard import leaderboard
-    from evalstore.store import Store
+    from evalstore.analysis.leaderboard import leaderboard
+    from evalstore.store.facade import Store
 
     with Store(db, lock_timeout=lock_timeout, create=False, migrate=False) as store:
         board = leaderboard(
@@ -325,8 +325,8 @@ def history_cmd(
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """A metric over time (created_at) for the runs of an experiment, with the best so far."""
-    from evalstore.compare import history
-    from evalstore.store import Store
+    from evalstore.analysis.compare import history
+    from evalstore.store.facade import Store
 
     with Store(db, lock_timeout=lock_timeout, create=False, migrate=False) as store:
         frame = history(store, metric, experiment=experiment, protocol=protocol)
@@ -339,7 +339,7 @@ def protocols_cmd(fmt: FormatOpt = Fmt.table) -> None:
     (repository, file, commit), its metrics and tie policy, and what differs from the default."""
     import polars as pl
 
-    from evalstore.protocols import PROTOCOLS
+    from evalstore.metrics.protocols import PROTOCOLS
 
     rows = [
         {

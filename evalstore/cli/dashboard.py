@@ -101,9 +101,10 @@ def dashboard_cmd(
 
     The pages' queries run in the sandbox of `evalstore sql`: a spec's own sql reads the
     store only (and what --allow-read names), one read-only statement per panel."""
-    from evalstore import dashboards, sandbox
-    from evalstore.database import default_path
-    from evalstore.store import Store
+    from evalstore import dashboards
+    from evalstore.db import sandbox
+    from evalstore.db.connection import default_path
+    from evalstore.store.facade import Store
 
     path = db or default_path()
     if not path.exists():
@@ -159,7 +160,7 @@ def demo_cmd(
     """Build a database of real evaluation runs (digits classifiers, HPatches-style
     descriptors on real photographs), compute their metrics and write dashboards."""
     from evalstore import demo
-    from evalstore.store import Store
+    from evalstore.store.facade import Store
 
     path = db
     with Store(path, lock_timeout=lock_timeout) as store, progress_bar(True, "demo") as cb:

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evalstore.database import Progress
+    from evalstore.db.connection import Progress
     from evalstore.ingest import IngestResult
-    from evalstore.store import Store
+    from evalstore.store.facade import Store
 
 __all__ = ["hpatches_action"]
 

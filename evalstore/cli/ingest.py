@@ -21,7 +21,7 @@ from evalstore.errors import InvalidInput
 
 if TYPE_CHECKING:
     from evalstore.ingest import IngestResult
-    from evalstore.store import Store
+    from evalstore.store.facade import Store
 
 
 #: what the ingest of this process has done, for a Ctrl-C's message
@@ -40,8 +40,8 @@ def _interrupted() -> str:
 
 def _committed(db: Path, run_id: int) -> int | None:
     """``run_id`` if the store holds it (run ids are never given twice), else None."""
-    from evalstore import queries
-    from evalstore.database import Database
+    from evalstore.db import queries
+    from evalstore.db.connection import Database
     from evalstore.errors import EvalstoreError
 
     try:
@@ -196,9 +196,9 @@ def ingest_cmd(
     import polars as pl
 
     from evalstore.cli.hpatches import hpatches_action
-    from evalstore.database import default_path
-    from evalstore.runs import split_ref
-    from evalstore.staging import ingest_staged
+    from evalstore.db.connection import default_path
+    from evalstore.runs.registry import split_ref
+    from evalstore.store.staging import ingest_staged
 
     hpatches = fmt == "hpatches"
     if task is None and not hpatches:

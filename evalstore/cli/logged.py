@@ -30,9 +30,9 @@ def log_cmd(
     """Record a value computed outside evalstore for a run (a training loss, an accuracy):
     shown by metrics, history, leaderboard and the dashboards as task `logged`, never mixed
     with values computed from raw rows. The same RUN METRIC [--step] again replaces it."""
-    from evalstore.database import default_path
+    from evalstore.db.connection import default_path
     from evalstore.errors import InvalidInput
-    from evalstore.store import Store
+    from evalstore.store.facade import Store
 
     try:
         number = float(value)

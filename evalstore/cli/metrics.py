@@ -25,7 +25,7 @@ from evalstore.errors import EvalstoreError
 if TYPE_CHECKING:
     import polars as pl
 
-    from evalstore.store import Store
+    from evalstore.store.facade import Store
 
 
 def _results_table(frame: pl.DataFrame, fmt: Fmt, title: str | None = None) -> None:
@@ -148,9 +148,9 @@ def eval_cmd(
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """Compute metrics of runs from their raw rows (cached by the SQL's SHA)."""
-    from evalstore.evaluate import evaluate
-    from evalstore.metrics import get
-    from evalstore.store import Store
+    from evalstore.analysis.evaluate import evaluate
+    from evalstore.metrics.registry import get
+    from evalstore.store.facade import Store
 
     if engine not in ("duckdb", "spark"):
         raise EvalstoreError(f"unknown --engine {engine!r}; use duckdb or spark")
@@ -200,9 +200,9 @@ def metrics_cmd(
 ) -> None:
     """Show stored metric values; `stale` marks values whose SQL has changed since. Values
     logged with `evalstore log` follow as task `logged`, at their latest step."""
-    from evalstore.evaluate import stored_metrics
-    from evalstore.logged import LOGGED_TASK
-    from evalstore.store import Store
+    from evalstore.analysis.evaluate import stored_metrics
+    from evalstore.runs.logged import LOGGED_TASK
+    from evalstore.store.facade import Store
 
     with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
         frame = stored_metrics(store, runs, all_runs=all_runs, metrics=metric)

@@ -68,8 +68,8 @@ def sql_cmd(
     to --max-rows). The output file may not be one the command reads (the store, its WAL,
     a file under --allow-read).
     """
-    from evalstore.sql import check_output, run_sql, write_result
-    from evalstore.store import Store
+    from evalstore.store.facade import Store
+    from evalstore.store.user_sql import check_output, run_sql, write_result
 
     to_file = output is not None or fmt == "parquet"
     with Store(db, read_only=True, lock_timeout=lock_timeout) as store:

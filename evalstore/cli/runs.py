@@ -30,8 +30,8 @@ def _run_rows(
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
     """The rows of :meth:`Store.runs` as tuples, without polars and pyarrow (or the ingest
     modules Store brings), so `evalstore runs` starts fast."""
-    from evalstore.database import Database
-    from evalstore.selection import list_run_rows
+    from evalstore.db.connection import Database
+    from evalstore.runs.selection import list_run_rows
 
     with Database(db, read_only=True, lock_timeout=lock_timeout) as store:
         return list_run_rows(store, **filters)
@@ -71,7 +71,7 @@ def runs_cmd(
     filters: dict[str, Any] = {"experiment": experiment, "tag": tag, "commit": commit,
                                "where": where, "sort": sort, "limit": limit}  # fmt: skip
     if fmt not in (Fmt.table, Fmt.json, Fmt.nl):  # the frame writers
-        from evalstore.store import Store
+        from evalstore.store.facade import Store
 
         with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
             emit(store.runs(**filters), fmt)
@@ -100,7 +100,7 @@ def show_cmd(
     import polars as pl
 
     from evalstore import render
-    from evalstore.store import Store
+    from evalstore.store.facade import Store
 
     with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
         info = store.run(run)
@@ -142,7 +142,7 @@ def rm_cmd(
     """Delete runs (several at once, or every run of an --experiment) and everything
     recorded for them, in one transaction."""
     from evalstore.errors import InvalidInput
-    from evalstore.store import Store
+    from evalstore.store.facade import Store
 
     if not runs and experiment is None:
         raise InvalidInput("name the runs to delete, or an --experiment")
@@ -176,7 +176,7 @@ def mv_cmd(
     lock_timeout: LockOpt = 60.0,
 ) -> None:
     """Rename a run, or move it to another experiment; its id, rows and metrics stay."""
-    from evalstore.store import Store
+    from evalstore.store.facade import Store
 
     with Store(db, lock_timeout=lock_timeout, create=False) as store:
         before = store.run(run)
@@ -205,7 +205,7 @@ def set_cmd(
     lock_timeout: LockOpt = 60.0,
 ) -> None:
     """Edit a run's notes and parameters after ingest."""
-    from evalstore.store import Store
+    from evalstore.store.facade import Store
 
     with Store(db, lock_timeout=lock_timeout, create=False) as store:
         info = store.set(run, notes=notes, params=param, unset=unset or ())
@@ -226,7 +226,7 @@ def tag_cmd(
     lock_timeout: LockOpt = 60.0,
 ) -> None:
     """Add tags to a run (or remove them with --remove)."""
-    from evalstore.store import Store
+    from evalstore.store.facade import Store
 
     with Store(db, lock_timeout=lock_timeout, create=False) as store:
         now = store.tag(run, tags, remove=remove)
@@ -238,7 +238,7 @@ def upgrade_cmd(db: DbOpt = None, lock_timeout: LockOpt = 60.0) -> None:
     """Upgrade a store written by an older evalstore to this version's schema, in place (in
     one transaction). Commands that only read never upgrade a store; commands that write runs
     (ingest, import, log, rm, mv, set, tag) upgrade it first and say so."""
-    from evalstore.database import Database, notify_upgrades
+    from evalstore.db.connection import Database, notify_upgrades
 
     notify_upgrades(None)  # said once, below
     with Database(db, lock_timeout=lock_timeout, create=False) as store:

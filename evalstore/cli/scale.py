@@ -10,7 +10,7 @@ import typer
 from evalstore.cli.common import DbOpt, LockOpt, command, err, out, progress_bar
 
 if TYPE_CHECKING:
-    from evalstore.store import Store
+    from evalstore.store.facade import Store
 
 
 @command("export")
@@ -26,7 +26,7 @@ def export_cmd(
     """Write the raw tables as Parquet partitioned by run, with a manifest; a re-exported
     run replaces its partitions atomically, and a killed export is finished by the next."""
     from evalstore.scale.export import export_runs
-    from evalstore.store import Store
+    from evalstore.store.facade import Store
 
     with (
         Store(db, read_only=True, lock_timeout=lock_timeout) as store,
@@ -49,9 +49,9 @@ def import_cmd(
     the whole folder is checked before anything is written: every file against its
     SHA-256, every row as ingest checks it (an export written before checksums is imported
     with a warning)."""
-    from evalstore.database import default_path
+    from evalstore.db.connection import default_path
     from evalstore.scale.importer import import_runs
-    from evalstore.store import write_store
+    from evalstore.store.facade import write_store
 
     def warn(message: str) -> None:
         err.print(f"Warning: {message}", markup=False)

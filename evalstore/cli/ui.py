@@ -29,7 +29,7 @@ def ui_cmd(
     The store is opened read-only for each request and closed after it, so ingests proceed
     while the app runs. Ctrl-C stops it.
     """
-    from evalstore.database import default_path
+    from evalstore.db.connection import default_path
     from evalstore.ui import serve
 
     path = db or default_path()

@@ -20,10 +20,10 @@ def test_cmd(
     name: Annotated[str, typer.Argument(help="The metric's name.", show_default=False)],
     seeds: Annotated[int, typer.Option("--seeds", help="Random runs to draw.")] = 20,
 ) -> None:
-    """Compare a metric's SQL with its Python twin (entry point group evalstore.metrics) on
+    """Compare a metric's SQL with its Python twin (entry point group evalstore.metrics.registry) on
     random ranked lists, under every tie policy its SQL takes; exit 1 at a disagreement."""
+    from evalstore.analysis.twins import check_twin
     from evalstore.errors import InvalidInput
-    from evalstore.user_metrics import check_twin
 
     problems = check_twin(name, seeds=seeds)
     if problems:

@@ -2,14 +2,14 @@
 
 A ``leaderboard`` panel's query gives one row per (configuration, task, metric, params) with
 its mean and sd across the configuration's runs (``dashboards/leaderboard``).
-:func:`board` pivots it with :func:`evalstore.leaderboard.pivot`, the pivot of
-``evalstore leaderboard``: a row per configuration, labelled as :func:`evalstore.groups.label`
-labels it, a column per (task, metric, params) in the query's order. Each experiment gets
-its own table (:func:`board_html`) with only the columns it has values in, its rows ranked by
-the first of them (best first, a rank column 1, 2, 3..., :func:`ranking`; a line under the
-experiment's name says which column ranks and its direction), each cell ``mean ± sd`` (the
-mean alone for one run) and the best of each column in bold
-(:meth:`~evalstore.leaderboard.Leaderboard.best`, in the metric's direction).
+:func:`board` pivots it with :func:`evalstore.analysis.leaderboard.pivot`, the pivot of
+``evalstore leaderboard``: a row per configuration, labelled as
+:func:`evalstore.analysis.configurations.label` labels it, a column per (task, metric, params) in
+the query's order. Each experiment gets its own table (:func:`board_html`) with only the columns it
+has values in, its rows ranked by the first of them (best first, a rank column 1, 2, 3...,
+:func:`ranking`; a line under the experiment's name says which column ranks and its direction),
+each cell ``mean ± sd`` (the mean alone for one run) and the best of each column in bold
+(:meth:`~evalstore.analysis.leaderboard.Leaderboard.best`, in the metric's direction).
 :func:`board_figure` draws one chart per experiment and column: the means as points with
 the sd as error bars, the best in green.
 """
@@ -22,13 +22,13 @@ from typing import Any
 
 import polars as pl
 
+from evalstore.analysis.configurations import label
+from evalstore.analysis.leaderboard import pivot
 from evalstore.dashboards.grid import axis_titles, cell, grid_layout, make_grid, tick_room
 from evalstore.dashboards.plot import Figure, trace
 from evalstore.dashboards.specs import Panel
 from evalstore.dashboards.text import esc, plain
 from evalstore.errors import InvalidInput
-from evalstore.groups import label
-from evalstore.leaderboard import pivot
 
 __all__ = ["BOARD_COLUMNS", "Board", "board", "board_figure", "board_html", "ranking"]
 

@@ -1,6 +1,6 @@
 """The "what changed" page's figures (pure): two runs, the lists whose value moved most and
-the items of one list whose rank moved; the frames of :func:`evalstore.diff.diff_lists` and
-:func:`evalstore.diff.diff_items` (``evalstore diff A B`` and ``--items G``).
+the items of one list whose rank moved; the frames of :func:`evalstore.analysis.diff.diff_lists` and
+:func:`evalstore.analysis.diff.diff_items` (``evalstore diff A B`` and ``--items G``).
 
 :func:`lists_figure` draws each list's value in both runs joined by a line (a dumbbell) next
 to the difference as a bar, the lists sorted by the difference; :func:`items_figure` draws each

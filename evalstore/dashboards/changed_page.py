@@ -1,6 +1,6 @@
 """The "what changed" page of two runs (``evalstore dashboard --changed A B``): the HTML
 (:func:`render_changed`, pure) and its file (:func:`write_changed`), with the data of
-:mod:`evalstore.diff`, the numbers of ``evalstore diff A B`` and ``--items G``.
+:mod:`evalstore.analysis.diff`, the numbers of ``evalstore diff A B`` and ``--items G``.
 
 Two panels: the lists whose value moved most (each run's value, the difference; a chart and
 the table) and, for one list (``items``, by default the one that moved most), the items whose
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from evalstore.analysis.diff import diff_items, diff_lists
 from evalstore.dashboards.changed import items_figure, lists_figure
 from evalstore.dashboards.pages import (
     page_html,
@@ -27,12 +28,11 @@ from evalstore.dashboards.pages import (
 from evalstore.dashboards.plot import Figure
 from evalstore.dashboards.specs import Panel
 from evalstore.dashboards.text import plain
-from evalstore.diff import diff_items, diff_lists
-from evalstore.metrics import METRICS
+from evalstore.metrics.registry import METRICS
 
 if TYPE_CHECKING:
-    from evalstore.runs import RunRef
-    from evalstore.store import Store
+    from evalstore.runs.registry import RunRef
+    from evalstore.store.facade import Store
 
 __all__ = ["PAGE", "render_changed", "write_changed"]
 
@@ -65,8 +65,8 @@ def _empty(index: int, title: str, message: str) -> str:
 
 def render_changed(lists: pl.DataFrame, items: pl.DataFrame, a: str, b: str, group: str) -> str:
     """The page of two runs ``a`` and ``b`` (pure; deterministic): ``lists`` from
-    :func:`evalstore.diff.diff_lists`, ``items`` from :func:`evalstore.diff.diff_items` for
-    the list ``group``."""
+    :func:`evalstore.analysis.diff.diff_lists`, ``items`` from
+    :func:`evalstore.analysis.diff.diff_items` for the list ``group``."""
     metric = str(lists["metric"][0]) if lists.height else ""
     task = str(lists["task"][0]) if lists.height else ""
     params = plain(lists["params"][0]) if lists.height else ""
@@ -123,8 +123,8 @@ def write_changed(
     computed, so the store must then be writable.
 
     Raises:
-        InvalidInput: as :func:`evalstore.diff.diff_lists` and
-            :func:`evalstore.diff.diff_items` (no task in common, an unknown list...).
+        InvalidInput: as :func:`evalstore.analysis.diff.diff_lists` and
+            :func:`evalstore.analysis.diff.diff_items` (no task in common, an unknown list...).
         RunNotFound: an unknown run.
     """
     lists = diff_lists(store, a, b, task=task, metric=metric, limit=limit)

@@ -2,7 +2,7 @@
 
 :func:`comparison_figure` draws, per (run, baseline, task, metric, params), the sorted per-list
 differences with the mean difference, its 95% interval, the p-value and the better/worse
-counts that :func:`evalstore.compare.compare` gives for the pair (the columns
+counts that :func:`evalstore.analysis.compare.compare` gives for the pair (the columns
 :func:`evalstore.dashboards.data.compare_stats` adds): the numbers of ``evalstore compare``,
 which resamples lists, or items within lists when a run has fewer than 10 lists.
 
@@ -24,7 +24,7 @@ from evalstore.dashboards.grid import axis_titles, cell, grid_layout, make_grid,
 from evalstore.dashboards.plot import Figure, trace
 from evalstore.dashboards.specs import Panel
 from evalstore.dashboards.text import esc, plot_values
-from evalstore.metrics import METRICS
+from evalstore.metrics.registry import METRICS
 
 __all__ = ["BASELINE_HINT", "comparison_figure", "missing_baselines", "paired"]
 

@@ -4,7 +4,7 @@ Every query gets the parameters ``$experiments`` (varchar[]) and ``$runs`` (inte
 meaning all, so that one filter applies to every panel; :func:`panel_data` adds the panel's
 ``params``, checks that the result has the columns its chart needs and returns a polars frame
 (for ``pr_curve`` panels, the points from ``dashboards/pr_points``; for ``comparison`` panels,
-with the statistics of :func:`evalstore.compare.compare` for each pair of runs).
+with the statistics of :func:`evalstore.analysis.compare.compare` for each pair of runs).
 """
 
 from __future__ import annotations
@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import polars as pl
 
-from evalstore import queries, sandbox
-from evalstore.compare import compare
+from evalstore.analysis.compare import compare
+from evalstore.analysis.evaluate import evaluate
 from evalstore.dashboards.board import BOARD_COLUMNS
 from evalstore.dashboards.specs import AXES, Panel
+from evalstore.db import queries, sandbox
 from evalstore.errors import InvalidInput
-from evalstore.evaluate import evaluate
-from evalstore.runs import resolve_many
+from evalstore.runs.registry import resolve_many
 
 if TYPE_CHECKING:
-    from evalstore.database import Progress
-    from evalstore.runs import RunRef
-    from evalstore.store import Store
+    from evalstore.db.connection import Progress
+    from evalstore.runs.registry import RunRef
+    from evalstore.store.facade import Store
 
 __all__ = [
     "STAT_COLUMNS",
@@ -44,8 +44,8 @@ _FIXED_COLUMNS = {
                    "group_id", "value", "baseline_value", "diff"),
     "leaderboard": BOARD_COLUMNS,
 }  # fmt: skip
-#: What a comparison panel's frame gains from :func:`evalstore.compare.compare`, per pair of
-#: runs, task, metric and params (``note``: why compare refused the pair, else NULL).
+#: What a comparison panel's frame gains from :func:`evalstore.analysis.compare.compare`, per
+#: pair of runs, task, metric and params (``note``: why compare refused the pair, else NULL).
 STAT_COLUMNS = {"mean_diff": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64,
                 "p_value": pl.Float64, "wins": pl.Int64, "losses": pl.Int64,
                 "resampled": pl.String, "note": pl.String}  # fmt: skip

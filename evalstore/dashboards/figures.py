@@ -33,7 +33,7 @@ from evalstore.dashboards.plot import Figure, palette, trace
 from evalstore.dashboards.specs import Panel
 from evalstore.dashboards.text import esc, plain, plot_values
 from evalstore.errors import EvalstoreError, InvalidInput
-from evalstore.metrics import get
+from evalstore.metrics.registry import get
 
 __all__ = ["panel_figure"]
 

@@ -29,7 +29,7 @@ from evalstore.dashboards.plot import Figure, trace
 from evalstore.dashboards.specs import Panel
 from evalstore.dashboards.text import cut_label, esc, plain, plot_values
 from evalstore.errors import EvalstoreError
-from evalstore.metrics import get
+from evalstore.metrics.registry import get
 
 __all__ = ["CELL_TEXT_PX", "colour_bar_title", "heatmap_figure"]
 

@@ -17,20 +17,20 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalstore import sandbox
 from evalstore.dashboards.board import board_html
 from evalstore.dashboards.comparison import missing_baselines, paired
 from evalstore.dashboards.data import panel_data, query_filters
 from evalstore.dashboards.figures import panel_figure
 from evalstore.dashboards.specs import Dashboard, Panel, default_specs, load_spec
 from evalstore.dashboards.text import plain
+from evalstore.db import sandbox
 from evalstore.errors import InvalidInput
 
 if TYPE_CHECKING:
     from evalstore.dashboards.plot import Figure
-    from evalstore.database import Progress
-    from evalstore.runs import RunRef
-    from evalstore.store import Store
+    from evalstore.db.connection import Progress
+    from evalstore.runs.registry import RunRef
+    from evalstore.store.facade import Store
 
 __all__ = [
     "draw_script",
@@ -289,7 +289,7 @@ def write_dashboards(
 
     Args:
         store: an open store. Specs with their own ``sql`` need it read-only: it becomes a
-            sandbox (:mod:`evalstore.sandbox`) for the rest of its life.
+            sandbox (:mod:`evalstore.db.sandbox`) for the rest of its life.
         out_dir: the output folder, created if needed; existing pages are overwritten.
         specs: spec files; default :func:`default_specs`.
         experiments: show only these experiments' runs (default all).

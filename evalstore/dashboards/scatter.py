@@ -15,7 +15,7 @@ from evalstore.dashboards.grid import axis_titles, cell, grid_layout, make_grid,
 from evalstore.dashboards.plot import Figure, trace
 from evalstore.dashboards.specs import Panel
 from evalstore.dashboards.text import esc, plain, plot_values
-from evalstore.metrics import METRICS
+from evalstore.metrics.registry import METRICS
 
 __all__ = ["scatter_figure"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalstore import queries, sandbox
+from evalstore.db import queries, sandbox
 from evalstore.errors import EvalstoreError, InvalidInput
 
 if sys.version_info >= (3, 11):

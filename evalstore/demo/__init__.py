@@ -29,13 +29,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalstore.analysis.evaluate import evaluate
 from evalstore.dashboards import write_dashboards
 from evalstore.demo import digits, hpatches
-from evalstore.evaluate import evaluate
 
 if TYPE_CHECKING:
-    from evalstore.database import Progress
-    from evalstore.store import Store
+    from evalstore.db.connection import Progress
+    from evalstore.store.facade import Store
 
 __all__ = ["PROTOCOLS_SHOWN", "DemoResult", "build"]
 

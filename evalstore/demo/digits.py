@@ -20,8 +20,8 @@ import numpy as np
 from evalstore.errors import EvalstoreError
 
 if TYPE_CHECKING:
-    from evalstore.database import Progress
-    from evalstore.store import Store
+    from evalstore.db.connection import Progress
+    from evalstore.store.facade import Store
 
 __all__ = ["SEEDS", "TRAIN_FRACTION", "ingest_runs"]
 

@@ -19,8 +19,8 @@ from evalstore.demo.sequences import make_sequences
 from evalstore.demo.tasks import hpatches_tasks
 
 if TYPE_CHECKING:
-    from evalstore.database import Progress
-    from evalstore.store import Store
+    from evalstore.db.connection import Progress
+    from evalstore.store.facade import Store
 
 __all__ = ["ingest_runs"]
 

@@ -4,7 +4,7 @@ The modules, each importing only those above it in this list:
 
 - :mod:`~evalstore.ingest.sources`: files and frames opened with polars; the column mapping.
 - :mod:`~evalstore.ingest.validate`: ranked-list rows checked batch by batch; the row table.
-- :mod:`~evalstore.ingest.groups`: the per-list metadata file.
+- :mod:`~evalstore.ingest.lists`: the per-list metadata file.
 - :mod:`~evalstore.ingest.write`: the transaction of a ranked-list ingest.
 - :mod:`~evalstore.ingest.stream` and :mod:`~evalstore.ingest.direct`: the two ways rows get
   into DuckDB (batches through Arrow; Parquet read by DuckDB itself).

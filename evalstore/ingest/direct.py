@@ -16,15 +16,15 @@ import duckdb
 import numpy as np
 import polars as pl
 
-from evalstore import queries
+from evalstore.db import queries
+from evalstore.db.queries import quote_name
+from evalstore.db.schema import rows_sql
 from evalstore.ingest.sources import COLUMNS, GLOB, Input, source_columns
 from evalstore.ingest.validate import INT32, MAX_ROWS, Spec
 from evalstore.ingest.write import Written
-from evalstore.queries import quote_name
-from evalstore.schema import rows_sql
 
 if TYPE_CHECKING:
-    from evalstore.database import Progress
+    from evalstore.db.connection import Progress
 
 __all__ = ["DirectPlan", "Recheck", "insert_direct", "plan_direct"]
 

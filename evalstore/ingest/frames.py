@@ -11,7 +11,7 @@ import duckdb
 import numpy as np
 import polars as pl
 
-from evalstore import queries, runs
+from evalstore.db import queries
 from evalstore.errors import InvalidInput
 from evalstore.ingest.sources import (
     READ_ERRORS,
@@ -22,9 +22,10 @@ from evalstore.ingest.sources import (
     source_columns,
 )
 from evalstore.ingest.validate import ids_text
+from evalstore.runs import registry as runs
 
 if TYPE_CHECKING:
-    from evalstore.database import Database
+    from evalstore.db.connection import Database
 
 __all__ = ["finite", "ids_of", "read_frame", "row_of", "shown", "where", "write_tables"]
 

@@ -19,7 +19,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalstore import runs
 from evalstore.errors import InvalidInput
 from evalstore.ingest.formats.hpatches import DISTANCES, load_descriptors
 from evalstore.ingest.formats.hpatches_lists import (
@@ -34,16 +33,17 @@ from evalstore.ingest.formats.hpatches_tasks import (
     read_split,
     read_task_files,
 )
-from evalstore.ingest.groups import read_groups
+from evalstore.ingest.lists import read_groups
 from evalstore.ingest.sources import open_source
 from evalstore.ingest.stream import insert_stream
 from evalstore.ingest.validate import Spec, decide_storage
 from evalstore.ingest.write import IngestResult, Target, write_run
+from evalstore.runs import registry as runs
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from evalstore.database import Database, Progress
+    from evalstore.db.connection import Database, Progress
 
 __all__ = ["HPATCHES_TASKS", "MATLAB_DISTRACTORS", "ingest_hpatches"]
 

@@ -16,8 +16,8 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from evalstore import queries
-from evalstore.schema import rows_sql
+from evalstore.db import queries
+from evalstore.db.schema import rows_sql
 
 __all__ = ["CHUNK_ROWS", "index_lists", "positive_points", "rank_lists"]
 

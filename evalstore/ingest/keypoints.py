@@ -9,7 +9,7 @@ write): the metrics apply the pair's stored homography when they read the match
 (``sql/lib/match_truth.sql``, the floats of :func:`evalstore.core.geometry.transfer`), and
 ingest only checks that no match is sent to infinity. Each pair's homography is also
 estimated from its matches (RANSAC), for the reprojection error and the homography accuracy:
-by :mod:`evalstore.estimates` when a metric first needs it (the run's pairs are stored with
+by :mod:`evalstore.analysis.estimates` when a metric first needs it (the run's pairs are stored with
 ``estimated = false``), or here with ``estimate=True``.
 """
 
@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from evalstore import runs
 from evalstore.core import geometry
 from evalstore.errors import InvalidInput
 from evalstore.ingest.exact import INEXACT, first_row, inexact_integers
@@ -38,9 +37,10 @@ from evalstore.ingest.truth import (
 )
 from evalstore.ingest.validate import MAX_ROWS
 from evalstore.ingest.write import IngestResult
+from evalstore.runs import registry as runs
 
 if TYPE_CHECKING:
-    from evalstore.database import Database, Progress
+    from evalstore.db.connection import Database, Progress
 
 __all__ = ["MATCH_COLUMNS", "ingest_keypoints"]
 
@@ -90,7 +90,7 @@ def ingest_keypoints(
         disparity_scale: overrides the map scale (default 1 for .npy, 1/256 for .png).
         ransac_threshold: RANSAC inlier threshold (px) of the estimated homographies.
         estimate: estimate them here; by default they are estimated, and stored, when a
-            metric first needs them (:mod:`evalstore.estimates`).
+            metric first needs them (:mod:`evalstore.analysis.estimates`).
         (the rest as :func:`evalstore.ingest.ingest`)
 
     Raises:
@@ -197,7 +197,7 @@ def ingest_keypoints(
     }
     if estimate:
         # the kept matches of each pair, contiguous and in input order, as the lazy estimate
-        # reads them back (evalstore.estimates)
+        # reads them back (evalstore.analysis.estimates)
         order, bounds = _segments(rows(codes), n_pairs)
         x0, y0, x1, y1 = (given[c].to_numpy() for c in ("x0", "y0", "x1", "y1"))
         r, e, inliers = geometry.estimate_pairs(

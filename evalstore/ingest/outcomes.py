@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from evalstore import runs
 from evalstore.errors import InvalidInput
 from evalstore.ingest.frames import finite, ids_of, read_frame, where, write_tables
 from evalstore.ingest.sources import Source, as_sources, parse_columns
 from evalstore.ingest.validate import first_row
 from evalstore.ingest.write import IngestResult
+from evalstore.runs import registry as runs
 
 if TYPE_CHECKING:
-    from evalstore.database import Database, Progress
+    from evalstore.db.connection import Database, Progress
 
 __all__ = ["MAX_COUNT", "OUTCOME_COLUMNS", "ingest_outcomes"]
 

@@ -17,12 +17,11 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from evalstore import runs
 from evalstore.errors import InvalidInput
 from evalstore.ingest.direct import Recheck, insert_direct, plan_direct
 from evalstore.ingest.formats.trec import read_trec
 from evalstore.ingest.formats.voc import read_classification
-from evalstore.ingest.groups import read_groups
+from evalstore.ingest.lists import read_groups
 from evalstore.ingest.sources import (
     COLUMNS,
     Source,
@@ -40,9 +39,10 @@ from evalstore.ingest.validate import (
     score_warnings,
 )
 from evalstore.ingest.write import IngestResult, Target, write_run
+from evalstore.runs import registry as runs
 
 if TYPE_CHECKING:
-    from evalstore.database import Database, Progress
+    from evalstore.db.connection import Database, Progress
 
 __all__ = ["ingest"]
 

@@ -13,15 +13,15 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
+from evalstore.db.schema import rows_sql
 from evalstore.errors import InvalidInput
 from evalstore.ingest.handoff import handed_over
 from evalstore.ingest.sources import Input, batches, parquet_rows
 from evalstore.ingest.validate import MAX_ROWS, Spec, validate_batch
 from evalstore.ingest.write import Written, check_list_ids
-from evalstore.schema import rows_sql
 
 if TYPE_CHECKING:
-    from evalstore.database import Progress
+    from evalstore.db.connection import Progress
 
 __all__ = ["Stream", "insert_stream"]
 

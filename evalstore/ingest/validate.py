@@ -11,10 +11,10 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from evalstore.db.schema import row_table
 from evalstore.errors import InvalidInput
 from evalstore.ingest.exact import first_row, score_values
 from evalstore.ingest.sources import READ_ERRORS, TEXT_FORMATS, Input, names_text
-from evalstore.schema import row_table
 
 __all__ = [
     "INT32",

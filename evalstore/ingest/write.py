@@ -12,16 +12,17 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import polars as pl
 
-from evalstore import queries, runs
+from evalstore.db import queries
+from evalstore.db.schema import rows_sql
 from evalstore.errors import EvalstoreError, InvalidInput
-from evalstore.ingest.groups import NO_GROUPS, check_matched, check_unlisted
 from evalstore.ingest.index import index_lists
+from evalstore.ingest.lists import NO_GROUPS, check_matched, check_unlisted
 from evalstore.ingest.sources import Source
 from evalstore.ingest.validate import INT32, Spec, check_labels
-from evalstore.schema import rows_sql
+from evalstore.runs import registry as runs
 
 if TYPE_CHECKING:
-    from evalstore.database import Database
+    from evalstore.db.connection import Database
 
 __all__ = ["IngestResult", "Target", "Written", "check_list_ids", "write_run"]
 

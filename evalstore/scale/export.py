@@ -11,7 +11,7 @@ import checks before it reads the file. Cached metric values are not exported (`
 eval`` computes them again from the rows).
 
 One export folder holds the runs of one store: the manifest records the store's identity
-(:meth:`~evalstore.database.Database.store_id`), and exporting another store into it is
+(:meth:`~evalstore.db.connection.Database.store_id`), and exporting another store into it is
 refused, since run ids of two stores overlap and Spark finds a run by its id. Re-exporting a
 run of the same store replaces its folders atomically: every table of the run is written to
 ``.tmp-*`` folders first (Spark skips names starting with ``.``), then a journal is written and
@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pyarrow.parquet as pq
 
-from evalstore import estimates, queries
+from evalstore.analysis import estimates
+from evalstore.db import queries
 from evalstore.errors import EvalstoreError, SchemaError
 from evalstore.scale.checksums import file_sha256
 from evalstore.scale.layout import (
@@ -70,9 +71,9 @@ from evalstore.scale.merge import merge_into
 from evalstore.version import __version__
 
 if TYPE_CHECKING:
-    from evalstore.database import Progress
-    from evalstore.runs import RunRef
-    from evalstore.store import Store
+    from evalstore.db.connection import Progress
+    from evalstore.runs.registry import RunRef
+    from evalstore.store.facade import Store
 
 # The layout's names are re-exported: callers import them from here.
 __all__ = [
@@ -274,7 +275,7 @@ def _export_all(
 
 def _estimate_first(store: Store, run_ids: Sequence[int]) -> None:
     """Spark reads the estimated homographies from the export: a writable store makes and
-    keeps those still pending (:mod:`evalstore.estimates`) before the rows are written; a
+    keeps those still pending (:mod:`evalstore.analysis.estimates`) before the rows are written; a
     read-only one makes them for the export alone (:func:`_export_run`)."""
     if store.read_only:
         return

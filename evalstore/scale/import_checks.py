@@ -4,7 +4,7 @@ naming the file, the run and an example, so that a hand-edited or damaged export
 in a run that no ingest could have made. The checks of ranked items, matches, outcomes and
 logged values are SQL (sql/export/import.sql, mirroring ingest's own checks); the runs row
 and logged metric names are checked by the functions ingest and ``evalstore log`` use
-(:func:`evalstore.runs.parse_params`, :func:`evalstore.logged.check_name`).
+(:func:`evalstore.runs.registry.parse_params`, :func:`evalstore.runs.logged.check_name`).
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from evalstore import queries
+from evalstore.db import queries
+from evalstore.db.schema import ROW_TABLES
 from evalstore.errors import EvalstoreError, InvalidInput
-from evalstore.ingest.groups import check_unlisted
+from evalstore.ingest.lists import check_unlisted
 from evalstore.ingest.outcomes import MAX_COUNT
-from evalstore.logged import check_name
-from evalstore.runs import parse_params
+from evalstore.runs.logged import check_name
+from evalstore.runs.registry import parse_params
 from evalstore.scale.layout import partition_path
-from evalstore.schema import ROW_TABLES
 
 if TYPE_CHECKING:
-    from evalstore.store import Store
+    from evalstore.store.facade import Store
 
 __all__ = [
     "check_added_positives",
@@ -84,7 +84,7 @@ def check_run_row(con: duckdb.DuckDBPyConnection, part: Path, ref: str, run_id: 
 def check_logged(store: Store, root: Path, entry: Mapping[str, Any], run_id: int) -> None:
     """Refuse the run's logged values where ``evalstore log`` would refuse them: a value
     that is not finite, a metric logged both with and without steps, a name that is not
-    one a value may be logged under (:func:`evalstore.logged.check_name`)."""
+    one a value may be logged under (:func:`evalstore.runs.logged.check_name`)."""
     if not int(entry["rows"].get("logged_values", 0)):
         return
     part = partition_path(root, "logged_values", entry["run_id"])
@@ -224,7 +224,7 @@ def check_added_positives(
     con: duckdb.DuckDBPyConnection, root: Path, entry: Mapping[str, Any], run_id: int
 ) -> None:
     """Refuse n_positives overrides that add more positives beyond the lists' +1 labels than
-    ingest accepts (:func:`evalstore.ingest.groups.check_unlisted`, run once the imported
+    ingest accepts (:func:`evalstore.ingest.lists.check_unlisted`, run once the imported
     lists are indexed), per task as ingest checks them."""
     part = partition_path(root, "groups", entry["run_id"])
     ref = f"{entry['experiment']}/{entry['name']}"

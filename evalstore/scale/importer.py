@@ -15,11 +15,12 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from evalstore import queries
+from evalstore.db import queries
+from evalstore.db.schema import ROW_TABLES, refresh_views, row_table
 from evalstore.errors import EvalstoreError, RunExists, SchemaError
 from evalstore.ingest.index import index_lists
 from evalstore.ingest.write import check_list_ids
-from evalstore.runs import check_key_spellings, delete_run_rows
+from evalstore.runs.registry import check_key_spellings, delete_run_rows
 from evalstore.scale.checksums import NO_CHECKSUMS
 from evalstore.scale.export import table_columns
 from evalstore.scale.import_checks import (
@@ -42,11 +43,10 @@ from evalstore.scale.layout import (
     recover,
 )
 from evalstore.scale.verify import check_export, check_folder
-from evalstore.schema import ROW_TABLES, refresh_views, row_table
 
 if TYPE_CHECKING:
-    from evalstore.database import Progress
-    from evalstore.store import Store
+    from evalstore.db.connection import Progress
+    from evalstore.store.facade import Store
 
 __all__ = ["import_runs"]
 

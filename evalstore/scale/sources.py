@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalstore import queries
+from evalstore.db import queries
 from evalstore.errors import EvalstoreError
 from evalstore.scale.layout import MANIFEST, PARTITION_COLUMN, TABLES, check_manifest
 from evalstore.scale.transpile import to_spark_sql

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalstore import queries
+from evalstore.db import queries
 from evalstore.errors import EvalstoreError, InvalidInput
-from evalstore.metrics import METRICS, Metric
+from evalstore.metrics.registry import METRICS, Metric
 from evalstore.scale.layout import TABLES
 from evalstore.scale.sources import forget_source, register_source, spark_type
 from evalstore.scale.transpile import INSTALL_HINT, spark_sql, without_strings
@@ -37,7 +37,7 @@ from evalstore.scale.transpile import INSTALL_HINT, spark_sql, without_strings
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from evalstore.store import Store
+    from evalstore.store.facade import Store
 
 # register_source and spark_type live in sources.py; callers import them from here too.
 __all__ = [

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from evalstore.errors import EvalstoreError
-from evalstore.metrics import METRICS
+from evalstore.metrics.registry import METRICS
 
 __all__ = ["INSTALL_HINT", "spark_sql", "to_spark_sql", "without_strings"]
 

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from evalstore.analysis.statistics import t_quantile
 from evalstore.errors import EvalstoreError
-from evalstore.stats import t_quantile
-from evalstore.store import Store
+from evalstore.store.facade import Store
 from evalstore.ui.app import HEADERS, create_app, static_file
 
 __all__ = ["HEADERS", "Running", "create_app", "launch", "serve", "url_of"]

@@ -1,7 +1,7 @@
 """The UI's web app: Starlette routes over the pages, the store opened read-only per request.
 
 Every request opens the store read-only, makes it the sandbox of ``evalstore sql``
-(:func:`evalstore.sandbox.lock_down`: nothing outside the store can be read, no setting
+(:func:`evalstore.db.sandbox.lock_down`: nothing outside the store can be read, no setting
 changed), answers and closes it, under one lock (one request at a time: a local app for one
 user). Between requests the app holds no connection, so ``evalstore ingest`` and every other
 writer proceed while it runs; a request that meets a writer's lock waits for it
@@ -33,10 +33,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from evalstore import sandbox
 from evalstore.dashboards.pages import draw_script, plotly_js
+from evalstore.db import sandbox
 from evalstore.errors import EvalstoreError, StoreLocked
-from evalstore.store import Store
+from evalstore.store.facade import Store
 from evalstore.ui import pages
 from evalstore.ui.comparing import compare_page
 from evalstore.ui.shell import message, page

@@ -14,23 +14,23 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import polars as pl
 
-from evalstore.compare import COMPARE_COLUMNS, compare_units
+from evalstore.analysis.compare import COMPARE_COLUMNS, compare_units
+from evalstore.analysis.diff import diff_lists
 from evalstore.dashboards.changed import lists_figure
 from evalstore.dashboards.comparison import comparison_figure
 from evalstore.dashboards.pages import plot_html
 from evalstore.dashboards.scatter import scatter_figure
 from evalstore.dashboards.specs import Panel
 from evalstore.dashboards.text import plain
-from evalstore.diff import diff_lists
 from evalstore.errors import InvalidInput
-from evalstore.metrics import HEADLINE, get
-from evalstore.selection import list_runs
+from evalstore.metrics.registry import HEADLINE, get
+from evalstore.runs.selection import list_runs
 from evalstore.ui import data
 from evalstore.ui.shell import data_table, hidden, message, section
 from evalstore.ui.view import FILTERS
 
 if TYPE_CHECKING:
-    from evalstore.store import Store
+    from evalstore.store.facade import Store
     from evalstore.ui.view import View
 
 __all__ = ["SIGNIFICANT", "compare_page"]

@@ -12,12 +12,19 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalstore.groups import Unit, config_unit, configs, holds_params, label, run_unit
-from evalstore.metrics import METRICS
-from evalstore.selection import list_runs
+from evalstore.analysis.configurations import (
+    Unit,
+    config_unit,
+    configs,
+    holds_params,
+    label,
+    run_unit,
+)
+from evalstore.metrics.registry import METRICS
+from evalstore.runs.selection import list_runs
 
 if TYPE_CHECKING:
-    from evalstore.store import Store
+    from evalstore.store.facade import Store
     from evalstore.ui.view import View
 
 __all__ = ["BASELINE_TAG", "META_COLUMNS", "config_table", "filtered_runs", "run_table", "units"]
@@ -167,7 +174,7 @@ def units(store: Store, view: View) -> list[tuple[str, Unit]]:
     ``baseline``; else a picked run tagged ``baseline``; else the unit of the oldest run.
 
     Units that share a run are refused by the comparison itself
-    (:func:`evalstore.compare.compare_units`).
+    (:func:`evalstore.analysis.compare.compare_units`).
 
     Raises:
         RunNotFound: an unknown run id.

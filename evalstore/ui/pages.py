@@ -13,18 +13,19 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from evalstore import render, sandbox
-from evalstore import sql as user_sql
+from evalstore import render
 from evalstore.dashboards.data import panel_data
 from evalstore.dashboards.pages import panel_html
 from evalstore.dashboards.specs import Panel, dashboards_dir, load_spec
+from evalstore.db import sandbox
 from evalstore.errors import InvalidInput
+from evalstore.store import user_sql
 from evalstore.ui import data
 from evalstore.ui.shell import data_table, hidden, message
 from evalstore.ui.view import FILTERS
 
 if TYPE_CHECKING:
-    from evalstore.store import Store
+    from evalstore.store.facade import Store
     from evalstore.ui.view import View
 
 __all__ = [

@@ -84,7 +84,7 @@ left join _list_map m on m.task = i.task and m.group_id is not distinct from i.g
 -- The groups rows of `_import_ids` (the list_id and group_id of one run's groups partition,
 -- with list ids) whose list id is
 -- no list of the run's scores (`_list_map`, made from them): ingest writes a groups row for
--- each list it writes and refuses one of no list (evalstore/ingest/groups.py check_matched),
+-- each list it writes and refuses one of no list (evalstore/ingest/lists.py check_matched),
 -- and a list has rows. A NULL list id is a metadata row, which ingest wrote before it
 -- refused them: kept, as the store it came from holds it. Output: n (rows), list_id and
 -- group_id of one example (one row; n = 0 when every row describes a list).

@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from evalstore import Store
-from evalstore.evaluate import evaluate
+from evalstore.analysis.evaluate import evaluate
 
 REL = 1e-12
 SWEEPS = ("threshold", "sigma", "eps")

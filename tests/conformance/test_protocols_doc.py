@@ -1,4 +1,4 @@
-"""docs/protocols.md has one table row per protocol of evalstore/protocols.py, naming its
+"""docs/protocols.md has one table row per protocol of evalstore/metrics/protocols.py, naming its
 reference code as the registry does (repository, path, full commit), and its worked examples
 hold."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evalstore.evaluate import evaluate
-from evalstore.protocols import PROTOCOLS
+from evalstore.analysis.evaluate import evaluate
+from evalstore.metrics.protocols import PROTOCOLS
 from tests.conformance.harness import Ranked, ingest, one, open_store, values
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocols.md"

@@ -34,7 +34,7 @@ import polars as pl
 import pytest
 
 from evalstore import Store
-from evalstore.evaluate import evaluate
+from evalstore.analysis.evaluate import evaluate
 
 EPS = (1.0, 3.0, 5.0)
 

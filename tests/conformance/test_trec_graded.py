@@ -23,7 +23,7 @@ import pytest
 import pytrec_eval
 
 from evalstore import Store
-from evalstore.evaluate import evaluate
+from evalstore.analysis.evaluate import evaluate
 
 #: evalstore metric (its k) -> trec_eval measure, as pytrec_eval names it
 MEASURES = {

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from evalstore.metrics import Params, RankedLists, Result
+from evalstore.metrics.registry import Params, RankedLists, Result
 
 
 def reference(inputs: RankedLists, params: Params) -> Result:

@@ -1,0 +1,19 @@
+"""The analysis: values computed from stored rows, and what is concluded from them.
+
+A *list* is one ranked list (a query, a class, an image pair: ``group_id`` in the tables); a
+*configuration* is the set of runs that are equal but for their seed.
+
+- :mod:`~evalstore.analysis.estimates`: homographies estimated from stored matches, once.
+- :mod:`~evalstore.analysis.evaluate`: metrics computed in SQL and cached by definition SHA.
+- :mod:`~evalstore.analysis.statistics`: bootstrap intervals, sign-flip tests, Holm.
+- :mod:`~evalstore.analysis.resampling`: the items of few lists resampled within their label.
+- :mod:`~evalstore.analysis.configurations`: runs grouped into configurations.
+- :mod:`~evalstore.analysis.pairing`: what a comparison resamples, and its statistics.
+- :mod:`~evalstore.analysis.compare`: comparisons of runs or configurations; history.
+- :mod:`~evalstore.analysis.leaderboard`, :mod:`~evalstore.analysis.diff`: the headline
+  table; what changed between two runs, list by list and item by item.
+- :mod:`~evalstore.analysis.gate`: the regression gate (``evalstore check``).
+- :mod:`~evalstore.analysis.twins`: the twin test of a user's metric.
+
+May import: :mod:`evalstore.store` and below.
+"""

@@ -1,0 +1,236 @@
+"""The leaderboard: configurations (or runs) x the headline metrics of each task, the pivot
+``evalstore leaderboard`` prints and the overview dashboard shows."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from evalstore.analysis.configurations import groups
+from evalstore.analysis.evaluate import resolve_ties
+from evalstore.errors import InvalidInput
+from evalstore.metrics import protocols
+from evalstore.metrics.registry import HEADLINE, METRICS
+from evalstore.runs.logged import LOGGED_TASK, higher_is_better, latest_values, logged_names
+
+if TYPE_CHECKING:
+    from evalstore.store.facade import Store
+
+__all__ = ["Leaderboard", "leaderboard", "pivot"]
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """Configurations (or runs) x headline metrics.
+
+    Attributes:
+        long: one row per (row, column): experiment, group, n_runs, column, task, metric,
+            params, mean, sd, higher_is_better.
+        columns: the metric columns in order (``verification map``, ``keypoints mma@3``).
+        higher: each column's direction.
+        protocol: the protocol of the values (None = the default).
+    """
+
+    long: pl.DataFrame
+    columns: list[str]
+    higher: dict[str, bool]
+    protocol: str | None
+
+    def wide(self) -> pl.DataFrame:
+        """One row per configuration: experiment, group, n_runs, then per column its mean and
+        ``<column> sd`` (None for one run); ranked by the first column, best first."""
+        base = self.long.select("experiment", "group", "n_runs").unique(maintain_order=True)
+        out = base
+        for col in self.columns:
+            part = self.long.filter(pl.col("column") == col).select(
+                "experiment", "group", pl.col("mean").alias(col), pl.col("sd").alias(f"{col} sd")
+            )
+            out = out.join(part, on=["experiment", "group"], how="left")
+        first = self.columns[0]
+        return out.sort(
+            ["experiment", first], descending=[False, self.higher[first]], nulls_last=True
+        )
+
+    def best(self) -> dict[str, set[tuple[str, str]]]:
+        """Per column, the (experiment, group) rows holding its best mean in each
+        experiment."""
+        out: dict[str, set[tuple[str, str]]] = {}
+        for col in self.columns:
+            part = self.long.filter((pl.col("column") == col) & pl.col("mean").is_not_null())
+            agg = pl.col("mean").max() if self.higher[col] else pl.col("mean").min()
+            tops = part.join(part.group_by("experiment").agg(top=agg), on="experiment")
+            tops = tops.filter(pl.col("mean") == pl.col("top"))
+            out[col] = {(e, g) for e, g in zip(tops["experiment"], tops["group"], strict=True)}
+        return out
+
+
+def leaderboard(
+    store: Store,
+    *,
+    experiment: str | None = None,
+    seed_param: str = "seed",
+    group_by: Sequence[str] | None = None,
+    runs: bool = False,
+    protocol: str | None = None,
+    logged: Sequence[str] = (),
+) -> Leaderboard:
+    """The headline metrics (:data:`evalstore.metrics.registry.HEADLINE`) of every configuration
+    (or,
+    with ``runs``, of every run), computing what is missing; then a column ``logged NAME``
+    per name of ``logged``: the mean and sd of the runs' latest logged values
+    (:mod:`evalstore.runs.logged`).
+
+    Raises:
+        InvalidInput: no runs, none with a headline value, or a name of ``logged`` that no
+            run has logged.
+    """
+    known = logged_names(store)
+    unknown = [n for n in logged if n not in known]
+    if unknown:
+        raise InvalidInput(
+            f"no run has logged values of {unknown[0]!r} (logged: {', '.join(known) or 'none'}); "
+            "the leaderboard's computed columns are the headline metrics"
+        )
+    wanted = sorted({m for specs in HEADLINE.values() for m, _ in specs})
+    if protocol is not None:
+        own = {m for names in protocols.get(protocol).metrics.values() for m in names}
+        wanted = [m for m in wanted if m in own] or sorted(own)
+    frame = groups(
+        store,
+        experiment=experiment,
+        metrics=wanted,
+        seed_param=seed_param,
+        group_by=group_by,
+        protocol=protocol,
+    )
+    if runs:  # every run its own row: group on nothing but the run itself
+        frame = _per_run(store, frame)
+    ties = resolve_ties(None, None if protocol is None else protocols.get(protocol))
+    frame = frame.with_columns(_p=pl.col("params").str.json_decode(_PARAMS))
+    frame = frame.filter(pl.col("_p").struct.field("ties").fill_null(ties) == ties)
+    keep = []
+    for task, specs in HEADLINE.items():
+        for name, at in specs:
+            sweep = METRICS[name].sweep
+            part = frame.filter((pl.col("task") == task) & (pl.col("base_metric") == name))
+            if at is not None and sweep is not None:
+                part = part.filter(pl.col("_p").struct.field(sweep.column) == at)
+            keep.append(part)
+    chosen = pl.concat(keep).drop("_p") if keep else frame.clear()
+    if chosen.height == 0:
+        raise InvalidInput("no run has a headline value (map, map_voc07, precision_at_sigma, ...)")
+    board = pivot(chosen, protocol)
+    return _with_logged(store, board, chosen, list(dict.fromkeys(logged))) if logged else board
+
+
+def _with_logged(
+    store: Store, board: Leaderboard, chosen: pl.DataFrame, names: list[str]
+) -> Leaderboard:
+    """``board`` with a column per logged metric: per row, the mean and sd (None for one
+    value) of its runs' latest logged values."""
+    ids = pl.col("run_ids") if "run_ids" in chosen.columns else pl.concat_list("run_id")
+    rows = chosen.select("experiment", "group", "n_runs", ids.alias("run_id"))
+    rows = rows.unique(["experiment", "group"], maintain_order=True).explode("run_id")
+    values = latest_values(store, None, names).select("run_id", "metric", "value")
+    found = rows.join(values, on="run_id").group_by(
+        ["experiment", "group", "n_runs", "metric"], maintain_order=True
+    ).agg(
+        mean=pl.col("value").mean(),
+        sd=pl.when(pl.len() > 1).then(pl.col("value").std()),
+    )  # fmt: skip
+    long = found.select(
+        "experiment", "group", "n_runs",
+        column=pl.lit(f"{LOGGED_TASK} ") + pl.col("metric"), task=pl.lit(LOGGED_TASK),
+        metric="metric", params=pl.lit("{}"), mean="mean", sd="sd",
+        higher_is_better=pl.col("metric").map_elements(higher_is_better, return_dtype=pl.Boolean),
+    ).cast(board.long.schema)  # fmt: skip
+    columns = [f"{LOGGED_TASK} {n}" for n in names if n in set(found["metric"])]
+    higher = {f"{LOGGED_TASK} {n}": higher_is_better(n) for n in names}
+    return Leaderboard(
+        pl.concat([board.long, long]),
+        [*board.columns, *columns],
+        {**board.higher, **{c: higher[c] for c in columns}},
+        board.protocol,
+    )
+
+
+def _suffix(params: str) -> str:
+    """What a column adds to ``task metric``: the sweep value (``@3``) or other parameters
+    (``k=10``); the tie policy and protocol are the table's, not the column's."""
+    shown = {k: v for k, v in json.loads(params).items() if k not in ("ties", "protocol")}
+    if not shown:
+        return ""
+    if len(shown) == 1:
+        [(key, value)] = shown.items()
+        if key in ("sigma", "threshold", "eps"):
+            return f"@{value:g}"
+    return " (" + ", ".join(f"{k}={v}" for k, v in shown.items()) + ")"
+
+
+def pivot(frame: pl.DataFrame, protocol: str | None = None) -> Leaderboard:
+    """The configurations x metrics table of a :func:`groups` frame (the columns in the
+    frame's order of tasks and metrics)."""
+    rows = []
+    for r in frame.iter_rows(named=True):
+        metric = METRICS[r["base_metric"]]
+        rows.append(
+            {
+                "experiment": r["experiment"],
+                "group": r["group"],
+                "n_runs": r["n_runs"],
+                "column": f"{r['task']} {r['metric']}{_suffix(r['params'])}",
+                "task": r["task"],
+                "metric": r["metric"],
+                "params": r["params"],
+                "mean": r["mean"],
+                "sd": r["sd"],
+                "higher_is_better": metric.higher_is_better,
+            }
+        )
+    long = pl.DataFrame(
+        rows,
+        schema={
+            "experiment": pl.String,
+            "group": pl.String,
+            "n_runs": pl.Int64,
+            "column": pl.String,
+            "task": pl.String,
+            "metric": pl.String,
+            "params": pl.String,
+            "mean": pl.Float64,
+            "sd": pl.Float64,
+            "higher_is_better": pl.Boolean,
+        },
+    )
+    columns = list(dict.fromkeys(long["column"]))
+    higher = dict(zip(long["column"], long["higher_is_better"], strict=True))
+    return Leaderboard(long, columns, higher, protocol)
+
+
+_PARAMS = pl.Struct(
+    {
+        "ties": pl.String,
+        "sigma": pl.Float64,
+        "threshold": pl.Float64,
+        "eps": pl.Float64,
+        "protocol": pl.String,
+    }
+)
+
+
+def _per_run(store: Store, frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with each configuration split into its runs (one row per run)."""
+    values = store.query("compare/overall_all", {})
+    exploded = frame.select(
+        "experiment", "task", "metric", "base_metric", "params", "run_ids"
+    ).explode("run_ids")
+    exploded = exploded.rename({"run_ids": "run_id"}).join(
+        values, on=["run_id", "task", "metric", "params"]
+    )
+    return exploded.with_columns(n_runs=pl.lit(1), sd=pl.lit(None, dtype=pl.Float64)).rename(
+        {"run": "group", "value": "mean"}
+    )

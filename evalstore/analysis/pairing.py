@@ -1,0 +1,249 @@
+"""One metric of two units (runs or configurations) side by side: per-list values, items, and
+the interval, p-value and win/tie/loss counts of their difference (:func:`stats`).
+
+The resampling is chosen per metric (formulas in docs/statistics.md):
+
+- two runs, enough lists: the paired bootstrap over lists and a sign-flip randomisation test
+  (``resampled = lists``);
+- configurations: the hierarchical bootstrap (seeds, then lists); the p-value is the larger
+  of the sign-flip test of the per-list differences of the seed means and the bootstrap's
+  own (``seeds+lists``);
+- fewer than :data:`~evalstore.analysis.statistics.MIN_LISTS` lists, ranking metrics: items
+  resampled within lists, stratified by label (``items``, or ``seeds+items`` for configurations),
+  when the runs ranked the same items; else lists.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from evalstore.analysis.configurations import Unit
+from evalstore.analysis.resampling import ItemLists, item_replicates, rank_swap_p
+from evalstore.analysis.statistics import (
+    MIN_LISTS,
+    TIE_TOLERANCE,
+    effect_size,
+    inversion_p,
+    list_replicates,
+    paired_stats,
+    percentile_interval,
+    seed_replicates,
+    sign_flip_p,
+)
+from evalstore.db import queries
+from evalstore.errors import InvalidInput
+from evalstore.metrics import protocols
+from evalstore.metrics.registry import Metric, Params
+
+if TYPE_CHECKING:
+    from evalstore.store.facade import Store
+
+__all__ = ["RESAMPLING", "name", "paired_lists", "stats"]
+
+#: ``--resample``: ``auto`` (items below MIN_LISTS lists for ranking metrics, else lists),
+#: ``lists`` or ``items`` (ranking metrics; others resample lists).
+RESAMPLING = ("auto", "lists", "items")
+
+
+def paired_lists(
+    store: Store, run_a: int, run_b: int, task: str, metric: str, params: str
+) -> pl.DataFrame:
+    """Per-list values of two runs side by side: group_id, a, b, diff (= b - a).
+
+    Raises:
+        InvalidInput: the runs were scored on different lists (says how many differ).
+    """
+    keys = {"a": run_a, "b": run_b, "task": task, "metric": metric, "params": params}
+    only_a, only_b = queries.fetch_rows(store.con, "compare/unmatched_lists", keys)[0]
+    if only_a or only_b:
+        raise InvalidInput(
+            f"runs {name(store, run_a)} and {name(store, run_b)} were scored on different "
+            f"{task} lists for {metric}: {only_a} list(s) only in the first, {only_b} only in "
+            "the second"
+        )
+    return store.query("compare/paired_lists", keys)
+
+
+def name(store: Store, run_id: int) -> str:
+    info = store.run(run_id)
+    return f"{info['experiment']}/{info['name']}"
+
+
+def _list_matrix(
+    store: Store, unit: Unit, other: Unit, task: str, metric: Metric, params: str
+) -> tuple[list[Any], np.ndarray]:
+    """(lists, values (runs x lists)) of both units' runs, runs in unit order.
+
+    Raises:
+        InvalidInput: two runs scored on different lists.
+    """
+    every = [*unit.run_ids, *other.run_ids]
+    frame = store.query(
+        "compare/unit_lists",
+        {"runs": every, "task": task, "metric": metric.name, "params": params},
+    )
+    by_run = {r: frame.filter(pl.col("run_id") == r) for r in every}
+    first = every[0]
+    lists = by_run[first]["group_id"].to_list()
+    known = set(lists)
+    for r in every[1:]:
+        mine = set(by_run[r]["group_id"].to_list())
+        if mine != known:
+            raise InvalidInput(
+                f"runs {name(store, first)} and {name(store, r)} were scored on different "
+                f"{task} lists for {metric.name}: {len(known - mine)} list(s) only in the "
+                f"first, {len(mine - known)} only in the second"
+            )
+    position = {g: i for i, g in enumerate(lists)}
+    values = np.full((len(every), len(lists)), np.nan)
+    for row, r in enumerate(every):
+        part = by_run[r]
+        cols = [position[g] for g in part["group_id"].to_list()]
+        values[row, cols] = part["value"].fill_null(np.nan).to_numpy().astype(np.float64)
+    return lists, values
+
+
+def stats(
+    store: Store,
+    a: Unit,
+    b: Unit,
+    task: str,
+    metric: Metric,
+    params: str,
+    n_boot: int,
+    resample: str,
+    seed: int,
+) -> dict[str, Any]:
+    """Interval, p-value, effect size and win/tie/loss counts of unit ``b`` against ``a``.
+    The resampling draws from a generator seeded by ``seed`` for this metric alone, so a
+    metric's numbers do not depend on the other metrics or units of the call."""
+    rng = np.random.default_rng(seed)
+    lists, values = _list_matrix(store, a, b, task, metric, params)
+    n_a = len(a.run_ids)
+    kept = ~np.isnan(values).any(axis=0)
+    va, vb = values[:n_a, kept], values[n_a:, kept]
+    d = vb.mean(axis=0) - va.mean(axis=0)
+    n = int(d.size)
+    out: dict[str, Any] = {
+        "n": n,
+        "positive": int((d > TIE_TOLERANCE).sum()),
+        "zero": int((np.abs(d) <= TIE_TOLERANCE).sum()),
+        "negative": int((d < -TIE_TOLERANCE).sum()),
+        "effect_size": effect_size(d),
+    }
+    nan = float("nan")
+    if n == 0:
+        return {**out, "ci_low": nan, "ci_high": nan, "p_value": None, "resampled": "none"}
+    grouped = a.group or b.group or n_a > 1 or len(b.run_ids) > 1
+    by_items = metric.source == "scores" and (
+        resample == "items" or (resample == "auto" and n < MIN_LISTS)
+    )
+    items = None
+    if by_items:
+        kept_lists = [g for g, k in zip(lists, kept, strict=True) if k]
+        try:
+            items = _items(store, a, b, task, kept_lists)
+        except InvalidInput:
+            if resample == "items":
+                raise
+            # auto: the runs ranked different items (retrieval runs that return their own
+            # candidates), which cannot be resampled in pairs: resample lists
+    if items is not None:
+        p_json = json.loads(params)
+        proto = p_json.get("protocol")
+        zero = proto is not None and protocols.get(proto).no_positives == "zero"
+        call = Params(ties=p_json.get("ties", "grouped"), k=p_json.get("k"))
+        if all(np.array_equal(row, items.scores[0]) for row in items.scores[1:]):
+            # every run ranked every item alike: each resample's difference is exactly 0
+            diffs, p = np.zeros(n_boot), 1.0
+        elif grouped:
+            reps = item_replicates(metric, items, call, rng, n_boot, zero)
+            diffs = seed_replicates(reps[:n_a], reps[n_a:], rng)
+            p = inversion_p(diffs)
+        else:
+            reps = item_replicates(metric, items, call, rng, n_boot, zero)
+            diffs = reps[1] - reps[0]
+            p = rank_swap_p(metric, items, call, rng, n_boot, zero)
+        low, high = percentile_interval(diffs)
+        resampled = "seeds+items" if grouped else "items"
+    elif grouped:
+        diffs = list_replicates(va, vb, rng, n_boot)
+        low, high = percentile_interval(diffs)
+        # the sign-flip test of the per-list differences of the seed means sees no seed
+        # variance (with it, its false alarms reach 27-88% at 5%: docs/statistics.md); the
+        # larger of it and the bootstrap's own p-value is valid whenever either is
+        p = max(sign_flip_p(d, rng), inversion_p(diffs))
+        resampled = "seeds+lists"
+    else:  # two runs: exactly the paired statistics of earlier versions (and the dashboards)
+        st = paired_stats(d, n_boot=n_boot, seed=seed)
+        low, high, p = st.ci_low, st.ci_high, st.p_value
+        resampled = "lists"
+    return {
+        **out,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": None if np.isnan(p) else p,
+        "resampled": resampled,
+    }
+
+
+_NULL_LIST = "\x00"  # the key of a task's single unnamed list (group_id NULL)
+
+
+def _items(store: Store, a: Unit, b: Unit, task: str, lists: list[Any]) -> ItemLists:
+    """The items of ``lists`` of every run of both units, aligned by (list, item id, or
+    position when the items have no ids).
+
+    Raises:
+        InvalidInput: two runs ranked different items, or labelled them differently.
+    """
+    every = [*a.run_ids, *b.run_ids]
+    frame = store.query("compare/unit_items", {"runs": every, "task": task})
+    frame = frame.with_columns(
+        list=pl.col("group_id").fill_null(_NULL_LIST),
+        pos=pl.col("seq").rank("ordinal").over(["run_id", "group_id"]),
+    )
+    wanted = [_NULL_LIST if g is None else g for g in lists]
+    frame = frame.filter(pl.col("list").is_in(wanted))
+    frame = frame.with_columns(
+        key=pl.when(pl.col("item_id").is_null())
+        .then(pl.col("pos").cast(pl.String))
+        .otherwise(pl.col("item_id"))
+    ).sort(["run_id", "list", "key"])
+    parts = [frame.filter(pl.col("run_id") == r) for r in every]
+    first = parts[0]
+    for r, part in zip(every[1:], parts[1:], strict=True):
+        same = part.height == first.height and (
+            part.select("list", "key", "label").equals(first.select("list", "key", "label"))
+        )
+        if not same:
+            raise InvalidInput(
+                f"runs {name(store, every[0])} and {name(store, r)} ranked different items "
+                f"(or labelled them differently) in their {task} lists: their items cannot be "
+                "resampled together; compare them with --resample lists"
+            )
+    code = {g: i for i, g in enumerate(wanted)}
+    codes = first["list"].replace_strict(code, return_dtype=pl.Int64).to_numpy()
+    labels = first["label"].to_numpy().astype(np.int64)
+    scores = np.stack([p["score"].fill_null(-np.inf).to_numpy().astype(np.float64) for p in parts])
+    given = store.query("compare/unit_positives", {"runs": [every[0]], "task": task})
+    n_pos = np.full(len(wanted), -1, dtype=np.int64)
+    missed = np.zeros(len(wanted), dtype=np.int64)
+    for g, count in zip(given["group_id"].to_list(), given["n_positives"].to_list(), strict=True):
+        c = code.get(_NULL_LIST if g is None else g)
+        if c is not None:
+            n_pos[c] = int(count)
+            missed[c] = max(0, int(count) - int(np.sum((codes == c) & (labels == 1))))
+    return ItemLists(
+        codes=codes,
+        labels=labels,
+        order=first["seq"].to_numpy().astype(np.int64),
+        items=np.array(first["key"].to_list(), dtype=object),
+        scores=scores,
+        missed=missed,
+        n_positives=n_pos,
+    )

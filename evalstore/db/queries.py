@@ -1,0 +1,284 @@
+"""Named SQL queries kept as files under ``sql/``, and the one place that runs them.
+
+A file holds either one query (its stem is the name: ``sql/metrics/ap.sql`` -> ``metrics/ap``)
+or several, each introduced by a ``-- name: NAME`` line (``sql/store/runs.sql`` with
+``-- name: insert_run`` -> ``store/insert_run``). ``sql/README.md`` describes the whole
+mechanism; in short, a query's text holds two kinds of holes:
+
+- ``$name``: a value, always bound by DuckDB (:func:`bind`), never written into the text;
+- ``{name}``: a piece of SQL text that cannot be bound, filled by :func:`fill` in one pass.
+  Either a ``-- @include lib/x.sql key=value`` line fills them in the included fragment when
+  the catalogue is read (constants such as a comparison operator or a grid step), or
+  :func:`template` fills them at run time with identifiers quoted by :func:`quote_ident` /
+  :func:`quote_name` (from an allow-list or the store's own catalogue) and literals made by
+  :func:`literal`.
+
+A query's definition id (:attr:`Query.sha`) hashes its text without comments and with
+whitespace folded, so that editing a comment leaves cached metric values fresh.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from evalstore.errors import EvalstoreError
+
+if TYPE_CHECKING:
+    import polars as pl  # DuckDB's .pl() imports it when a frame is asked for
+
+__all__ = [
+    "Query",
+    "bind",
+    "fetch",
+    "fetch_columns",
+    "fetch_rows",
+    "fill",
+    "literal",
+    "load",
+    "names_with_prefix",
+    "normalized",
+    "quote_ident",
+    "quote_name",
+    "run",
+    "sql_dir",
+    "template",
+]
+
+_NAME_LINE = re.compile(r"^--\s*name:\s*([A-Za-z_][A-Za-z0-9_]*)\s*$", re.MULTILINE)
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_INCLUDE = re.compile(r"^--\s*@include\s+(\S+)((?:\s+[a-z_]+=\S+)*)\s*$", re.MULTILINE)
+# a query's name: folders and a file stem (or a -- name:) of sql/, never `..` or a full path
+_QUERY_NAME = re.compile(r"^[A-Za-z0-9_]+(?:/[A-Za-z0-9_]+)*$")
+
+
+def _expand(text: str, root: Path, depth: int = 0) -> str:
+    """Replace each ``-- @include lib/x.sql key=value ...`` line by that file's text, with
+    ``{key}`` set to ``value``: shared CTEs are written once and every query stays one
+    self-contained statement (which is what runs, what is hashed and what transpiles)."""
+    if depth > 5:
+        raise EvalstoreError("SQL includes nest too deep")
+
+    def include(match: re.Match[str]) -> str:
+        path = (root / match.group(1)).resolve()
+        at = f"an include cannot be read: {match.group(1)}"
+        if not path.is_relative_to(root.resolve()) or path.suffix != ".sql":
+            raise EvalstoreError(f"{at} is not a .sql file under {root} (includes come from there)")
+        try:
+            body = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise EvalstoreError(f"{at}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise EvalstoreError(f"{at}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+        parts = dict(pair.split("=", 1) for pair in match.group(2).split())
+        return _expand(fill(body, parts).strip(), root, depth + 1)
+
+    return _INCLUDE.sub(include, text)
+
+
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+# a string literal or quoted identifier (kept whole), or a run of comments and white space
+_NOISE = re.compile(r"('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\")|((?:\s+|--[^\n]*|/\*.*?\*/)+)", re.S)
+
+
+def fill(text: str, parts: Mapping[str, str]) -> str:
+    """``text`` with each ``{name}`` in ``parts`` replaced by its value, in one pass (a value
+    is never read again as a placeholder); other placeholders stay as they are.
+
+    >>> fill("select {col} from t where x {cmp} $at", {"col": '"score"', "cmp": "<="})
+    'select "score" from t where x <= $at'
+    """
+    return _PLACEHOLDER.sub(lambda m: parts.get(m.group(1), m.group(0)), text)
+
+
+def normalized(text: str, *, keep_lines: bool = False) -> str:
+    r"""``text`` without comments and with white space folded to one space (or, with
+    ``keep_lines``, without comments only); string literals and quoted names are kept.
+
+    >>> normalized("select 1 -- one\n  ,   'a  -- b'  /* c */ from t\n")
+    "select 1 , 'a  -- b' from t"
+    """
+
+    def keep(m: re.Match[str]) -> str:
+        if m.group(1):
+            return m.group(1)
+        gap = m.group(2)
+        if keep_lines:  # drop comments, keep the line breaks and indentation around them
+            return re.sub(r"--[^\n]*|/\*.*?\*/", "", gap, flags=re.S)
+        return " "
+
+    return _NOISE.sub(keep, text).strip()
+
+
+@dataclass(frozen=True)
+class Query:
+    """One named query: its text (includes expanded) and its definition id."""
+
+    name: str
+    text: str
+    path: Path
+
+    @property
+    def sha(self) -> str:
+        """SHA-256 of the text without comments and with white space folded: a comment or a
+        re-indent does not change a definition, any other edit does."""
+        return hashlib.sha256(normalized(self.text).encode()).hexdigest()
+
+
+def sql_dir() -> Path:
+    """The ``sql/`` folder: inside the installed package, or at the top of a source checkout."""
+    package = Path(__file__).resolve().parent.parent  # evalstore/
+    for candidate in (package / "sql", package.parent / "sql"):
+        if (candidate / "schema").is_dir():
+            return candidate
+    raise EvalstoreError(f"cannot find evalstore's sql/ folder next to {package}")
+
+
+@functools.cache
+def _folder(root: Path, folder: str) -> dict[str, Query]:
+    """The queries of one folder of ``sql/`` (a name's part before its last ``/``): a
+    command reads the few files it needs, not all of them."""
+    queries: dict[str, Query] = {}
+    if folder == "lib":  # fragments, only included
+        return queries
+    for path in sorted((root / folder).glob("*.sql")):
+        rel = path.relative_to(root).with_suffix("")
+        text = _expand(path.read_text(), root)
+        marks = list(_NAME_LINE.finditer(text))
+        if not marks:
+            queries[rel.as_posix()] = Query(rel.as_posix(), text, path)
+            continue
+        for i, mark in enumerate(marks):
+            end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
+            name = f"{rel.parent.as_posix()}/{mark.group(1)}"
+            queries[name] = Query(name, text[mark.end() : end].strip(), path)
+    return queries
+
+
+def _catalogue(root: Path) -> dict[str, Query]:
+    found: dict[str, Query] = {}
+    for folder in sorted(p.name for p in root.iterdir() if p.is_dir()):
+        found.update(_folder(root, folder))
+    return found
+
+
+def load(name: str) -> Query:
+    """Return the query called ``name`` (``"store/insert_run"``, ``"metrics/ap"``): a name
+    of the catalogue under ``sql/`` only (no ``..``, no full path).
+
+    Raises:
+        EvalstoreError: no query of that name.
+    """
+    if not _QUERY_NAME.match(name):
+        raise EvalstoreError(f"no SQL query named {name!r}: a name is folder/name under sql/")
+    folder = name.rsplit("/", 1)[0] if "/" in name else ""
+    try:
+        return _folder(sql_dir(), folder)[name]
+    except (KeyError, OSError):
+        raise EvalstoreError(f"no SQL query named {name!r} under {sql_dir()}") from None
+
+
+def load_file(path: Path, name: str) -> Query:
+    """A query kept outside ``sql/`` (a user's metric file), read now, its includes expanded
+    from ``sql/`` (``-- @include lib/ranking_points.sql`` works there too).
+
+    Raises:
+        EvalstoreError: the file cannot be read, or an include is missing.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvalstoreError(f"{path}: cannot read: {exc}") from None
+    try:
+        return Query(name, _expand(text, sql_dir()), path)
+    except EvalstoreError as exc:
+        raise EvalstoreError(f"{path}: {exc}") from None
+
+
+def names_with_prefix(prefix: str) -> list[str]:
+    """Every query name starting with ``prefix``, sorted."""
+    folder = prefix.rsplit("/", 1)[0] if "/" in prefix else None
+    names = _folder(sql_dir(), folder) if folder else _catalogue(sql_dir())
+    return sorted(n for n in names if n.startswith(prefix))
+
+
+def quote_name(name: str) -> str:
+    """Quote any text as an identifier (a data-defined name such as a parameter's), doubling
+    embedded quotes; for names that come from the store itself, never from a query string."""
+    if "\x00" in name:
+        raise EvalstoreError(f"a name cannot hold a NUL character: {name!r}")
+    return '"' + name.replace('"', '""') + '"'
+
+
+def quote_ident(name: str, allowed: set[str] | frozenset[str] | None = None) -> str:
+    """Quote an identifier that cannot be bound as a parameter.
+
+    Raises:
+        EvalstoreError: when ``name`` is not a plain identifier or not in ``allowed``.
+    """
+    if not _IDENT.match(name) or (allowed is not None and name not in allowed):
+        raise EvalstoreError(f"not an allowed column name: {name!r}")
+    return f'"{name}"'
+
+
+def literal(text: str) -> str:
+    """A SQL string literal, for the few places DuckDB cannot bind a value (a table
+    function's path, the folder of EXPORT DATABASE)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def template(name: str, **parts: str) -> str:
+    """The text of a named query with its ``{placeholder}``s set to ``parts``: identifiers or
+    expressions the caller has quoted (quote_ident, quote_name, literal) or the text of
+    another named query. Comments go first, so that a value never lands in one (a newline in
+    it would end the comment), and all placeholders are set in one pass (:func:`fill`)."""
+    return fill(normalized(load(name).text, keep_lines=True), parts)
+
+
+def bind(query: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    # DuckDB refuses parameters the query does not use, so pass only those it names.
+    if not params:
+        return {}
+    used = set(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", query))
+    return {k: v for k, v in params.items() if k in used}
+
+
+def run(con: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, Any] | None = None) -> None:
+    """Execute a named statement for its effect."""
+    text = load(name).text
+    con.execute(text, bind(text, params))
+
+
+def fetch(
+    con: duckdb.DuckDBPyConnection,
+    name_or_query: str | Query,
+    params: Mapping[str, Any] | None = None,
+) -> pl.DataFrame:
+    """Run a named query and return the fully fetched result as a polars frame."""
+    text = name_or_query.text if isinstance(name_or_query, Query) else load(name_or_query).text
+    return con.sql(text, params=bind(text, params)).pl()
+
+
+def fetch_columns(
+    con: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, Any] | None = None
+) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run a named query and return its column names and rows, without a frame (for output
+    that needs neither polars nor pyarrow)."""
+    text = load(name).text
+    result = con.execute(text, bind(text, params))
+    return [d[0] for d in result.description], result.fetchall()
+
+
+def fetch_rows(
+    con: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, Any] | None = None
+) -> list[tuple[Any, ...]]:
+    """Run a named query and return its rows as tuples (for small control queries)."""
+    text = load(name).text
+    return con.execute(text, bind(text, params)).fetchall()

@@ -1,0 +1,13 @@
+"""The metrics: what each one is, its NumPy reference, its protocols, and users' own.
+
+- :mod:`~evalstore.metrics.references`: the Python twin of every built-in metric, over the
+  NumPy reference core (:mod:`evalstore.core`).
+- :mod:`~evalstore.metrics.registry`: the one registry: a metric's SQL file, its twin, its
+  tasks, parameters, direction and defaults (``METRICS``).
+- :mod:`~evalstore.metrics.protocols`: named protocols (``voc07``, ``coco``, ``hpatches``...):
+  the parameters that reproduce a benchmark's own code.
+- :mod:`~evalstore.metrics.user`: users' metrics (SQL files with a header, entry-point twins),
+  computed in a locked-down in-memory database.
+
+May import: :mod:`evalstore.db`, :mod:`evalstore.core` and the modules below them.
+"""

@@ -1,0 +1,354 @@
+"""The metric registry: each metric once, with its SQL, its NumPy twin and where it applies.
+
+The SQL in ``sql/metrics/<name>.sql`` is what evalstore runs; the NumPy function in
+:mod:`evalstore.core` is the readable reference. ``tests/test_parity.py`` walks this registry,
+so a metric cannot be added without both and a test.
+
+Every reference has one signature, ``metric.reference(inputs, params) -> Result``: ``inputs``
+holds the stored rows of one run as NumPy arrays (:class:`RankedLists` for the ``scores``
+source, :class:`KeypointRun` for ``pairs``, :class:`Outcomes` for ``outcomes``; the metric's
+``source`` says which), ``params`` the tie policy, ``k`` and the sweep values
+(:class:`Params`; a metric reads only those it takes), and the :class:`Result` has one row per
+row of the metric's SQL. The VLFeat example, scores [3, 2, 1] and labels [+1, -1, +1] ranked
+in input order:
+
+>>> import numpy as np
+>>> lists = RankedLists(group=np.zeros(3, dtype=int), scores=np.array([3.0, 2.0, 1.0]),
+...                     labels=np.array([1, -1, 1]))
+>>> METRICS["ap"].reference(lists, Params(ties="input")).value.tolist()
+[0.8333333333333333]
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalstore.db import queries
+from evalstore.errors import InvalidInput
+from evalstore.metrics.references import (
+    EPS,
+    SIGMAS,
+    THRESHOLDS,
+    Inputs,
+    KeypointRun,
+    Outcomes,
+    Params,
+    RankedLists,
+    Reference,
+    Result,
+    fraction_reference,
+    graded_reference,
+    homography_accuracy_reference,
+    homography_accuracy_superpoint_reference,
+    iou_micro_reference,
+    iou_reference,
+    per_list_reference,
+    pr_curve_reference,
+    reprojection_error_reference,
+)
+
+__all__ = [
+    "ALL_TASKS",
+    "BUILT_IN",
+    "DEFAULTS",
+    "HEADLINE",
+    "LIST_NOUN",
+    "METRICS",
+    "Inputs",
+    "KeypointRun",
+    "Metric",
+    "Outcomes",
+    "Params",
+    "RankedLists",
+    "Reference",
+    "Result",
+    "Sweep",
+    "get",
+    "metrics_for",
+    "register",
+    "unregister",
+]
+
+
+# ----------------------------------------------------------------------------- registry
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A metric computed at several values of one parameter at once (sigma = 3, 6, 9 px).
+
+    Attributes:
+        column: the output column of the SQL holding the value (``sigma``).
+        param: the SQL parameter taking the list of values (``sigmas`` -> ``$sigmas``).
+        default: the values computed when none are given.
+    """
+
+    column: str
+    param: str
+    default: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One registered metric.
+
+    Attributes:
+        name: registry key, also the stem of ``sql/metrics/<name>.sql``.
+        reference: the NumPy twin, ``reference(inputs, params) -> Result`` (:data:`Reference`).
+        tasks: the tasks it applies to.
+        higher_is_better: the direction of improvement.
+        mean_name: the name of its mean over several lists (``ap`` -> ``map``).
+        params: the parameters it takes besides runs, task and ties (e.g. ``k``).
+        kind: ``per_list`` (one value per list) or ``curve`` (points, not cached).
+        source: the table it reads: ``scores`` (ranked lists), ``pairs`` (keypoint matches
+            and image pairs) or ``outcomes`` (TP/FP/FN counts).
+        sweep: for metrics computed at several parameter values at once.
+        value_column: the SQL output column holding the value.
+        x_column: a curve's x column in the SQL output (``recall``).
+        path: a user's metric: its SQL file (:mod:`evalstore.metrics.user`), read anew each
+            time, so that an edit makes the values computed before stale.
+        defaults: a user's metric: its parameters' default values.
+    """
+
+    name: str
+    reference: Reference
+    tasks: tuple[str, ...]
+    higher_is_better: bool
+    mean_name: str
+    params: tuple[str, ...] = ()
+    kind: str = "per_list"
+    source: str = "scores"
+    sweep: Sweep | None = None
+    doc: str = field(default="", compare=False)
+    value_column: str = "value"
+    x_column: str | None = None
+    path: Path | None = field(default=None, compare=False)
+    defaults: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def query(self) -> queries.Query:
+        if self.path is not None:
+            return queries.load_file(self.path, f"metrics/{self.name}")
+        return queries.load(f"metrics/{self.name}")
+
+    @property
+    def sha(self) -> str:
+        """SHA-256 of the SQL that defines the metric (its included parts expanded)."""
+        return self.query.sha
+
+    @property
+    def at_column(self) -> str | None:
+        """The SQL output column of :attr:`Result.at`: the sweep's, a curve's x, or None."""
+        return self.sweep.column if self.sweep is not None else self.x_column
+
+    def sql_params(self, runs: Sequence[int], task: str, params: Params) -> dict[str, Any]:
+        """The values of the SQL's ``$parameters`` for ``runs`` of ``task`` (pass them through
+        :func:`evalstore.db.queries.bind`)."""
+        values: dict[str, Any] = {"runs": list(runs), "task": task, "ties": params.ties}
+        values.update(self.defaults)  # a user's metric's parameters
+        values["k"] = params.k if "k" in self.params else None
+        if values["k"] is None:  # no --k: a user's metric's default
+            values["k"] = self.defaults.get("k")
+        if self.sweep is not None:
+            at = self.sweep.default if params.at is None else params.at
+            values[self.sweep.param] = [float(v) for v in at]
+        return values
+
+
+_ALL = ("verification", "matching", "retrieval", "classification")
+_KP = ("keypoints",)
+_OUT = ("outcomes",)
+
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in [
+        Metric("ap", per_list_reference("ap"), _ALL, True, "map"),
+        Metric("ap_voc07", per_list_reference("ap_voc07"), _ALL, True, "map_voc07"),
+        Metric(
+            "ap_voc07_numpy", per_list_reference("ap_voc07_numpy"), _ALL, True, "map_voc07_numpy"
+        ),
+        Metric("ap_voc10", per_list_reference("ap_voc10"), _ALL, True, "map_voc10"),
+        Metric("ap_coco", per_list_reference("ap_coco"), _ALL, True, "map_coco"),
+        Metric(
+            "precision_at_k",
+            per_list_reference("precision_at_k"),
+            _ALL,
+            True,
+            "precision_at_k",
+            ("k",),
+        ),
+        Metric("recall_at_k", per_list_reference("recall_at_k"), _ALL, True, "recall_at_k", ("k",)),
+        Metric("fpr95", per_list_reference("fpr95"), _ALL, False, "fpr95"),
+        Metric("auc_pr_trapz", per_list_reference("auc_pr_trapz"), _ALL, True, "mean_auc_pr_trapz"),
+        Metric("roc_auc", per_list_reference("roc_auc"), _ALL, True, "mean_roc_auc"),
+        Metric(
+            "roc_auc_trapz", per_list_reference("roc_auc_trapz"), _ALL, True, "mean_roc_auc_trapz"
+        ),
+        Metric("ndcg", graded_reference("ndcg"), _ALL, True, "ndcg"),
+        Metric("ndcg_at_k", graded_reference("ndcg_at_k"), _ALL, True, "ndcg_at_k", ("k",)),
+        Metric("ndcg_exp", graded_reference("ndcg_exp"), _ALL, True, "ndcg_exp"),
+        Metric(
+            "ndcg_exp_at_k",
+            graded_reference("ndcg_exp_at_k"),
+            _ALL,
+            True,
+            "ndcg_exp_at_k",
+            ("k",),
+        ),
+        Metric("recip_rank", graded_reference("recip_rank"), _ALL, True, "mrr"),
+        Metric("r_precision", graded_reference("r_precision"), _ALL, True, "r_precision"),
+        Metric("hit_at_k", graded_reference("hit_at_k"), _ALL, True, "hit_at_k", ("k",)),
+        Metric(
+            "pr_curve",
+            pr_curve_reference,
+            _ALL,
+            True,
+            "pr_curve",
+            kind="curve",
+            value_column="precision",
+            x_column="recall",
+        ),
+        Metric(
+            "precision_at_sigma",
+            fraction_reference("precision_at_sigma", SIGMAS),
+            _KP,
+            True,
+            "precision_at_sigma",
+            source="pairs",
+            sweep=Sweep("sigma", "sigmas", SIGMAS),
+        ),
+        Metric(
+            "mma",
+            fraction_reference("mma", THRESHOLDS),
+            _KP,
+            True,
+            "mma",
+            source="pairs",
+            sweep=Sweep("threshold", "thresholds", THRESHOLDS),
+        ),
+        Metric(
+            "reprojection_error",
+            reprojection_error_reference,
+            _KP,
+            False,
+            "reprojection_error",
+            source="pairs",
+        ),
+        Metric(
+            "homography_accuracy",
+            homography_accuracy_reference,
+            _KP,
+            True,
+            "homography_accuracy",
+            source="pairs",
+            sweep=Sweep("eps", "eps", EPS),
+        ),
+        Metric(
+            "homography_accuracy_superpoint",
+            homography_accuracy_superpoint_reference,
+            _KP,
+            True,
+            "homography_accuracy_superpoint",
+            source="pairs",
+            sweep=Sweep("eps", "eps", EPS),
+        ),
+        Metric("iou", iou_reference, _OUT, True, "iou_macro", source="outcomes"),
+        Metric("iou_micro", iou_micro_reference, _OUT, True, "iou_micro", source="outcomes"),
+    ]
+}
+#: The standard metrics of each task, computed when ``eval`` is given no ``--metric``.
+DEFAULTS: dict[str, tuple[str, ...]] = {
+    "verification": ("ap", "fpr95"),
+    "matching": ("ap",),
+    "retrieval": ("ap",),
+    "classification": ("ap_voc07", "ap_voc10"),
+    "keypoints": ("precision_at_sigma", "mma", "reprojection_error", "homography_accuracy"),
+    "outcomes": ("iou", "iou_micro"),
+}
+
+#: The headline values of each task (metric, sweep value or None), the columns of
+#: ``evalstore leaderboard`` and of the overview dashboard's leaderboard.
+HEADLINE: dict[str, tuple[tuple[str, float | None], ...]] = {
+    "verification": (("ap", None),),
+    "matching": (("ap", None),),
+    "retrieval": (("ap", None),),
+    "classification": (("ap_voc07", None), ("ap_voc10", None)),
+    "keypoints": (("precision_at_sigma", 3.0), ("mma", 3.0), ("homography_accuracy", 3.0)),
+    "outcomes": (("iou", None),),
+}
+
+#: Every task, in the order results are reported.
+ALL_TASKS: tuple[str, ...] = (*_ALL, *_KP, *_OUT)
+
+#: What one ranked list is called in each task (``--by class`` gives per-class values).
+LIST_NOUN: dict[str, str] = {
+    "verification": "list",
+    "matching": "pair",
+    "retrieval": "query",
+    "classification": "class",
+    "keypoints": "pair",
+    "outcomes": "group",
+}
+
+#: The names of the built-in metrics and of their means: a user's metric takes none of them.
+BUILT_IN = frozenset({*METRICS, *(m.mean_name for m in METRICS.values())})
+
+
+def register(metric: Metric) -> None:
+    """Add a metric to the registry (a user's: :mod:`evalstore.metrics.user`); it replaces
+    a user's metric of the same name.
+
+    Raises:
+        InvalidInput: the name, or its mean's, is a built-in metric's.
+    """
+    for name in {metric.name, metric.mean_name}:
+        if name in BUILT_IN:
+            raise InvalidInput(f"metric {name!r} is built in; give yours another name")
+    METRICS[metric.name] = metric
+
+
+def unregister(name: str) -> None:
+    """Remove a user's metric from the registry (built-in ones stay)."""
+    if name not in BUILT_IN:
+        METRICS.pop(name, None)
+
+
+def _by_mean_name() -> dict[str, str]:
+    return {m.mean_name: m.name for m in METRICS.values()}
+
+
+def get(name: str) -> Metric:
+    """The metric called ``name``, in any case; the name of its mean (``map``) is accepted
+    too.
+
+    Raises:
+        InvalidInput: no such metric.
+    """
+    by_mean = _by_mean_name()
+    for candidate in (name, name.lower()):  # metric names are case-insensitive: mAP is map
+        key = candidate if candidate in METRICS else by_mean.get(candidate)
+        if key is not None:
+            return METRICS[key]
+    known = sorted({*METRICS, *by_mean})
+    close = difflib.get_close_matches(name.lower(), known, n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+    raise InvalidInput(
+        f"unknown metric {name!r}; {hint}known: {', '.join(sorted(METRICS))} "
+        f"(and their means: {', '.join(sorted(set(by_mean) - set(METRICS)))})"
+    )
+
+
+def metrics_for(task: str, names: list[str] | None) -> list[Metric]:
+    """The cached (per-list) metrics to compute for ``task``: ``names`` or the task defaults."""
+    chosen = [get(n) for n in names] if names else [METRICS[n] for n in DEFAULTS[task]]
+    out = []
+    for m in chosen:
+        if m.kind != "per_list":
+            raise InvalidInput(f"{m.name} is a curve, not a value; query it with `evalstore sql`")
+        if task in m.tasks and m not in out:
+            out.append(m)
+    return out

@@ -1,0 +1,10 @@
+"""The runs: the registry of runs and what is done to them.
+
+- :mod:`~evalstore.runs.registry`: creating, naming and finding runs (``exp/name``,
+  ``id:N``), their params and tags, the run-metadata value :class:`RunMeta`.
+- :mod:`~evalstore.runs.edit`: renaming, tagging, deleting.
+- :mod:`~evalstore.runs.selection`: choosing runs by experiment, tag, param or SQL filter.
+- :mod:`~evalstore.runs.logged`: scalars logged at steps (``evalstore log``).
+
+May import: :mod:`evalstore.metrics`, :mod:`evalstore.db` and below.
+"""

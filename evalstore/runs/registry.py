@@ -1,0 +1,394 @@
+"""Runs: naming, metadata, listing, tagging and removal."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import numbers
+import subprocess
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from evalstore.db import queries
+from evalstore.db.schema import ROW_TABLES, refresh_views, rows_sql
+from evalstore.errors import InvalidInput, RunExists, RunNotFound
+
+if TYPE_CHECKING:
+    from evalstore.db.connection import Database
+
+__all__ = [
+    "ID_PREFIX",
+    "RunMeta",
+    "RunRef",
+    "check_key_spellings",
+    "current_commit",
+    "get_run",
+    "open_run",
+    "parse_params",
+    "ref_text",
+    "remove_run",
+    "resolve",
+    "run_exists",
+    "split_ref",
+    "tag_run",
+]
+
+RunRef = str | int
+"""A run: ``NAME``, ``EXPERIMENT/NAME``, or its numeric id (``id:12``, an ``int``, or ``12``
+when no run is named ``12``): see :func:`resolve`."""
+
+ID_PREFIX = "id:"
+"""A reference that names a run by its id only: ``id:12``."""
+
+DEFAULT_EXPERIMENT = "default"
+
+
+def split_ref(ref: str, experiment: str | None = None) -> tuple[str, str]:
+    """Split ``EXPERIMENT/NAME`` (or ``NAME`` with ``experiment``) into its two parts."""
+    if "/" in ref:
+        exp, name = ref.split("/", 1)
+        if experiment is not None and experiment != exp:
+            raise InvalidInput(
+                f"run {ref!r} names experiment {exp!r} but --experiment is {experiment!r}"
+            )
+    else:
+        exp, name = experiment or DEFAULT_EXPERIMENT, ref
+    if not exp or not name or not name.strip():
+        raise InvalidInput(f"run name {ref!r} is empty")
+    return exp, name
+
+
+@dataclass(frozen=True)
+class RunMeta:
+    """What a new run records besides its rows."""
+
+    experiment: str
+    name: str
+    created_at: datetime
+    git_commit: str | None
+    params: dict[str, Any]
+    tags: list[str]
+    notes: str | None
+
+    @classmethod
+    def build(
+        cls,
+        run: str,
+        experiment: str | None,
+        params: Iterable[str] | Mapping[str, Any] | None,
+        tags: Iterable[str],
+        notes: str | None,
+        created_at: str | datetime | None,
+        git_commit: str | bool | None,
+    ) -> RunMeta:
+        """Parse and check run metadata (``git_commit=True``: the current directory's)."""
+        exp, name = split_ref(run, experiment)
+        tags = list(dict.fromkeys(tags))
+        if any(not t or not t.strip() for t in tags):
+            raise InvalidInput("a tag cannot be empty")
+        commit = current_commit() if git_commit is True else (git_commit or None)
+        return cls(exp, name, parse_time(created_at), commit, parse_params(params), tags, notes)
+
+
+def open_run(
+    con: Any,
+    meta: RunMeta,
+    *,
+    replace: bool,
+    append: bool,
+    has_task: Callable[[int], bool],
+    task: str,
+) -> tuple[int, bool]:
+    """Inside the caller's transaction: create the run (or replace it, or reopen it to append
+    a task). Returns (run_id, replaced).
+
+    Raises:
+        RunExists: the run exists and neither replace nor append applies.
+    """
+    ref = f"{meta.experiment}/{meta.name}"
+    existing = queries.fetch_rows(
+        con, "store/run_by_name", {"experiment": meta.experiment, "name": meta.name}
+    )
+    if existing and append:
+        run_id = int(existing[0][0])
+        if has_task(run_id):
+            raise RunExists(f"run {ref} already has {task} rows; use --replace")
+        return run_id, False
+    if existing and not replace:
+        raise run_exists(meta.experiment, meta.name)
+    if existing:
+        delete_run_rows(con, int(existing[0][0]))
+        queries.run(con, "store/delete_run", {"run_id": int(existing[0][0])})
+    check_key_case(meta.params, [k for (k,) in queries.fetch_rows(con, "store/param_keys")])
+    row = queries.fetch_rows(
+        con,
+        "store/insert_run",
+        {
+            "experiment": meta.experiment,
+            "name": meta.name,
+            "created_at": meta.created_at,
+            "git_commit": meta.git_commit,
+            "params": json.dumps(meta.params),
+            "tags": meta.tags,
+            "notes": meta.notes,
+        },
+    )
+    refresh_views(con)
+    return int(row[0][0]), bool(existing)
+
+
+def run_exists(experiment: str, name: str) -> RunExists:
+    """The error of an ingest into a run that exists, without --replace or --append."""
+    return RunExists(
+        f"run {experiment}/{name} exists; use --replace to overwrite it or --append to add a task"
+    )
+
+
+def resolve(store: Database, ref: RunRef) -> int:
+    """Return the run id of ``ref``, by one rule for every command:
+
+    - ``id:N`` (or an ``int``) is the run with id N, and only that;
+    - ``EXPERIMENT/NAME`` is that run (a name holding ``/`` is reached this way);
+    - a bare ``NAME`` is the run of that name, which must be unique across experiments;
+    - a bare number is the run with that id when no run is named so. A number that is both
+      a run's name and another run's id is refused as ambiguous, naming both runs: a
+      command never picks one of them for the user (``rm 2`` deleting the wrong run).
+
+    Raises:
+        RunNotFound: nothing matches, or the reference is ambiguous (a name of runs in
+            several experiments, a number that is a name and another run's id).
+    """
+    return resolve_many(store, [ref])[0]
+
+
+def ref_text(ref: RunRef) -> str:
+    """The text of a reference: an integer (a run id from Python) as ``id:N``."""
+    if isinstance(ref, numbers.Integral) and not isinstance(ref, bool):
+        return f"{ID_PREFIX}{int(ref)}"
+    return str(ref)
+
+
+def resolve_many(store: Database, refs: Sequence[RunRef]) -> list[int]:
+    """The run id of each of ``refs``, in order, by the rules of :func:`resolve`, in one
+    query."""
+    texts = [ref_text(ref) for ref in refs]
+    found: dict[str, list[tuple[Any, ...]]] = {text: [] for text in texts}
+    for row in queries.fetch_rows(store.con, "store/find_runs", {"refs": list(found)}):
+        found[row[0]].append(row[1:])
+    ids = []
+    for text in texts:
+        ids.append(_pick(store, text, found[text]))
+    return ids
+
+
+def _pick(store: Database, text: str, rows: list[tuple[Any, ...]]) -> int:
+    if text.startswith(ID_PREFIX):  # explicit: the id, never a run named "id:N"
+        rows = [r for r in rows if r[3] == "id"]
+    by_id = [r for r in rows if r[3] == "id"]
+    for how in ("path", "name", "id"):
+        hits = [r for r in rows if r[3] == how]
+        if len(hits) == 1:
+            if how == "name" and by_id:  # a number: one run's name, another run's id
+                named, numbered = hits[0], by_id[0]
+                raise RunNotFound(
+                    f"run {text!r} is ambiguous: the run named {named[1]}/{named[2]} "
+                    f"(id {named[0]}) and the run with id {numbered[0]} "
+                    f"({numbered[1]}/{numbered[2]}); write {named[1]}/{named[2]} or "
+                    f"{ID_PREFIX}{numbered[0]}"
+                )
+            return int(hits[0][0])
+        if len(hits) > 1:
+            names = ", ".join(f"{r[1]}/{r[2]}" for r in hits)
+            also = (
+                f" (and id {by_id[0][0]} is {by_id[0][1]}/{by_id[0][2]}: write "
+                f"{ID_PREFIX}{by_id[0][0]})"
+                if how == "name" and by_id
+                else ""
+            )
+            raise RunNotFound(
+                f"run {text!r} is ambiguous: {names}; name it as EXPERIMENT/NAME{also}"
+            )
+    refs = [f"{e}/{n}" for e, n in queries.fetch_rows(store.con, "store/run_names")]
+    close = difflib.get_close_matches(text, refs, n=3, cutoff=0.6) or difflib.get_close_matches(
+        text, [r.split("/", 1)[1] for r in refs], n=3, cutoff=0.6
+    )
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    raise RunNotFound(f"no run {text!r} in {store.path}{hint}")
+
+
+def get_run(store: Database, ref: RunRef) -> dict[str, Any]:
+    """One run as a dict: metadata, ``params`` decoded, and ``tasks`` with row/list counts."""
+    run_id = resolve(store, ref)
+    row = store.query("store/get_run", {"run_id": run_id}).to_dicts()[0]
+    row["params"] = json.loads(row["params"]) if row["params"] else {}
+    row["tasks"] = row["tasks"] or []
+    return row
+
+
+def remove_run(store: Database, ref: RunRef) -> dict[str, Any]:
+    """Delete a run and all rows recorded for it, in one transaction."""
+    info = get_run(store, ref)
+    with store.transaction() as con:
+        delete_run_rows(con, info["run_id"])
+        queries.run(con, "store/delete_run", {"run_id": info["run_id"]})
+        refresh_views(con)
+    return info
+
+
+def delete_run_rows(con: Any, run_id: int) -> None:
+    """Delete every raw and derived row of a run, leaving its ``runs`` row."""
+    for table in sorted(ROW_TABLES):  # found through the run's groups rows, deleted below
+        text = rows_sql("store/delete_list_rows", table)
+        con.execute(text, queries.bind(text, {"run_id": run_id}))
+    for name in ("store/delete_index_stats", "store/delete_index_ranks"):  # the list index
+        queries.run(con, name, {"run_id": run_id})
+    for name in queries.names_with_prefix("store/delete_run_"):
+        queries.run(con, name, {"run_id": run_id})
+
+
+def tag_run(
+    store: Database, ref: RunRef, tags: Sequence[str], *, remove: bool = False
+) -> list[str]:
+    """Add tags to a run (or remove them); returns the tags afterwards, in order."""
+    info = get_run(store, ref)
+    for t in tags:
+        if not t or not t.strip():
+            raise InvalidInput("a tag cannot be empty")
+    current: list[str] = list(info["tags"])
+    if remove:
+        missing = [t for t in tags if t not in current]
+        if missing:
+            raise InvalidInput(f"run {info['experiment']}/{info['name']} has no tag {missing[0]!r}")
+        new = [t for t in current if t not in set(tags)]
+    else:
+        new = current + [t for t in dict.fromkeys(tags) if t not in current]
+    with store.transaction() as con:
+        queries.run(con, "store/set_tags", {"run_id": info["run_id"], "tags": new})
+    return new
+
+
+def parse_params(items: Iterable[str] | Mapping[str, Any] | None) -> dict[str, Any]:
+    """Parse ``key=value`` strings; values are read as JSON when they parse (``0.1`` -> 0.1,
+    ``true`` -> True, ``[1,2]`` -> list), else kept as strings.
+
+    Raises:
+        InvalidInput: an item without ``=`` or with an empty key, a repeated key, or a key
+            no ``v_runs`` column can spell (not text, a NUL character, not valid Unicode).
+    """
+    if items is None:
+        return {}
+    if isinstance(items, Mapping):
+        for key in items:
+            _check_key(key)
+        return dict(items)
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InvalidInput(f"param {item!r} is not key=value")
+        if key in out:
+            raise InvalidInput(f"param {key!r} given twice")
+        _check_key(key)
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw
+        if isinstance(value, float) and value != value:  # NaN is not valid JSON in DuckDB
+            value = raw
+        out[key] = value
+    return out
+
+
+def _check_key(key: object) -> None:
+    """Refuse a parameter name that no ``v_runs`` column can spell exactly.
+
+    Raises:
+        InvalidInput: a name that is not text, holds a NUL character, or is not valid
+            Unicode (e.g. undecodable bytes of a command line).
+    """
+    if not isinstance(key, str):
+        raise InvalidInput(f"param name {key!r} is not text")
+    if "\x00" in key:
+        raise InvalidInput(f"param name {key!r} holds a NUL character")
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(f"param name {key!r} is not valid UTF-8 text") from None
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def check_key_case(params: Mapping[str, Any], in_use: Iterable[str]) -> None:
+    """Refuse a new run's parameter name that differs only in ASCII case from another one
+    (of this run, or in use in the store): DuckDB matches column names regardless of ASCII
+    case, so ``v_runs`` cannot hold both ``param_lr`` and ``param_LR``.
+
+    Raises:
+        InvalidInput: naming both spellings.
+    """
+    spellings: dict[str, set[str]] = {}
+    for key in [*in_use, *params]:
+        spellings.setdefault(key.translate(_ASCII_LOWER), set()).add(key)
+    for key in params:
+        others = sorted(spellings[key.translate(_ASCII_LOWER)] - {key})
+        if others:
+            raise InvalidInput(
+                f"param name {key!r} differs only in case from the param name {others[0]!r} "
+                "(v_runs column names ignore case); spell both the same way"
+            )
+
+
+def check_key_spellings(con: Any, where: str) -> None:
+    """Refuse a store whose parameter names include two that differ only in ASCII case (an
+    import can bring them in; ingest refuses them one run at a time).
+
+    Raises:
+        InvalidInput: naming both spellings and ``where`` they came from.
+    """
+    spellings: dict[str, set[str]] = {}
+    for (key,) in queries.fetch_rows(con, "store/param_keys"):
+        spellings.setdefault(key.translate(_ASCII_LOWER), set()).add(key)
+    for names in spellings.values():
+        if len(names) > 1:
+            first, second = sorted(names)[:2]
+            raise InvalidInput(
+                f"{where}: param names {first!r} and {second!r} differ only in case "
+                "(v_runs column names ignore case); nothing was imported"
+            )
+
+
+def parse_time(value: str | datetime | None) -> datetime:
+    """A naive UTC timestamp from an ISO 8601 string or datetime; now when ``None``."""
+    if value is None:
+        return datetime.now(timezone.utc).replace(tzinfo=None)
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            raise InvalidInput(
+                f"--created-at {value!r} is not an ISO 8601 time (e.g. 2026-05-01T12:00)"
+            ) from None
+    if value.tzinfo is not None:
+        value = value.astimezone(timezone.utc).replace(tzinfo=None)
+    return value
+
+
+def current_commit(cwd: str | None = None) -> str | None:
+    """The commit checked out in ``cwd`` (the current directory), or ``None`` outside git."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--verify", "-q", "HEAD"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = out.stdout.strip()
+    return sha if out.returncode == 0 and sha else None

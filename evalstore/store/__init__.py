@@ -1,0 +1,11 @@
+"""The store: the :class:`~evalstore.store.facade.Store` facade users hold, and what runs
+through it.
+
+- :mod:`~evalstore.store.facade`: ``Store``, one DuckDB file: ingest, runs, logged values.
+- :mod:`~evalstore.store.staging`: an ingest staged in a private file and copied in whole, so
+  a second writer waits instead of failing.
+- :mod:`~evalstore.store.user_sql`: users' SQL (``evalstore sql``) in the sandbox of a
+  read-only store.
+
+May import: :mod:`evalstore.ingest`, :mod:`evalstore.runs` and below.
+"""

@@ -1,0 +1,375 @@
+"""The public store: a :class:`~evalstore.db.connection.Database` with the runs and ingest methods.
+
+Every method is a thin, typed call of a library function (:mod:`evalstore.runs.registry`,
+:mod:`evalstore.ingest`) with ``self`` as the database; the functions can be called directly
+too. Keyword arguments are explicit, so a misspelt one is a ``TypeError``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path as FilePath
+from typing import Any, TypeVar
+
+import polars as pl
+
+from evalstore import ingest as _ingest
+from evalstore.db import sandbox
+from evalstore.db.connection import Database, Progress, WaitNotice
+from evalstore.db.private_files import private_path, remove_stale, remove_store_files
+from evalstore.errors import InvalidInput
+from evalstore.ingest import IngestResult, Source
+from evalstore.runs import edit, logged, selection
+from evalstore.runs import registry as runs
+from evalstore.runs.registry import RunRef
+
+__all__ = ["Store", "write_store"]
+
+T = TypeVar("T")
+
+Params = Sequence[str] | Mapping[str, Any] | None
+Columns = Sequence[str] | Mapping[str, str] | None
+Path = str | os.PathLike[str]
+
+
+class Store(Database):
+    """An evalstore database: one DuckDB file with runs, raw outputs and metric values.
+
+    Args:
+        path: the database file; default ``$EVALSTORE_DB`` or ``./evalstore.duckdb``.
+        read_only: open without write access (several readers may share the file).
+        lock_timeout: seconds to wait for another process to release the file.
+        memory_limit: DuckDB's memory limit (e.g. ``"8GB"``; default ``$EVALSTORE_MEMORY_LIMIT``
+            or DuckDB's 80% of RAM); larger work spills to ``<db>.tmp/``.
+        on_wait: told once, with a one-line message, when the file's lock must be waited for.
+        create: make a new store when the file does not exist (or is an empty DuckDB file).
+        migrate: upgrade a store of an older schema in place. A ``read_only`` store is
+            neither created nor upgraded: it changes nothing.
+
+    Raises:
+        StoreLocked: another process kept the file locked for ``lock_timeout`` seconds.
+        SchemaError: the file is not an evalstore database, of a newer schema, empty and not
+            ``create``, or of an older schema and not ``migrate`` (naming `evalstore upgrade`).
+        EvalstoreError: the file does not exist and ``read_only`` or not ``create``.
+
+    The store is a context manager; DuckDB lets one process write a file at a time, so close
+    the store (or leave the ``with`` block) to let other processes in.
+    """
+
+    # -- runs ------------------------------------------------------------------------------
+
+    def runs(
+        self,
+        *,
+        experiment: str | None = None,
+        tag: str | None = None,
+        commit: str | None = None,
+        where: str | None = None,
+        sort: str = "created_at",
+        limit: int | None = None,
+    ) -> pl.DataFrame:
+        """List runs, newest first by default; see :func:`evalstore.runs.selection.list_runs`."""
+        return selection.list_runs(self, experiment=experiment, tag=tag, commit=commit,
+                                   where=where, sort=sort, limit=limit)  # fmt: skip
+
+    def run(self, ref: RunRef) -> dict[str, Any]:
+        """One run with its metadata and per-task counts."""
+        return runs.get_run(self, ref)
+
+    def resolve(self, ref: RunRef) -> int:
+        """The run id of a reference: ``NAME``, ``EXPERIMENT/NAME`` or an id."""
+        return runs.resolve(self, ref)
+
+    def remove(self, ref: RunRef) -> dict[str, Any]:
+        """Delete a run and everything recorded for it; returns what was deleted."""
+        return runs.remove_run(self, ref)
+
+    def tag(self, ref: RunRef, tags: Sequence[str], *, remove: bool = False) -> list[str]:
+        """Add (or remove) tags of a run; returns the run's tags afterwards."""
+        return runs.tag_run(self, ref, tags, remove=remove)
+
+    def sql(
+        self,
+        query: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        max_rows: int = sandbox.DEFAULT_MAX_ROWS,
+        timeout: float | None = sandbox.DEFAULT_TIMEOUT,
+    ) -> pl.DataFrame:
+        """Run one read-only query of your own (``$name`` parameters from ``params``) and
+        return its rows, at most ``max_rows``.
+
+        A store opened read-only runs it in the sandbox of ``evalstore sql`` (nothing but the
+        store is read, settings locked; the store stays a sandbox). A writable store runs it
+        as the named queries run, checked to be one read-only statement, inside a
+        transaction that is rolled back.
+
+        Raises:
+            InvalidInput: not one read-only statement, or it fails: one line.
+        """
+        if self.read_only:
+            sandbox.lock_down(self.con)
+            return sandbox.run_query(self.con, query, params, max_rows=max_rows,
+                                     timeout=timeout).frame  # fmt: skip
+        return sandbox.run_query(self.con, query, params, max_rows=max_rows, timeout=timeout,
+                                 trusted=True).frame  # fmt: skip
+
+    def remove_many(
+        self, refs: Sequence[RunRef] = (), *, experiment: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Delete several runs, and every run of ``experiment``, in one transaction."""
+        return edit.remove_runs(self, refs, experiment=experiment)
+
+    def rename(self, ref: RunRef, new: str) -> dict[str, Any]:
+        """Rename a run: ``NAME``, or ``EXPERIMENT/NAME`` to move it; its id stays."""
+        return edit.rename_run(self, ref, new)
+
+    def set(
+        self,
+        ref: RunRef,
+        *,
+        notes: str | None = None,
+        params: Params = None,
+        unset: Sequence[str] = (),
+    ) -> dict[str, Any]:
+        """Edit a run's notes and parameters after ingest (``unset``: keys to remove)."""
+        return edit.set_run(self, ref, notes=notes, params=params, unset=unset)
+
+    def log_metric(
+        self, run: RunRef, metric: str, value: float, step: int | None = None
+    ) -> dict[str, Any]:
+        """Record a number computed outside evalstore (a training loss, an accuracy) for a
+        run, at ``step`` or without one; the same (run, metric, step) again replaces it. See
+        :func:`evalstore.runs.logged.log_metric`."""
+        return logged.log_metric(self, run, metric, value, step)
+
+    # -- ingest ----------------------------------------------------------------------------
+
+    def ingest(
+        self,
+        data: Source | Sequence[Source],
+        *,
+        task: str,
+        run: str,
+        experiment: str | None = None,
+        fmt: str | None = None,
+        columns: Columns = None,
+        negate_score: bool = False,
+        labels: str | None = None,
+        groups: Source | None = None,
+        groups_format: str | None = None,
+        voc_gt: Path | None = None,
+        qrels: Path | None = None,
+        replace: bool = False,
+        append: bool = False,
+        params: Params = None,
+        tags: Sequence[str] = (),
+        notes: str | None = None,
+        created_at: str | datetime | None = None,
+        git_commit: str | bool | None = True,
+        progress: Progress | None = None,
+    ) -> IngestResult:
+        """Ingest ranked lists (``verification``, ``matching``, ``retrieval``,
+        ``classification``) into a new run, all or nothing; see
+        :func:`evalstore.ingest.ingest` for the arguments."""
+        return _ingest.ingest(
+            self,
+            data,
+            task=task,
+            run=run,
+            experiment=experiment,
+            fmt=fmt,
+            columns=columns,
+            negate_score=negate_score,
+            labels=labels,
+            groups=groups,
+            groups_format=groups_format,
+            voc_gt=voc_gt,
+            qrels=qrels,
+            replace=replace,
+            append=append,
+            params=params,
+            tags=tags,
+            notes=notes,
+            created_at=created_at,
+            git_commit=git_commit,
+            progress=progress,
+        )
+
+    def ingest_hpatches(
+        self,
+        descriptors: Path,
+        *,
+        tasks_dir: Path,
+        run: str,
+        experiment: str | None = None,
+        split: str = "a",
+        distance: str = "l2",
+        distractors: int | None = 2000,
+        tasks: Sequence[str] = ("verification", "matching", "retrieval"),
+        block_rows: int | None = None,
+        replace: bool = False,
+        params: Params = None,
+        tags: Sequence[str] = (),
+        notes: str | None = None,
+        created_at: str | datetime | None = None,
+        git_commit: str | bool | None = True,
+        progress: Progress | None = None,
+    ) -> list[IngestResult]:
+        """Compute the three HPatches tasks from a descriptor folder (``DESC/<sequence>/
+        {ref,e1..t5}.csv``) and the benchmark's task files, and ingest them into one run, all
+        or nothing; see :func:`evalstore.ingest.ingest_hpatches` for the arguments."""
+        return _ingest.ingest_hpatches(
+            self, descriptors, tasks_dir=tasks_dir, run=run, experiment=experiment, split=split,
+            distance=distance, distractors=distractors, tasks=tasks, block_rows=block_rows,
+            replace=replace, params=params, tags=tags, notes=notes, created_at=created_at,
+            git_commit=git_commit, progress=progress,
+        )  # fmt: skip
+
+    def ingest_keypoints(
+        self,
+        data: Source | Sequence[Source],
+        *,
+        run: str,
+        experiment: str | None = None,
+        fmt: str | None = None,
+        columns: Columns = None,
+        pairs: Source | None = None,
+        pairs_format: str | None = None,
+        homography_dir: Path | None = None,
+        disparity_dir: Path | None = None,
+        disparity_scale: float | None = None,
+        ransac_threshold: float = 3.0,
+        estimate: bool = False,
+        replace: bool = False,
+        append: bool = False,
+        params: Params = None,
+        tags: Sequence[str] = (),
+        notes: str | None = None,
+        created_at: str | datetime | None = None,
+        git_commit: str | bool | None = True,
+        progress: Progress | None = None,
+    ) -> IngestResult:
+        """Ingest keypoint matches with their ground truth (task ``keypoints``); see
+        :func:`evalstore.ingest.ingest_keypoints` for the arguments. The homographies
+        estimated from the matches are made when a metric first needs them, unless
+        ``estimate``."""
+        return _ingest.ingest_keypoints(
+            self,
+            data,
+            run=run,
+            experiment=experiment,
+            fmt=fmt,
+            columns=columns,
+            pairs=pairs,
+            pairs_format=pairs_format,
+            homography_dir=homography_dir,
+            disparity_dir=disparity_dir,
+            disparity_scale=disparity_scale,
+            ransac_threshold=ransac_threshold,
+            estimate=estimate,
+            replace=replace,
+            append=append,
+            params=params,
+            tags=tags,
+            notes=notes,
+            created_at=created_at,
+            git_commit=git_commit,
+            progress=progress,
+        )
+
+    def ingest_outcomes(
+        self,
+        data: Source | Sequence[Source],
+        *,
+        run: str,
+        experiment: str | None = None,
+        fmt: str | None = None,
+        columns: Columns = None,
+        replace: bool = False,
+        append: bool = False,
+        params: Params = None,
+        tags: Sequence[str] = (),
+        notes: str | None = None,
+        created_at: str | datetime | None = None,
+        git_commit: str | bool | None = True,
+        progress: Progress | None = None,
+    ) -> IngestResult:
+        """Ingest counted outcomes (TP/FP/FN per group, task ``outcomes``); see
+        :func:`evalstore.ingest.ingest_outcomes` for the arguments."""
+        return _ingest.ingest_outcomes(
+            self,
+            data,
+            run=run,
+            experiment=experiment,
+            fmt=fmt,
+            columns=columns,
+            replace=replace,
+            append=append,
+            params=params,
+            tags=tags,
+            notes=notes,
+            created_at=created_at,
+            git_commit=git_commit,
+            progress=progress,
+        )
+
+
+def write_store(
+    path: Path,
+    action: Callable[[Store], T],
+    *,
+    lock_timeout: float = 10.0,
+    on_wait: WaitNotice | None = None,
+) -> T:
+    """Run ``action`` on the writable store at ``path`` and return what it returns
+    (``on_wait``: told once if the store's lock must be waited for).
+
+    A store that does not exist yet is built in a private file beside ``path`` and appears
+    at ``path`` only when ``action`` succeeds, by a hard link, which never replaces a file. A
+    failed first command therefore leaves nothing behind, and never removes a store that
+    another process created in the meantime; when another process created ``path`` first,
+    ``action`` runs again on that store (and may then fail there, e.g. with
+    :class:`~evalstore.errors.RunExists`, leaving the other process's runs as they are).
+
+    A process killed while building the private file leaves it behind as
+    ``.<name>.<pid>-<token>.new``; it holds nothing that ``path`` needs, and the next
+    ``write_store`` beside it removes it (:func:`remove_stale`).
+    """
+    target = FilePath(path)
+    remove_stale(target)
+    if target.exists():
+        with Store(target, lock_timeout=lock_timeout, on_wait=on_wait) as store:
+            return action(store)
+    folder = target.parent
+    if not folder.is_dir():
+        raise InvalidInput(f"{target}: folder {folder} does not exist")
+    private = private_path(target, ".new")
+    try:
+        with Store(private, lock_timeout=lock_timeout) as store:
+            result = action(store)
+            store.con.execute("checkpoint")  # everything in the file itself, no WAL left
+        if _publish(private, target):
+            return result
+    finally:
+        remove_store_files(private)
+    with Store(target, lock_timeout=lock_timeout, on_wait=on_wait) as store:  # another was first
+        return action(store)
+
+
+def _publish(private: FilePath, target: FilePath) -> bool:
+    """Give the finished private store the name ``target`` unless that name is taken."""
+    try:
+        os.link(private, target)
+    except FileExistsError:
+        return False
+    except OSError:  # a file system without hard links: claim the name, then move in
+        try:
+            fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return False
+        os.close(fd)
+        os.replace(private, target)
+    return True

@@ -1,0 +1,169 @@
+"""Ingest without holding the store: the reading, checks and sorting in a private staging
+store, then one short transaction that copies the run in.
+
+DuckDB lets one process write a file at a time, and readers wait for a writer too. An ingest
+that held the store while it read, validated, sorted and indexed its input kept every other
+ingest, and every reader, out for as long as that took. :func:`ingest_staged` runs the ingest
+(``Store.ingest``, ``ingest_keypoints`` or ``ingest_outcomes``) on a staging store, a private
+file beside the store (``.<name>.<pid>-<token>.stage``, so it spills to the same disk), and
+only then opens the store, waiting its turn for the lock (``lock_timeout``; ``on_wait`` is
+told once when it must wait), to copy the run in (``sql/store/merge.sql``): the lock is held
+for the copy and the commit alone. A run that exists already is refused before the work when
+the store is free to look, else by the merge. ``append`` (a task added to a run of the store)
+checks its lists against the store's, so it runs on the store itself, as before.
+
+Killed at any point, the store is as it was or holds the whole run: the staging file is
+private, and the merge is one transaction. A staging file that a killed process left is
+removed by the next ingest beside it (:func:`remove_stale`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+
+from evalstore.db import queries
+from evalstore.db.connection import WaitNotice
+from evalstore.db.private_files import private_path, remove_stale, remove_store_files
+from evalstore.db.schema import ROW_TABLES, rows_sql
+from evalstore.errors import SchemaError, StoreLocked
+from evalstore.ingest import IngestResult
+from evalstore.ingest.write import check_list_ids
+from evalstore.runs import registry as runs
+from evalstore.store.facade import Store, write_store
+
+__all__ = ["ingest_staged", "merge_staged", "staging_path"]
+
+
+def staging_path(store_path: Path) -> Path:
+    """A new private staging file beside ``store_path``."""
+    return private_path(store_path, ".stage")
+
+
+def _refuse_existing(path: Path, ref: tuple[str, str]) -> None:
+    """Refuse a run that exists, before any work, if the store is free to look right now."""
+    if not path.exists():
+        return
+    try:
+        with Store(path, read_only=True, lock_timeout=0) as store:
+            found = queries.fetch_rows(
+                store.con, "store/run_by_name", {"experiment": ref[0], "name": ref[1]}
+            )
+    except (StoreLocked, SchemaError):
+        return  # a writer has it, or an older schema (the writer upgrades it): the merge checks
+    if found:
+        raise runs.run_exists(*ref)
+
+
+def merge_staged(
+    store: Store,
+    stage: Path,
+    *,
+    replace: bool,
+    on_commit: Callable[[int], None] | None = None,
+    on_merge: Callable[[int], None] | None = None,
+) -> tuple[int, bool]:
+    """Copy the one run of the staging store ``stage`` into ``store``, in one transaction,
+    with new list ids; returns (run_id, replaced).
+
+    Raises:
+        RunExists: the run exists in ``store`` and ``replace`` is false.
+    """
+    con = store.con
+    con.execute(queries.template("store/attach_staged", path=queries.literal(str(stage))))
+    try:
+        with store.transaction():
+            (row,) = queries.fetch_rows(con, "store/staged_run")
+            exp, name, created_at, commit, params, tags, notes = row
+            meta = runs.RunMeta(exp, name, created_at, commit, json.loads(params), list(tags),
+                                notes)  # fmt: skip
+            run_id, replaced = runs.open_run(
+                con, meta, replace=replace, append=False, has_task=lambda _: False, task=""
+            )
+            if on_merge is not None:  # run ids are never given twice: the id tells, later,
+                on_merge(run_id)  # whether this transaction committed
+            ((lo, hi),) = queries.fetch_rows(con, "store/staged_list_span")
+            ((first,),) = queries.fetch_rows(con, "store/next_list_id")
+            check_list_ids(first, hi - lo)
+            moved = {"run_id": run_id, "offset": first - lo}
+            queries.run(con, "store/merge_groups", moved)
+            for table in sorted(ROW_TABLES):
+                text = rows_sql("store/merge_rows", table)
+                con.execute(text, queries.bind(text, moved))
+            for name in ("list_stats", "positive_ranks", "pairs", "matches", "outcomes"):
+                queries.run(con, f"store/merge_{name}", moved)
+            queries.run(con, "store/set_next_list_id", {"next": first + hi - lo})
+        if on_commit is not None:
+            on_commit(run_id)
+    finally:
+        with contextlib.suppress(duckdb.Error):
+            queries.run(con, "store/detach_staged")
+    return run_id, replaced
+
+
+def ingest_staged(
+    path: Path,
+    action: Callable[[Store], IngestResult],
+    *,
+    ref: tuple[str, str],
+    replace: bool = False,
+    append: bool = False,
+    lock_timeout: float = 10.0,
+    on_wait: WaitNotice | None = None,
+    on_commit: Callable[[int], None] | None = None,
+    on_merge: Callable[[int], None] | None = None,
+) -> IngestResult:
+    """Run the ingest ``action`` on a staging store, then merge its run into the store at
+    ``path`` (created if missing, as :func:`~evalstore.store.facade.write_store` does), holding the
+    store's lock for the merge alone. ``ref`` is the run's (experiment, name); with
+    ``append`` the ingest runs on the store itself. ``on_commit`` is called with the run id
+    as soon as the run is committed (a caller stopped later can say the run is saved);
+    ``on_merge`` with the id the run gets in the store, before the commit (a caller stopped
+    between the two can look that id up).
+
+    Raises:
+        RunExists: the run exists and ``replace`` is false (before the work when the store is
+            free to look).
+        StoreLocked: the store stayed locked for ``lock_timeout`` seconds at the merge; the
+            store is unchanged.
+        (and whatever the ingest raises; the store is unchanged)
+    """
+    done = on_commit or (lambda _: None)
+    if append:
+
+        def appended(store: Store) -> IngestResult:
+            result = action(store)  # one transaction, committed on return
+            done(result.run_id)
+            return result
+
+        return write_store(path, appended, lock_timeout=lock_timeout, on_wait=on_wait)
+    remove_stale(path)
+    if not replace:
+        _refuse_existing(path, ref)
+    stage = staging_path(path)
+    # a new store is built privately and appears whole when published, after the merge
+    new = not path.exists()
+    try:
+        with Store(stage) as staging:
+            # a file read once and deleted: not worth compressing
+            staging.con.execute("set force_compression = 'uncompressed'")
+            result = action(staging)
+            staging.con.execute("checkpoint")  # the whole run in the file, no WAL to replay
+        run_id, replaced = write_store(
+            path,
+            lambda store: merge_staged(
+                store, stage, replace=replace, on_commit=None if new else done, on_merge=on_merge
+            ),
+            lock_timeout=lock_timeout,
+            on_wait=on_wait,
+        )
+        if new:
+            done(run_id)
+    finally:
+        remove_store_files(stage)
+    result.run_id, result.replaced = run_id, replaced
+    return result
