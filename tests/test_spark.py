@@ -6,9 +6,10 @@ The fixture holds the edge cases: lists without positives, all-ignored lists, he
 list (group_id NULL), pairs without matches, pairs without a true homography, failed
 homography estimates, outcomes with all-zero groups and a run whose groups are all zero.
 
-The golden files sql/spark/<metric>.sql and the transpiler need only sqlglot and run in the fast
-loop; the engine tests (marked ``spark``) start a Spark session: they need pyspark (a failure
-without it, as it is in the [test] extra) and Java (skipped without it, a failure when CI=true).
+The golden files tests/golden/spark/<metric>.sql (test data: not under sql/, so neither in the
+wheel nor in the query catalogue) and the transpiler need only sqlglot and run in the fast loop;
+the engine tests (marked ``spark``) start a Spark session: they need pyspark (a failure without
+it, as it is in the [test] extra) and Java (skipped without it, a failure when CI=true).
 """
 
 from __future__ import annotations
@@ -46,14 +47,25 @@ pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully suppo
 
 def test_golden_files_equal_the_current_transpilation() -> None:
     diff = golden.golden_diff()
-    hint = "sql/spark/ is stale; run `python tools/write_spark_golden.py`\n"
+    hint = "tests/golden/spark/ is stale; run `python tools/write_spark_golden.py`\n"
     assert diff == "", hint + diff
 
 
 def test_every_metric_has_a_golden_file() -> None:
-    folder = queries.sql_dir() / "spark"
+    folder = golden.golden_dir()
+    assert folder == Path(__file__).parent / "golden" / "spark"
     assert sorted(p.stem for p in folder.glob("*.sql")) == golden.golden_metrics()
     assert golden.golden_metrics() == sorted(METRICS)
+
+
+def test_the_query_catalogue_holds_no_spark_sql() -> None:
+    # the goldens are test data: DuckDB callers cannot load Spark SQL by a catalogue name
+    assert queries.load("metrics/ap").path == queries.sql_dir() / "metrics" / "ap.sql"
+    with pytest.raises(EvalstoreError, match="no SQL query named 'spark/ap'"):
+        queries.load("spark/ap")
+    assert queries.names_with_prefix("spark") == []
+    assert "metrics/ap" in queries.names_with_prefix("metrics/")
+    assert not (queries.sql_dir() / "spark").exists()
 
 
 @pytest.mark.slow  # about 1 s: transpiles every metric twice

@@ -1,4 +1,5 @@
-"""Writes (or checks) sql/spark/<metric>.sql, the Spark SQL of every registered metric:
+"""Writes (or checks) tests/golden/spark/<metric>.sql, the Spark SQL of every registered metric
+(test goldens: outside sql/, so neither in the wheel nor in the query catalogue):
 
     python tools/write_spark_golden.py            # rewrite the files
     python tools/write_spark_golden.py --check    # exit 1 with a diff when they are stale
@@ -16,12 +17,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from evalstore.db import queries
 from evalstore.errors import EvalstoreError, InvalidInput
 from evalstore.metrics.registry import METRICS, Metric
 from evalstore.scale.transpile import spark_sql, to_spark_sql
 
-GOLDEN_DIR = "spark"
+# the golden files: test data, next to the tests that compare them
+GOLDEN_DIR = Path(__file__).resolve().parent.parent / "tests" / "golden" / "spark"
 
 
 def golden_metrics() -> list[str]:
@@ -45,18 +46,18 @@ def _header(metric: Metric) -> str:
 
 
 def golden_text(name: str) -> str:
-    """The content of ``sql/spark/<name>.sql``: a header and the transpiled metric SQL."""
+    """The content of ``tests/golden/spark/<name>.sql``: a header and the transpiled metric SQL."""
     metric = METRICS[name]
     return _header(metric) + to_spark_sql(metric.query.text)
 
 
 def golden_dir() -> Path:
-    return queries.sql_dir() / GOLDEN_DIR
+    return GOLDEN_DIR
 
 
 def write_golden(directory: str | os.PathLike[str] | None = None) -> list[Path]:
-    """(Re)write ``sql/spark/<metric>.sql`` for every metric and remove files of metrics that
-    no longer exist; returns the files whose content changed."""
+    """(Re)write ``tests/golden/spark/<metric>.sql`` for every metric and remove files of
+    metrics that no longer exist; returns the files whose content changed."""
     folder = Path(directory) if directory is not None else golden_dir()
     folder.mkdir(parents=True, exist_ok=True)
     changed = []
@@ -100,17 +101,21 @@ def golden_diff(directory: str | os.PathLike[str] | None = None) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python tools/write_spark_golden.py",
-        description="The Spark SQL of evalstore's metrics (sql/spark/<metric>.sql).",
+        description="The Spark SQL of evalstore's metrics (tests/golden/spark/<metric>.sql).",
     )
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument(
-        "--write-golden", action="store_true", help="rewrite sql/spark/*.sql from sql/metrics"
+        "--write-golden",
+        action="store_true",
+        help="rewrite tests/golden/spark/*.sql from sql/metrics",
     )
     group.add_argument(
-        "--check", action="store_true", help="exit 1 (with a diff) when sql/spark/ is stale"
+        "--check",
+        action="store_true",
+        help="exit 1 (with a diff) when tests/golden/spark/ is stale",
     )
     group.add_argument("--show", metavar="METRIC", help="print one metric's Spark SQL")
-    parser.add_argument("--dir", type=Path, default=None, help="golden folder [sql/spark]")
+    parser.add_argument("--dir", type=Path, default=None, help="golden folder [tests/golden/spark]")
     args = parser.parse_args(argv)
     try:
         if args.show:
