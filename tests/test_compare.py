@@ -169,22 +169,22 @@ def test_sql_is_read_only_and_binds_parameters(runs: Path, cli: Any, tmp_path: P
     assert snapshot(runs) == before
 
 
-def readme_queries() -> list[str]:
-    """The queries of the README's "Query with SQL" section (one ```sql block, `;`-separated)."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    section = readme.split("## Query with SQL", 1)[1]
+def docs_queries() -> list[str]:
+    """The queries of docs/sql.md, "Query with SQL" (one ```sql block, `;`-separated)."""
+    page = (Path(__file__).parent.parent / "docs" / "sql.md").read_text()
+    section = page.split("# Query with SQL", 1)[1]
     block = section.split("```sql", 1)[1].split("```", 1)[0]
     return [q.strip() for q in block.split(";") if q.strip()]
 
 
-def test_readme_has_five_queries() -> None:
-    assert len(readme_queries()) == 5
+def test_docs_have_five_queries() -> None:
+    assert len(docs_queries()) == 5
 
 
 @pytest.mark.parametrize("number", range(5))
-def test_readme_queries_run(runs: Path, cli: Any, number: int) -> None:
+def test_docs_queries_run(runs: Path, cli: Any, number: int) -> None:
     assert cli("eval", "--all").exit_code == 0
-    query = readme_queries()[number]
+    query = docs_queries()[number]
     result = cli("sql", query, "--format", "json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout), query

@@ -6,7 +6,7 @@ The runs table loads, a filter narrows it and the URL keeps it, ticking two runs
 Compare shows their comparison, a run named in HTML is shown as text, every page draws its
 figures at 1400 px and at 800 px wide without a console error, and no request goes to any
 host but the app's. Set ``EVALSTORE_SCREENSHOTS=docs/img`` to save the demo's pages there
-(``ui-<page>-<width>.png``, the pictures of the README and docs/ui.md).
+(``ui-<page>-<width>.png``, the pictures of docs/cli.md and docs/ui.md).
 """
 
 from __future__ import annotations
