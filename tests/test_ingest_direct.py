@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from evalstore import InvalidInput, Store
 from evalstore.db.schema import ROW_TABLES
-from evalstore.ingest import IngestResult, sources, validate
+from evalstore.ingest import IngestResult, direct_plan, sources, validate
 from evalstore.ingest import direct as direct_ingest
 from evalstore.ingest import ranked as ranked_ingest
 
@@ -275,7 +275,7 @@ def test_parquet_ingest_equals_in_memory_ingest(
     """Random lists through Parquet files (direct) and as Arrow tables (stream) store the same
     rows, groups and counts; with a duplicate both refuse with the same message. (Any row
     group size goes direct here, to test the direct path on many layouts.)"""
-    monkeypatch.setattr(direct_ingest, "_MIN_ROW_GROUP", 1)
+    monkeypatch.setattr(direct_plan, "_MIN_ROW_GROUP", 1)
     folder = tmp_path_factory.mktemp("direct")
     table, parts = case["table"], case["parts"]
     paths = [

@@ -1,15 +1,15 @@
 """The direct path for Parquet: files with integer ids are read by DuckDB straight into the
 row table, then checked in one pass over the inserted rows. Anything it refuses (a bad value,
 a duplicate, an unreadable file, statistics that lie) raises :class:`Recheck`, and the
-streaming path runs instead and reports the problem with its file, column and row."""
+streaming path runs instead and reports the problem with its file, column and row. Whether
+the direct path is tried at all, and why not, is :mod:`~evalstore.ingest.direct_plan`'s
+(:func:`plan_direct`, kept here for its callers)."""
 
 from __future__ import annotations
 
 import contextlib
-import math
 import threading
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import duckdb
@@ -19,8 +19,8 @@ import polars as pl
 from evalstore.db import queries
 from evalstore.db.queries import quote_name
 from evalstore.db.schema import rows_sql
-from evalstore.ingest.sources import COLUMNS, GLOB, Input, source_columns
-from evalstore.ingest.validate import INT32, MAX_ROWS, Spec
+from evalstore.ingest.direct_plan import SPARE_IDS, DirectPlan, plan_direct
+from evalstore.ingest.validate import INT32, Spec
 from evalstore.ingest.write import Written
 
 if TYPE_CHECKING:
@@ -32,119 +32,6 @@ __all__ = ["DirectPlan", "Recheck", "insert_direct", "plan_direct"]
 class Recheck(Exception):
     """The direct path met something (a bad value, a duplicate, an unreadable file) that the
     streaming path then finds again and reports with its file, column and row."""
-
-
-_BITMAP_MIN = 1 << 26  # (list, item) pairs the duplicate check may always track
-_BITMAP_MAX = 10**9  # the most bitstring_agg takes
-_MIN_ROW_GROUP = 8192  # mean rows per row group below which DuckDB's insert is the slower
-# list ids a direct ingest may leave unused (group ids absent from the files) beyond one per
-# list: more, and the streaming path numbers the lists densely instead
-_SPARE_IDS = 1 << 10
-# integer types whose Parquet columns DuckDB reads as integers, that a BIGINT holds (not
-# UInt64; nor Int128, which DuckDB reads as bytes)
-_INTEGERS = frozenset({pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32})
-
-
-@dataclass
-class DirectPlan:
-    """Parquet inputs with integer ids, read by DuckDB straight into the row table."""
-
-    files: list[tuple[str, int, bool]]  # (path, rows, whether a score stands for -inf)
-    group: str | None  # source columns (group None: a verification run's one list)
-    item: str
-    score: str
-    label: str
-    gmin: int
-    groups: int  # gmax - gmin + 1: the list ids taken
-    imin: int
-    items: int  # imax - imin + 1
-    rows: int
-
-
-def plan_direct(
-    con: duckdb.DuckDBPyConnection, opened: Sequence[Input], spec: Spec
-) -> DirectPlan | None:
-    """A plan when every input is a Parquet file whose ids are integers of int32 range, its
-    scores floats and its labels of the declared convention's type, with few enough (list,
-    item) pairs for the duplicate check's bitmap and dense enough list ids; else None (the
-    streaming path takes any input)."""
-    if not opened or any(
-        source.kind != "parquet" or source.path is None or GLOB.search(str(source.path))
-        for source in opened
-    ):
-        return None
-    sources = source_columns(spec.columns, COLUMNS)  # as validate_batch resolves them
-    if any(s not in source.schema for s in spec.columns.values() for source in opened):
-        return None  # a --column names a missing column: the streaming path says so
-    if len(set(spec.columns.values())) < len(spec.columns):
-        return None  # two of our columns from one: the streaming path decides
-    for source in opened:  # DuckDB matches names without case, polars with it
-        if len({name.lower() for name in source.schema}) < len(source.schema):
-            return None
-    group, item, score, label = (sources[c] for c in COLUMNS)
-    if item is None or score is None or label is None:
-        return None
-    if any("\x00" in c for c in (group, item, score, label) if c is not None):
-        return None  # no SQL identifier holds a NUL
-    with_group = {group is not None and group in source.schema for source in opened}
-    if len(with_group) != 1 or (with_group == {False} and spec.task != "verification"):
-        return None
-    has_group = group is not None and with_group == {True}
-    for source in opened:
-        schema = source.schema
-        if not all(c in schema for c in (item, score, label)):
-            return None
-        ids = [schema[item]] + ([schema[group]] if group is not None and has_group else [])
-        if not all(d in _INTEGERS for d in ids):
-            return None
-        if schema[score] not in (pl.Float32, pl.Float64):
-            return None
-        if (schema[label] == pl.Boolean) != (spec.labels == "bool") or not (
-            schema[label] == pl.Boolean or schema[label] in _INTEGERS
-        ):
-            return None
-    files, bounds = [], []
-    for source in opened:
-        path = str(source.path)
-        text = queries.template(
-            "store/direct_stats",
-            group=quote_name(group) if group is not None and has_group else "0",
-            item=quote_name(item),
-            score=quote_name(score),
-            file=queries.literal(path),
-        )
-        try:
-            stats = con.execute(text).fetchall()[0]
-        except duckdb.InterruptException:
-            raise
-        except duckdb.Error:  # unreadable: the streaming path says why
-            return None
-        n, n_groups, n_items, low, high, row_groups = stats[:6]
-        if n == 0 or n_groups < n or n_items < n:  # the streaming path says which row
-            return None
-        if row_groups > 1 and n < _MIN_ROW_GROUP * row_groups:
-            return None  # many tiny row groups: polars reads them faster
-        # does the stored score (negated or not) take -inf, which stands for "not retrieved"?
-        not_retrieved = (high == math.inf) if spec.negate_score else (low == -math.inf)
-        files.append((path, int(n), not_retrieved))
-        bounds.append(stats[6:])
-    rows = sum(n for _, n, _ in files)
-    gmin, gmax = min(b[0] for b in bounds), max(b[1] for b in bounds)
-    imin, imax = min(b[2] for b in bounds), max(b[3] for b in bounds)
-    n_groups, n_items = gmax - gmin + 1, imax - imin + 1
-    if (
-        rows > MAX_ROWS
-        or imin < INT32[0]
-        or imax > INT32[1]
-        or n_groups > 2 * rows + _SPARE_IDS  # too sparse for any count of lists
-        or n_groups * n_items > min(_BITMAP_MAX, max(_BITMAP_MIN, 2 * rows))
-    ):
-        return None
-    spec.float32 = all(source.schema[score] == pl.Float32 for source in opened)
-    spec.int_items = spec.int_groups = True
-    return DirectPlan(
-        files, group if has_group else None, item, score, label, gmin, n_groups, imin, n_items, rows
-    )
 
 
 _OPTIMIZER_LOCK = threading.Lock()  # one direct insert at a time changes the setting
@@ -269,7 +156,7 @@ def insert_direct(
     if rows != plan.rows:  # a list id outside the range the statistics gave
         raise Recheck
     pairs, present = _marks(bitmap, plan.groups, plan.items)
-    if bad or pairs < rows or plan.groups > 2 * len(present) + _SPARE_IDS:
+    if bad or pairs < rows or plan.groups > 2 * len(present) + SPARE_IDS:
         # a bad value or a duplicate (the streaming path says where), or sparse group ids
         # (the streaming path numbers the lists densely)
         raise Recheck
