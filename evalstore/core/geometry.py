@@ -171,7 +171,10 @@ def transfer(h: ArrayLike, x: ArrayLike, y: ArrayLike) -> tuple[FloatArray, Floa
 
     ``w = h31*x + h32*y + h33``, ``x' = (h11*x + h12*y + h13) / w``,
     ``y' = (h21*x + h22*y + h23) / w``, each sum evaluated left to right (Hartley & Zisserman,
-    *Multiple View Geometry*, 2.3). Example: H = translation by (5, -3) maps (1, 1) to (6, -2).
+    *Multiple View Geometry*, 2.3). H = translation by (5, -3) maps (1, 1) to (6, -2):
+
+    >>> transfer([[1, 0, 5], [0, 1, -3], [0, 0, 1]], [1.0], [1.0])
+    (array([6.]), array([-2.]))
 
     Args:
         h: (3, 3) for every point, or (n, 3, 3), one matrix per point of 1-D ``x``/``y``.

@@ -100,6 +100,12 @@ def per_list_graded(
     Raises:
         InvalidInput: unknown metric, a bad k, a negative or infinite gain, and everything
             :func:`~evalstore.core.points.ranking_points` refuses.
+
+    A negative, then a tie of a positive and a negative at ranks 2-3: the top 2 holds the
+    positive in half of the tie's orders, so hit@2 is 1 - C(1, 1) / C(2, 1) = 1/2:
+
+    >>> per_list_graded("hit_at_k", [0, 0, 0], [2.0, 1.0, 1.0], [-1, 1, -1], k=2)[1].tolist()
+    [0.5]
     """
     if metric not in GRADED:
         raise InvalidInput(f"unknown graded metric {metric!r}; expected one of {', '.join(GRADED)}")

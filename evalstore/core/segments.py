@@ -153,6 +153,9 @@ def mean_over_lists(values: npt.ArrayLike) -> tuple[float, int, int]:
 
     Returns:
         (mean, n_used, n_skipped); the mean of no list is NaN.
+
+    >>> mean_over_lists([0.5, np.nan, 1.0])  # (1/2 + 1) / 2; the list without positives left out
+    (0.75, 2, 1)
     """
     v = np.asarray(values, dtype=np.float64).reshape(-1)
     ok = ~np.isnan(v)

@@ -75,6 +75,13 @@ def precision_at_sigma(
     Raises:
         InvalidInput: NaN/infinite coordinate, lengths that differ, bad sigma, a match whose pair
             is not in ``pairs``.
+
+    Two matches of pair "a", 5 and 9 px from their truth (0, 0): below 6 and 9 only the first
+    (9 is not below 9), below 3 neither:
+
+    >>> ids, p = precision_at_sigma(["a", "a"], [3.0, 9.0], [4.0, 0.0], [0.0, 0.0], [0.0, 0.0])
+    >>> ids.tolist(), p.tolist()
+    (['a'], [[0.0, 0.5, 0.5]])
     """
     return _fraction_within(pair, x1, y1, gx, gy, sigmas, pairs, False, "sigmas")
 
@@ -93,6 +100,9 @@ def mma(
     ``a_i(t) = (1/M_i) sum_j [d_ij <= t]``, t = 1..10 px; the mean over pairs is the MMA curve of
     D2-Net (Dusmanu et al. 2019; its HPatches evaluation code compares ``dist <= thr``). Same
     arguments, returns and edge cases as :func:`precision_at_sigma`, except that a distance
-    equal to t counts.
+    equal to t counts: the matches 5 and 9 px off are both within 9 px.
+
+    >>> mma(["a", "a"], [3.0, 9.0], [4.0, 0.0], [0.0, 0.0], [0.0, 0.0], (4, 5, 9))[1].tolist()
+    [[0.0, 0.5, 1.0]]
     """
     return _fraction_within(pair, x1, y1, gx, gy, thresholds, pairs, True, "thresholds")

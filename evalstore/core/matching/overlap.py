@@ -41,11 +41,14 @@ def _iou_counts(tp: ArrayLike, fp: ArrayLike, fn: ArrayLike) -> tuple[IntArray, 
 def iou(tp: ArrayLike, fp: ArrayLike, fn: ArrayLike) -> FloatArray:
     """Intersection over union per group: ``TP / (TP + FP + FN)`` (EventPoint, N-Caltech101).
 
-    Counts are summed exactly as integers, then divided in float64. Example: TP 3, FP 1, FN 2
-    -> 3 / 6 = 0.5. Edge case: ``TP + FP + FN == 0`` -> NaN.
+    Counts are summed exactly as integers, then divided in float64. Edge case:
+    ``TP + FP + FN == 0`` -> NaN.
 
     Raises:
         InvalidInput: counts that are negative, not whole numbers, or of different lengths.
+
+    >>> iou([3, 0], [1, 0], [2, 0])  # 3 / (3 + 1 + 2); nothing counted
+    array([0.5, nan])
     """
     t, total = _iou_counts(tp, fp, fn)
     out = np.full(t.size, np.nan)
@@ -55,14 +58,22 @@ def iou(tp: ArrayLike, fp: ArrayLike, fn: ArrayLike) -> FloatArray:
 
 
 def iou_micro(tp: ArrayLike, fp: ArrayLike, fn: ArrayLike) -> float:
-    """Pooled IoU: ``sum TP / sum (TP + FP + FN)`` over the groups; NaN when the sum is 0."""
+    """Pooled IoU: ``sum TP / sum (TP + FP + FN)`` over the groups; NaN when the sum is 0.
+
+    >>> iou_micro([3, 1], [1, 2], [2, 1])  # (3 + 1) / (6 + 4)
+    0.4
+    """
     t, total = _iou_counts(tp, fp, fn)
     denominator = int(total.sum())
     return int(t.sum()) / denominator if denominator else float("nan")
 
 
 def iou_macro(tp: ArrayLike, fp: ArrayLike, fn: ArrayLike) -> float:
-    """Mean of the per-group :func:`iou`, leaving NaN groups out; NaN if every group is NaN."""
+    """Mean of the per-group :func:`iou`, leaving NaN groups out; NaN if every group is NaN.
+
+    >>> iou_macro([3, 1, 0], [1, 2, 0], [2, 1, 0])  # (1/2 + 1/4) / 2, the empty group left out
+    0.375
+    """
     values = iou(tp, fp, fn)
     ok = ~np.isnan(values)
     return float(np.mean(values[ok])) if ok.any() else float("nan")

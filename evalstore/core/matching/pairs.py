@@ -86,6 +86,9 @@ def match_distance(x1: ArrayLike, y1: ArrayLike, gx: ArrayLike, gy: ArrayLike) -
 
     Raises:
         InvalidInput: shapes that differ or a NaN/infinite coordinate.
+
+    >>> match_distance([3.0, 1.0], [4.0, 1.0], [0.0, 1.0], [0.0, 1.0])  # a 3-4-5 triangle; on it
+    array([5., 0.])
     """
     a = as_floats(x1, "x1")
     b, c, e = as_floats(y1, "y1"), as_floats(gx, "gx"), as_floats(gy, "gy")
