@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from evalstore.analysis.leaderboard import leaderboard
     from evalstore.ingest import IngestResult
     from evalstore.metrics.registry import METRICS
+    from evalstore.runs.meta import RunMeta
     from evalstore.store.facade import Store
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "IngestResult",
     "InvalidInput",
     "RunExists",
+    "RunMeta",
     "RunNotFound",
     "SchemaError",
     "Store",
@@ -77,6 +79,7 @@ __all__ = [
 _LAZY = {
     "METRICS": "evalstore.metrics.registry",
     "IngestResult": "evalstore.ingest",
+    "RunMeta": "evalstore.runs.meta",
     "Store": "evalstore.store.facade",
     "check": "evalstore.analysis.gate",
     "compare": "evalstore.analysis.compare",

@@ -219,14 +219,15 @@ def interrupted(exc: BaseException) -> bool:
 
 
 def command(
-    *args: Any,
+    name: str,
+    *,
     interrupt: Callable[[], str] | None = None,
     group: typer.Typer | None = None,
-    **kwargs: Any,
+    context_settings: dict[str, Any] | None = None,
 ) -> Callable[[F], F]:
-    """Register a command (of ``group``, default the app) whose library errors end as one
-    line and exit code 1, and a Ctrl-C as one line and exit code 130 (``interrupt()``: the
-    message, saying what the store holds now)."""
+    """Register the command ``name`` (of ``group``, default the app) whose library errors end
+    as one line and exit code 1, and a Ctrl-C as one line and exit code 130 (``interrupt()``:
+    the message, saying what the store holds now); ``context_settings`` as Typer's."""
 
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
@@ -256,7 +257,7 @@ def command(
             INTERRUPTS["finished"] = True
             return result
 
-        (group or app).command(*args, **kwargs)(wrapper)
+        (group or app).command(name, context_settings=context_settings)(wrapper)
         return fn
 
     return decorate
@@ -331,6 +332,29 @@ def _caption(frame: pl.DataFrame, caption: str | None) -> str:
             "Protocol: " + ", ".join("evalstore default" if p == "default" else p for p in names)
         )
     return ". ".join(parts) + ("." if parts else "")
+
+
+@contextlib.contextmanager
+def debug_log(enabled: bool) -> Iterator[None]:
+    """With ``enabled``, for the block: the ``evalstore`` logger (and its children, as
+    ``evalstore.ingest.direct``) at DEBUG, each record printed on stderr as one
+    ``evalstore: <message>`` line; as it was afterwards."""
+    if not enabled:
+        yield
+        return
+    import logging
+
+    logger = logging.getLogger("evalstore")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("evalstore: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 @contextlib.contextmanager

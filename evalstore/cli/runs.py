@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import typer
 
@@ -26,7 +26,7 @@ SHOWN = ("run_id", "experiment", "name", "created_at", "tasks", "n_rows", "tags"
 
 
 def _run_rows(
-    db: Path | None, lock_timeout: float, **filters: Any
+    db: Path | None, lock_timeout: float, filters: RunFilters
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
     """The rows of :meth:`Store.runs` as tuples, without polars and pyarrow (or the ingest
     modules Store brings), so `evalstore runs` starts fast."""
@@ -34,7 +34,20 @@ def _run_rows(
     from evalstore.runs.selection import list_run_rows
 
     with Database(db, read_only=True, lock_timeout=lock_timeout) as store:
-        return list_run_rows(store, **filters)
+        return list_run_rows(store, experiment=filters.experiment, tag=filters.tag,
+                             commit=filters.commit, where=filters.where, sort=filters.sort,
+                             limit=filters.limit)  # fmt: skip
+
+
+class RunFilters(NamedTuple):
+    """The filters of `evalstore runs`, as :meth:`Store.runs` takes them."""
+
+    experiment: str | None
+    tag: str | None
+    commit: str | None
+    where: str | None
+    sort: str
+    limit: int | None
 
 
 @command("runs")
@@ -68,15 +81,16 @@ def runs_cmd(
     """List runs."""
     from evalstore import render
 
-    filters: dict[str, Any] = {"experiment": experiment, "tag": tag, "commit": commit,
-                               "where": where, "sort": sort, "limit": limit}  # fmt: skip
     if fmt not in (Fmt.table, Fmt.json, Fmt.nl):  # the frame writers
         from evalstore.store.facade import Store
 
         with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
-            emit(store.runs(**filters), fmt)
+            frame = store.runs(experiment=experiment, tag=tag, commit=commit, where=where,
+                               sort=sort, limit=limit)  # fmt: skip
+        emit(frame, fmt)
         return
-    columns, rows = _run_rows(db, lock_timeout, **filters)
+    filters = RunFilters(experiment, tag, commit, where, sort, limit)
+    columns, rows = _run_rows(db, lock_timeout, filters)
     records = [dict(zip(columns, row, strict=True)) for row in rows]
     if fmt in (Fmt.json, Fmt.nl):
         decoded = render.jsonable(

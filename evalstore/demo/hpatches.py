@@ -8,8 +8,9 @@ photographs (:mod:`evalstore.demo.sequences`).
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -17,6 +18,7 @@ from evalstore.demo.descriptors import available_descriptors
 from evalstore.demo.matches import keypoint_matches
 from evalstore.demo.sequences import make_sequences
 from evalstore.demo.tasks import hpatches_tasks
+from evalstore.runs.meta import RunMeta
 
 if TYPE_CHECKING:
     from evalstore.db.connection import Progress
@@ -40,25 +42,26 @@ def ingest_runs(
             sequences, descriptor, max_keypoints=250 if quick else 500
         )
         run = f"hpatches/{descriptor}"
-        meta: dict[str, Any] = {
-            "params": {"descriptor": descriptor, "sequences": len(sequences), "seed": 0},
-            "tags": ["weakened"] if descriptor.endswith("_weak") else ["opencv"],
-            "created_at": start + timedelta(weeks=week, days=2),
-            "git_commit": None,
-            "notes": "HPatches-style sequences from scikit-image photographs, OpenCV descriptors",
-        }
-        store.ingest(tasks["verification"], task="verification", run=run, replace=True, **meta)
+        meta = RunMeta(
+            run,
+            params={"descriptor": descriptor, "sequences": len(sequences), "seed": 0},
+            tags=["weakened"] if descriptor.endswith("_weak") else ["opencv"],
+            created_at=start + timedelta(weeks=week, days=2),
+            git_commit=None,
+            notes="HPatches-style sequences from scikit-image photographs, OpenCV descriptors",
+            replace=True,
+        )
+        store.ingest(tasks["verification"], task="verification", meta=meta)
+        more = dataclasses.replace(meta, replace=False, append=True)  # the run's other tasks
         for task in ("matching", "retrieval"):
             groups = tasks.get(f"{task}_groups")
             store.ingest(
                 tasks[task],
                 task=task,
-                run=run,
-                append=True,
+                meta=more,
                 groups=None if groups is None else pl.DataFrame(groups),
-                **meta,
             )
-        store.ingest_keypoints(matches, run=run, append=True, pairs=pl.DataFrame(pairs), **meta)
+        store.ingest_keypoints(matches, meta=more, pairs=pl.DataFrame(pairs))
         names.append(run)
         if progress is not None:
             progress("hpatches descriptors", week + 1, len(descriptors))

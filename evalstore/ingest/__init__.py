@@ -16,10 +16,16 @@ The modules, each importing only those above it in this list:
   descriptors and task files).
 - :mod:`~evalstore.ingest.hpatches`: :func:`ingest_hpatches`, an HPatches descriptor folder's
   three tasks into one run.
+- :mod:`~evalstore.ingest.options`: :class:`IngestOptions`, the options of ``evalstore
+  ingest`` and which apply to which task; the entry point they name.
+
+Every entry point takes the run's name and metadata as one
+:class:`~evalstore.runs.meta.RunMeta` (``meta=``).
 """
 
 from evalstore.ingest.hpatches import ingest_hpatches
 from evalstore.ingest.keypoints import ingest_keypoints
+from evalstore.ingest.options import IngestOptions
 from evalstore.ingest.outcomes import ingest_outcomes
 from evalstore.ingest.ranked import ingest
 from evalstore.ingest.sources import FORMATS, Source, parse_columns
@@ -30,6 +36,7 @@ __all__ = [
     "FORMATS",
     "LABEL_CONVENTIONS",
     "TASKS",
+    "IngestOptions",
     "IngestResult",
     "Source",
     "ingest",

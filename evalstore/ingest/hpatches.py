@@ -38,7 +38,7 @@ from evalstore.ingest.sources import open_source
 from evalstore.ingest.stream import insert_stream
 from evalstore.ingest.validate import Spec, decide_storage
 from evalstore.ingest.write import IngestResult, Target, write_run
-from evalstore.runs import registry as runs
+from evalstore.runs.meta import RunMeta, run_meta
 
 if TYPE_CHECKING:
     import polars as pl
@@ -57,20 +57,21 @@ def ingest_hpatches(
     descriptors: str | os.PathLike[str],
     *,
     tasks_dir: str | os.PathLike[str],
-    run: str,
-    experiment: str | None = None,
+    meta: RunMeta | None = None,
     split: str = "a",
     distance: str = "l2",
     distractors: int | None = MATLAB_DISTRACTORS,
     tasks: Sequence[str] = HPATCHES_TASKS,
     block_rows: int | None = None,
+    progress: Progress | None = None,
+    run: str | None = None,
+    experiment: str | None = None,
     replace: bool = False,
     params: Sequence[str] | Mapping[str, Any] | None = None,
     tags: Sequence[str] = (),
     notes: str | None = None,
     created_at: str | datetime | None = None,
     git_commit: str | bool | None = True,
-    progress: Progress | None = None,
 ) -> list[IngestResult]:
     """Compute the HPatches tasks from a descriptor folder and ingest them into one run.
 
@@ -80,8 +81,10 @@ def ingest_hpatches(
             e.g. hpatches-benchmark's ``data/descriptors/<name>``.
         tasks_dir: the benchmark's ``tasks/`` folder (``splits/splits.json``,
             ``verif_*_split-<split>.csv``, ``retr_*_split-<split>.csv``).
-        run: ``NAME`` or ``EXPERIMENT/NAME``.
-        experiment: the experiment when ``run`` is a bare name.
+        meta: the run's name and metadata (:class:`~evalstore.runs.meta.RunMeta`);
+            ``meta.params`` records ``descriptor`` (the folder's name), ``split``,
+            ``distance`` and ``distractors`` unless given. ``meta.append`` is refused: the
+            tasks go into a new run (or replace one).
         split: ``a`` (the default, as the Python benchmark's), ``b``, ``c``, ``full``,
             ``illum`` or ``view``: the task files read, and the sequences of matching.
         distance: ``l2`` (default), ``l2sq``, ``l1``, ``cosine`` or ``hamming`` (packed bits).
@@ -89,11 +92,9 @@ def ingest_hpatches(
             the MATLAB benchmark's; None: all of them, as the article).
         tasks: a subset of ``verification``, ``matching``, ``retrieval``.
         block_rows: rows of a block of distances (default: as many as fit 64 MiB).
-        replace: replace an existing run of that name (atomically).
-        params, tags, notes, created_at, git_commit: run metadata; ``params`` records
-            ``descriptor`` (the folder's name), ``split``, ``distance`` and ``distractors``
-            unless given.
         progress: called with (stage, done, total or None).
+        run, experiment, replace, params, tags, notes, created_at, git_commit: kept for
+            compatibility: the fields of ``meta``, given instead of it (never with it).
 
     Returns:
         One :class:`IngestResult` per task, in the order of ``tasks``.
@@ -101,7 +102,8 @@ def ingest_hpatches(
     Raises:
         InvalidInput: a missing, malformed or inconsistent file (named, with its line where
             there is one), or bad options; nothing is written.
-        RunExists: the run exists and ``replace`` is false.
+        RunExists: the run exists and ``meta.replace`` is false.
+        TypeError: ``meta`` and one of the keywords kept for compatibility.
     """
     chosen = tuple(dict.fromkeys(tasks))
     unknown = [t for t in chosen if t not in HPATCHES_TASKS]
@@ -116,7 +118,12 @@ def ingest_hpatches(
         raise InvalidInput(f"unknown --distance {distance!r}; use one of {', '.join(DISTANCES)}")
     if distractors is not None and distractors < 1:
         raise InvalidInput(f"--hpatches-distractors must be at least 1, got {distractors}")
-    meta = runs.RunMeta.build(run, experiment, params, tags, notes, created_at, git_commit)
+    meta = run_meta(meta, run=run, experiment=experiment, params=params, tags=tags, notes=notes,
+                    created_at=created_at, git_commit=git_commit, replace=replace)  # fmt: skip
+    if meta.append:
+        raise InvalidInput(
+            "--append does not apply to --format hpatches: it ingests its tasks into a new run"
+        )
     recorded: dict[str, Any] = {"descriptor": Path(descriptors).name, "split": split}
     recorded["distance"] = distance
     if "retrieval" in chosen:
@@ -150,7 +157,7 @@ def ingest_hpatches(
         with store.transaction():
             for i, (task, (parts, groups)) in enumerate(lists.items()):
                 target = Target(
-                    meta, replace and i == 0, i > 0, read_groups(groups, None, task), None
+                    meta, meta.replace and i == 0, i > 0, read_groups(groups, None, task), None
                 )
                 result = _write(store, target, task, parts, progress)
                 result.files = inputs[task]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +38,7 @@ from evalstore.ingest.truth import (
 )
 from evalstore.ingest.validate import MAX_ROWS
 from evalstore.ingest.write import IngestResult
-from evalstore.runs import registry as runs
+from evalstore.runs.meta import RunMeta, run_meta
 
 if TYPE_CHECKING:
     from evalstore.db.connection import Database, Progress
@@ -55,8 +56,7 @@ def ingest_keypoints(
     store: Database,
     data: Source | Sequence[Source],
     *,
-    run: str,
-    experiment: str | None = None,
+    meta: RunMeta | None = None,
     fmt: str | None = None,
     columns: Sequence[str] | Mapping[str, str] | None = None,
     pairs: Source | None = None,
@@ -66,14 +66,16 @@ def ingest_keypoints(
     disparity_scale: float | None = None,
     ransac_threshold: float = 3.0,
     estimate: bool = False,
+    progress: Progress | None = None,
+    run: str | None = None,
+    experiment: str | None = None,
     replace: bool = False,
     append: bool = False,
     params: Sequence[str] | Mapping[str, Any] | None = None,
     tags: Sequence[str] = (),
     notes: str | None = None,
-    created_at: Any = None,
+    created_at: str | datetime | None = None,
     git_commit: str | bool | None = True,
-    progress: Progress | None = None,
 ) -> IngestResult:
     """Ingest keypoint matches of image pairs with their ground truth, all or nothing.
 
@@ -91,14 +93,16 @@ def ingest_keypoints(
         ransac_threshold: RANSAC inlier threshold (px) of the estimated homographies.
         estimate: estimate them here; by default they are estimated, and stored, when a
             metric first needs them (:mod:`evalstore.analysis.estimates`).
-        (the rest as :func:`evalstore.ingest.ingest`)
+        (the rest as :func:`evalstore.ingest.ingest`: ``meta``, or the keywords kept for
+        compatibility)
 
     Raises:
         InvalidInput: non-finite coordinates, a singular homography, a disparity map smaller
             than the keypoints reach, a pair without ground truth...; nothing is written.
     """
-
-    meta = runs.RunMeta.build(run, experiment, params, tags, notes, created_at, git_commit)
+    meta = run_meta(meta, run=run, experiment=experiment, params=params, tags=tags, notes=notes,
+                    created_at=created_at, git_commit=git_commit, replace=replace,
+                    append=append)  # fmt: skip
     sources = as_sources(data)
     if not sources:
         raise InvalidInput("nothing to ingest: no input given")
@@ -230,8 +234,8 @@ def ingest_keypoints(
         store,
         meta,
         "keypoints",
-        replace,
-        append,
+        meta.replace,
+        meta.append,
         {"_pairs": _pairs.to_arrow(), "_matches": _matches},
     )
     return IngestResult(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -14,7 +15,7 @@ from evalstore.ingest.frames import finite, ids_of, read_frame, where, write_tab
 from evalstore.ingest.sources import Source, as_sources, parse_columns
 from evalstore.ingest.validate import first_row
 from evalstore.ingest.write import IngestResult
-from evalstore.runs import registry as runs
+from evalstore.runs.meta import RunMeta, run_meta
 
 if TYPE_CHECKING:
     from evalstore.db.connection import Database, Progress
@@ -28,26 +29,31 @@ def ingest_outcomes(
     store: Database,
     data: Source | Sequence[Source],
     *,
-    run: str,
-    experiment: str | None = None,
+    meta: RunMeta | None = None,
     fmt: str | None = None,
     columns: Sequence[str] | Mapping[str, str] | None = None,
+    progress: Progress | None = None,
+    run: str | None = None,
+    experiment: str | None = None,
     replace: bool = False,
     append: bool = False,
     params: Sequence[str] | Mapping[str, Any] | None = None,
     tags: Sequence[str] = (),
     notes: str | None = None,
-    created_at: Any = None,
+    created_at: str | datetime | None = None,
     git_commit: str | bool | None = True,
-    progress: Progress | None = None,
 ) -> IngestResult:
     """Ingest counted outcomes per group: ``group_id, tp, fp, fn``, or one row per item with
-    ``group_id, outcome`` where outcome is ``tp``, ``fp`` or ``fn`` (counted here).
+    ``group_id, outcome`` where outcome is ``tp``, ``fp`` or ``fn`` (counted here). The
+    arguments are :func:`evalstore.ingest.ingest`'s (``meta``, or the keywords kept for
+    compatibility).
 
     Raises:
         InvalidInput: negative or fractional counts, an unknown outcome, a group twice.
     """
-    meta = runs.RunMeta.build(run, experiment, params, tags, notes, created_at, git_commit)
+    meta = run_meta(meta, run=run, experiment=experiment, params=params, tags=tags, notes=notes,
+                    created_at=created_at, git_commit=git_commit, replace=replace,
+                    append=append)  # fmt: skip
     sources = as_sources(data)
     frame = read_frame(sources, fmt, parse_columns(columns, OUTCOME_COLUMNS), ["group_id"])
     groups = ids_of(frame, "group_id")
@@ -82,7 +88,7 @@ def ingest_outcomes(
             )
     _outcomes = counts.to_arrow()
     run_id, replaced = write_tables(
-        store, meta, "outcomes", replace, append, {"_outcomes": _outcomes}
+        store, meta, "outcomes", meta.replace, meta.append, {"_outcomes": _outcomes}
     )
     return IngestResult(
         run_id=run_id,

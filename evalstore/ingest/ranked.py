@@ -39,7 +39,7 @@ from evalstore.ingest.validate import (
     score_warnings,
 )
 from evalstore.ingest.write import IngestResult, Target, write_run
-from evalstore.runs import registry as runs
+from evalstore.runs.meta import RunMeta, run_meta
 
 if TYPE_CHECKING:
     from evalstore.db.connection import Database, Progress
@@ -52,8 +52,7 @@ def ingest(
     data: Source | Sequence[Source],
     *,
     task: str,
-    run: str,
-    experiment: str | None = None,
+    meta: RunMeta | None = None,
     fmt: str | None = None,
     columns: Sequence[str] | Mapping[str, str] | None = None,
     negate_score: bool = False,
@@ -62,6 +61,9 @@ def ingest(
     groups_format: str | None = None,
     voc_gt: str | os.PathLike[str] | None = None,
     qrels: str | os.PathLike[str] | None = None,
+    progress: Progress | None = None,
+    run: str | None = None,
+    experiment: str | None = None,
     replace: bool = False,
     append: bool = False,
     params: Sequence[str] | Mapping[str, Any] | None = None,
@@ -69,7 +71,6 @@ def ingest(
     notes: str | None = None,
     created_at: str | datetime | None = None,
     git_commit: str | bool | None = True,
-    progress: Progress | None = None,
 ) -> IngestResult:
     """Ingest ranked lists into a run, all or nothing.
 
@@ -82,8 +83,8 @@ def ingest(
         task: ``verification``, ``matching``, ``retrieval`` or ``classification`` (keypoint
             matches and counted outcomes have entry points of their own:
             :func:`evalstore.ingest.ingest_keypoints`, :func:`evalstore.ingest.ingest_outcomes`).
-        run: ``NAME`` or ``EXPERIMENT/NAME``.
-        experiment: the experiment when ``run`` is a bare name (default ``default``).
+        meta: the run's name and metadata (:class:`~evalstore.runs.meta.RunMeta`), and
+            whether it replaces a run of that name or adds this task to it.
         fmt: file format, overriding the extension; ``voc`` reads PASCAL VOC classification
             result files (``comp1_cls_test_<class>.txt``) with ground truth from ``voc_gt``.
         columns: ``{"score": "distance"}`` or ``["score=distance"]``: where our columns are.
@@ -98,11 +99,9 @@ def ingest(
             relevance judgements (``qid iter docno grade``): the grades become gains, and
             judged documents the run lacks are not retrieved
             (:mod:`evalstore.ingest.formats.trec`).
-        replace: replace an existing run of that name (atomically).
-        append: add this task to an existing run that does not have it yet.
-        params, tags, notes, created_at, git_commit: run metadata (``git_commit=True`` reads
-            the commit of the current directory).
         progress: called with (stage, rows done, total or None).
+        run, experiment, replace, append, params, tags, notes, created_at, git_commit: kept
+            for compatibility: the fields of ``meta``, given instead of it (never with it).
 
     Returns:
         An :class:`IngestResult`, with the label counts and any warnings (a score column
@@ -111,7 +110,8 @@ def ingest(
     Raises:
         InvalidInput: bad data or options, or 0 labels without any -1 under the default
             convention; nothing is written.
-        RunExists: the run exists and neither ``replace`` nor ``append`` was given.
+        RunExists: the run exists and neither ``meta.replace`` nor ``meta.append``.
+        TypeError: ``meta`` and one of the keywords kept for compatibility.
     """
     if task in ("keypoints", "outcomes"):
         raise InvalidInput(
@@ -127,9 +127,9 @@ def ingest(
         raise InvalidInput(
             f"unknown --labels {labels!r}; use one of {', '.join(LABEL_CONVENTIONS)}"
         )
-    if replace and append:
-        raise InvalidInput("--replace and --append exclude each other")
-    meta = runs.RunMeta.build(run, experiment, params, tags, notes, created_at, git_commit)
+    meta = run_meta(meta, run=run, experiment=experiment, params=params, tags=tags, notes=notes,
+                    created_at=created_at, git_commit=git_commit, replace=replace,
+                    append=append)  # fmt: skip
     known = (*COLUMNS, "gain")  # gain: relevance grades, optional (graded metrics)
     spec = Spec(task, parse_columns(columns, known), labels or "pm1", negate_score, labels is None)
     sources = as_sources(data)
@@ -180,7 +180,7 @@ def ingest(
         )
     spec.gains = not without
     group_frame = read_groups(groups, groups_format, task) if groups is not None else None
-    target = Target(meta, replace, append, group_frame, groups)
+    target = Target(meta, meta.replace, meta.append, group_frame, groups)
     plan = None if spec.gains else plan_direct(store.con, opened, spec)
     result = None
     if plan is not None:

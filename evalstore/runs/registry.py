@@ -1,24 +1,34 @@
-"""Runs: naming, metadata, listing, tagging and removal."""
+"""Runs: naming, metadata, listing, tagging and removal.
+
+The run-metadata value :class:`~evalstore.runs.meta.RunMeta` and its checks live in
+:mod:`evalstore.runs.meta`; they are named here too.
+"""
 
 from __future__ import annotations
 
 import difflib
 import json
 import numbers
-import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from evalstore.db import queries
 from evalstore.db.schema import ROW_TABLES, refresh_views, rows_sql
 from evalstore.errors import InvalidInput, RunExists, RunNotFound
+from evalstore.runs.meta import (
+    DEFAULT_EXPERIMENT,
+    RunMeta,
+    current_commit,
+    parse_params,
+    parse_time,
+    split_ref,
+)
 
 if TYPE_CHECKING:
     from evalstore.db.connection import Database
 
 __all__ = [
+    "DEFAULT_EXPERIMENT",
     "ID_PREFIX",
     "RunMeta",
     "RunRef",
@@ -27,6 +37,7 @@ __all__ = [
     "get_run",
     "open_run",
     "parse_params",
+    "parse_time",
     "ref_text",
     "remove_run",
     "resolve",
@@ -41,55 +52,6 @@ when no run is named ``12``): see :func:`resolve`."""
 
 ID_PREFIX = "id:"
 """A reference that names a run by its id only: ``id:12``."""
-
-DEFAULT_EXPERIMENT = "default"
-
-
-def split_ref(ref: str, experiment: str | None = None) -> tuple[str, str]:
-    """Split ``EXPERIMENT/NAME`` (or ``NAME`` with ``experiment``) into its two parts."""
-    if "/" in ref:
-        exp, name = ref.split("/", 1)
-        if experiment is not None and experiment != exp:
-            raise InvalidInput(
-                f"run {ref!r} names experiment {exp!r} but --experiment is {experiment!r}"
-            )
-    else:
-        exp, name = experiment or DEFAULT_EXPERIMENT, ref
-    if not exp or not name or not name.strip():
-        raise InvalidInput(f"run name {ref!r} is empty")
-    return exp, name
-
-
-@dataclass(frozen=True)
-class RunMeta:
-    """What a new run records besides its rows."""
-
-    experiment: str
-    name: str
-    created_at: datetime
-    git_commit: str | None
-    params: dict[str, Any]
-    tags: list[str]
-    notes: str | None
-
-    @classmethod
-    def build(
-        cls,
-        run: str,
-        experiment: str | None,
-        params: Iterable[str] | Mapping[str, Any] | None,
-        tags: Iterable[str],
-        notes: str | None,
-        created_at: str | datetime | None,
-        git_commit: str | bool | None,
-    ) -> RunMeta:
-        """Parse and check run metadata (``git_commit=True``: the current directory's)."""
-        exp, name = split_ref(run, experiment)
-        tags = list(dict.fromkeys(tags))
-        if any(not t or not t.strip() for t in tags):
-            raise InvalidInput("a tag cannot be empty")
-        commit = current_commit() if git_commit is True else (git_commit or None)
-        return cls(exp, name, parse_time(created_at), commit, parse_params(params), tags, notes)
 
 
 def open_run(
@@ -131,7 +93,7 @@ def open_run(
             "created_at": meta.created_at,
             "git_commit": meta.git_commit,
             "params": json.dumps(meta.params),
-            "tags": meta.tags,
+            "tags": list(meta.tags),
             "notes": meta.notes,
         },
     )
@@ -269,56 +231,6 @@ def tag_run(
     return new
 
 
-def parse_params(items: Iterable[str] | Mapping[str, Any] | None) -> dict[str, Any]:
-    """Parse ``key=value`` strings; values are read as JSON when they parse (``0.1`` -> 0.1,
-    ``true`` -> True, ``[1,2]`` -> list), else kept as strings.
-
-    Raises:
-        InvalidInput: an item without ``=`` or with an empty key, a repeated key, or a key
-            no ``v_runs`` column can spell (not text, a NUL character, not valid Unicode).
-    """
-    if items is None:
-        return {}
-    if isinstance(items, Mapping):
-        for key in items:
-            _check_key(key)
-        return dict(items)
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise InvalidInput(f"param {item!r} is not key=value")
-        if key in out:
-            raise InvalidInput(f"param {key!r} given twice")
-        _check_key(key)
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            value = raw
-        if isinstance(value, float) and value != value:  # NaN is not valid JSON in DuckDB
-            value = raw
-        out[key] = value
-    return out
-
-
-def _check_key(key: object) -> None:
-    """Refuse a parameter name that no ``v_runs`` column can spell exactly.
-
-    Raises:
-        InvalidInput: a name that is not text, holds a NUL character, or is not valid
-            Unicode (e.g. undecodable bytes of a command line).
-    """
-    if not isinstance(key, str):
-        raise InvalidInput(f"param name {key!r} is not text")
-    if "\x00" in key:
-        raise InvalidInput(f"param name {key!r} holds a NUL character")
-    try:
-        key.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput(f"param name {key!r} is not valid UTF-8 text") from None
-
-
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -359,36 +271,3 @@ def check_key_spellings(con: Any, where: str) -> None:
                 f"{where}: param names {first!r} and {second!r} differ only in case "
                 "(v_runs column names ignore case); nothing was imported"
             )
-
-
-def parse_time(value: str | datetime | None) -> datetime:
-    """A naive UTC timestamp from an ISO 8601 string or datetime; now when ``None``."""
-    if value is None:
-        return datetime.now(timezone.utc).replace(tzinfo=None)
-    if isinstance(value, str):
-        try:
-            value = datetime.fromisoformat(value)
-        except ValueError:
-            raise InvalidInput(
-                f"--created-at {value!r} is not an ISO 8601 time (e.g. 2026-05-01T12:00)"
-            ) from None
-    if value.tzinfo is not None:
-        value = value.astimezone(timezone.utc).replace(tzinfo=None)
-    return value
-
-
-def current_commit(cwd: str | None = None) -> str | None:
-    """The commit checked out in ``cwd`` (the current directory), or ``None`` outside git."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--verify", "-q", "HEAD"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    sha = out.stdout.strip()
-    return sha if out.returncode == 0 and sha else None

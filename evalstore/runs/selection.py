@@ -86,9 +86,20 @@ def list_runs(
     return store.query("store/list_runs", _filters(store, values))
 
 
-def list_run_rows(store: Database, **filters: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
+def list_run_rows(
+    store: Database,
+    *,
+    experiment: str | None = None,
+    tag: str | None = None,
+    commit: str | None = None,
+    where: str | None = None,
+    sort: str = "created_at",
+    limit: int | None = None,
+) -> tuple[list[str], list[tuple[Any, ...]]]:
     """:func:`list_runs` (the same keywords) as column names and rows, without polars."""
-    return queries.fetch_columns(store.con, "store/list_runs", _filters(store, filters))
+    values = {"experiment": experiment, "tag": tag, "commit": commit, "where": where,
+              "sort": sort, "limit": limit}  # fmt: skip
+    return queries.fetch_columns(store.con, "store/list_runs", _filters(store, values))
 
 
 def check_slice_keys(

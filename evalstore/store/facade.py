@@ -23,6 +23,7 @@ from evalstore.errors import InvalidInput
 from evalstore.ingest import IngestResult, Source
 from evalstore.runs import edit, logged, selection
 from evalstore.runs import registry as runs
+from evalstore.runs.meta import RunMeta, run_meta
 from evalstore.runs.registry import RunRef
 
 __all__ = ["Store", "write_store"]
@@ -146,14 +147,16 @@ class Store(Database):
         return logged.log_metric(self, run, metric, value, step)
 
     # -- ingest ----------------------------------------------------------------------------
+    # Each method takes the run's metadata as ``meta`` (a RunMeta); run=, experiment=,
+    # replace=, append=, params=, tags=, notes=, created_at= and git_commit= are kept for
+    # compatibility: they build the RunMeta instead (never together with meta=).
 
     def ingest(
         self,
         data: Source | Sequence[Source],
         *,
         task: str,
-        run: str,
-        experiment: str | None = None,
+        meta: RunMeta | None = None,
         fmt: str | None = None,
         columns: Columns = None,
         negate_score: bool = False,
@@ -162,6 +165,9 @@ class Store(Database):
         groups_format: str | None = None,
         voc_gt: Path | None = None,
         qrels: Path | None = None,
+        progress: Progress | None = None,
+        run: str | None = None,
+        experiment: str | None = None,
         replace: bool = False,
         append: bool = False,
         params: Params = None,
@@ -169,71 +175,56 @@ class Store(Database):
         notes: str | None = None,
         created_at: str | datetime | None = None,
         git_commit: str | bool | None = True,
-        progress: Progress | None = None,
     ) -> IngestResult:
         """Ingest ranked lists (``verification``, ``matching``, ``retrieval``,
         ``classification``) into a new run, all or nothing; see
         :func:`evalstore.ingest.ingest` for the arguments."""
+        meta = run_meta(meta, run=run, experiment=experiment, params=params, tags=tags,
+                        notes=notes, created_at=created_at, git_commit=git_commit,
+                        replace=replace, append=append)  # fmt: skip
         return _ingest.ingest(
-            self,
-            data,
-            task=task,
-            run=run,
-            experiment=experiment,
-            fmt=fmt,
-            columns=columns,
-            negate_score=negate_score,
-            labels=labels,
-            groups=groups,
-            groups_format=groups_format,
-            voc_gt=voc_gt,
-            qrels=qrels,
-            replace=replace,
-            append=append,
-            params=params,
-            tags=tags,
-            notes=notes,
-            created_at=created_at,
-            git_commit=git_commit,
-            progress=progress,
-        )
+            self, data, task=task, meta=meta, fmt=fmt, columns=columns,
+            negate_score=negate_score, labels=labels, groups=groups,
+            groups_format=groups_format, voc_gt=voc_gt, qrels=qrels, progress=progress,
+        )  # fmt: skip
 
     def ingest_hpatches(
         self,
         descriptors: Path,
         *,
         tasks_dir: Path,
-        run: str,
-        experiment: str | None = None,
+        meta: RunMeta | None = None,
         split: str = "a",
         distance: str = "l2",
         distractors: int | None = 2000,
         tasks: Sequence[str] = ("verification", "matching", "retrieval"),
         block_rows: int | None = None,
+        progress: Progress | None = None,
+        run: str | None = None,
+        experiment: str | None = None,
         replace: bool = False,
         params: Params = None,
         tags: Sequence[str] = (),
         notes: str | None = None,
         created_at: str | datetime | None = None,
         git_commit: str | bool | None = True,
-        progress: Progress | None = None,
     ) -> list[IngestResult]:
         """Compute the three HPatches tasks from a descriptor folder (``DESC/<sequence>/
         {ref,e1..t5}.csv``) and the benchmark's task files, and ingest them into one run, all
         or nothing; see :func:`evalstore.ingest.ingest_hpatches` for the arguments."""
+        meta = run_meta(meta, run=run, experiment=experiment, params=params, tags=tags,
+                        notes=notes, created_at=created_at, git_commit=git_commit,
+                        replace=replace)  # fmt: skip
         return _ingest.ingest_hpatches(
-            self, descriptors, tasks_dir=tasks_dir, run=run, experiment=experiment, split=split,
-            distance=distance, distractors=distractors, tasks=tasks, block_rows=block_rows,
-            replace=replace, params=params, tags=tags, notes=notes, created_at=created_at,
-            git_commit=git_commit, progress=progress,
+            self, descriptors, tasks_dir=tasks_dir, meta=meta, split=split, distance=distance,
+            distractors=distractors, tasks=tasks, block_rows=block_rows, progress=progress,
         )  # fmt: skip
 
     def ingest_keypoints(
         self,
         data: Source | Sequence[Source],
         *,
-        run: str,
-        experiment: str | None = None,
+        meta: RunMeta | None = None,
         fmt: str | None = None,
         columns: Columns = None,
         pairs: Source | None = None,
@@ -243,6 +234,9 @@ class Store(Database):
         disparity_scale: float | None = None,
         ransac_threshold: float = 3.0,
         estimate: bool = False,
+        progress: Progress | None = None,
+        run: str | None = None,
+        experiment: str | None = None,
         replace: bool = False,
         append: bool = False,
         params: Params = None,
@@ -250,44 +244,31 @@ class Store(Database):
         notes: str | None = None,
         created_at: str | datetime | None = None,
         git_commit: str | bool | None = True,
-        progress: Progress | None = None,
     ) -> IngestResult:
         """Ingest keypoint matches with their ground truth (task ``keypoints``); see
         :func:`evalstore.ingest.ingest_keypoints` for the arguments. The homographies
         estimated from the matches are made when a metric first needs them, unless
         ``estimate``."""
+        meta = run_meta(meta, run=run, experiment=experiment, params=params, tags=tags,
+                        notes=notes, created_at=created_at, git_commit=git_commit,
+                        replace=replace, append=append)  # fmt: skip
         return _ingest.ingest_keypoints(
-            self,
-            data,
-            run=run,
-            experiment=experiment,
-            fmt=fmt,
-            columns=columns,
-            pairs=pairs,
-            pairs_format=pairs_format,
-            homography_dir=homography_dir,
-            disparity_dir=disparity_dir,
-            disparity_scale=disparity_scale,
-            ransac_threshold=ransac_threshold,
-            estimate=estimate,
-            replace=replace,
-            append=append,
-            params=params,
-            tags=tags,
-            notes=notes,
-            created_at=created_at,
-            git_commit=git_commit,
-            progress=progress,
-        )
+            self, data, meta=meta, fmt=fmt, columns=columns, pairs=pairs,
+            pairs_format=pairs_format, homography_dir=homography_dir,
+            disparity_dir=disparity_dir, disparity_scale=disparity_scale,
+            ransac_threshold=ransac_threshold, estimate=estimate, progress=progress,
+        )  # fmt: skip
 
     def ingest_outcomes(
         self,
         data: Source | Sequence[Source],
         *,
-        run: str,
-        experiment: str | None = None,
+        meta: RunMeta | None = None,
         fmt: str | None = None,
         columns: Columns = None,
+        progress: Progress | None = None,
+        run: str | None = None,
+        experiment: str | None = None,
         replace: bool = False,
         append: bool = False,
         params: Params = None,
@@ -295,25 +276,14 @@ class Store(Database):
         notes: str | None = None,
         created_at: str | datetime | None = None,
         git_commit: str | bool | None = True,
-        progress: Progress | None = None,
     ) -> IngestResult:
         """Ingest counted outcomes (TP/FP/FN per group, task ``outcomes``); see
         :func:`evalstore.ingest.ingest_outcomes` for the arguments."""
+        meta = run_meta(meta, run=run, experiment=experiment, params=params, tags=tags,
+                        notes=notes, created_at=created_at, git_commit=git_commit,
+                        replace=replace, append=append)  # fmt: skip
         return _ingest.ingest_outcomes(
-            self,
-            data,
-            run=run,
-            experiment=experiment,
-            fmt=fmt,
-            columns=columns,
-            replace=replace,
-            append=append,
-            params=params,
-            tags=tags,
-            notes=notes,
-            created_at=created_at,
-            git_commit=git_commit,
-            progress=progress,
+            self, data, meta=meta, fmt=fmt, columns=columns, progress=progress
         )
 
 

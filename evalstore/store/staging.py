@@ -21,22 +21,29 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
 
 from evalstore.db import queries
-from evalstore.db.connection import WaitNotice
+from evalstore.db.connection import Progress, WaitNotice
 from evalstore.db.private_files import private_path, remove_stale, remove_store_files
 from evalstore.db.schema import ROW_TABLES, rows_sql
 from evalstore.errors import SchemaError, StoreLocked
 from evalstore.ingest import IngestResult
+from evalstore.ingest.options import IngestOptions, check_hpatches, dispatch
+from evalstore.ingest.sources import Source
 from evalstore.ingest.write import check_list_ids
 from evalstore.runs import registry as runs
+from evalstore.runs.meta import RunMeta
 from evalstore.store.facade import Store, write_store
 
-__all__ = ["ingest_staged", "merge_staged", "staging_path"]
+__all__ = ["ingest_files", "ingest_staged", "merge_staged", "staging_path"]
+
+LOG = logging.getLogger(__name__)
 
 
 def staging_path(store_path: Path) -> Path:
@@ -78,12 +85,10 @@ def merge_staged(
     try:
         with store.transaction():
             (row,) = queries.fetch_rows(con, "store/staged_run")
-            exp, name, created_at, commit, params, tags, notes = row
-            meta = runs.RunMeta(exp, name, created_at, commit, json.loads(params), list(tags),
-                                notes)  # fmt: skip
             run_id, replaced = runs.open_run(
-                con, meta, replace=replace, append=False, has_task=lambda _: False, task=""
-            )
+                con, _staged_meta(*row), replace=replace, append=False,
+                has_task=lambda _: False, task="",
+            )  # fmt: skip
             if on_merge is not None:  # run ids are never given twice: the id tells, later,
                 on_merge(run_id)  # whether this transaction committed
             ((lo, hi),) = queries.fetch_rows(con, "store/staged_list_span")
@@ -109,7 +114,8 @@ def ingest_staged(
     path: Path,
     action: Callable[[Store], IngestResult],
     *,
-    ref: tuple[str, str],
+    meta: RunMeta | None = None,
+    ref: tuple[str, str] | None = None,
     replace: bool = False,
     append: bool = False,
     lock_timeout: float = 10.0,
@@ -119,8 +125,10 @@ def ingest_staged(
 ) -> IngestResult:
     """Run the ingest ``action`` on a staging store, then merge its run into the store at
     ``path`` (created if missing, as :func:`~evalstore.store.facade.write_store` does), holding the
-    store's lock for the merge alone. ``ref`` is the run's (experiment, name); with
-    ``append`` the ingest runs on the store itself. ``on_commit`` is called with the run id
+    store's lock for the merge alone. ``meta`` is the run the action ingests (its name,
+    ``replace``, ``append``); ``ref`` (the run's experiment and name), ``replace`` and
+    ``append`` are kept for compatibility, in its place. With ``append`` the ingest runs on
+    the store itself. ``on_commit`` is called with the run id
     as soon as the run is committed (a caller stopped later can say the run is saved);
     ``on_merge`` with the id the run gets in the store, before the commit (a caller stopped
     between the two can look that id up).
@@ -130,8 +138,19 @@ def ingest_staged(
             free to look).
         StoreLocked: the store stayed locked for ``lock_timeout`` seconds at the merge; the
             store is unchanged.
+        TypeError: ``meta`` and ``ref``, ``replace`` or ``append``; or neither ``meta`` nor
+            ``ref``.
         (and whatever the ingest raises; the store is unchanged)
     """
+    if meta is not None:
+        if ref is not None or replace or append:
+            raise TypeError(
+                "the run is given twice, as meta= and as ref=, replace= or append=: pass "
+                "meta= alone"
+            )
+        ref, replace, append = (meta.experiment, meta.name), meta.replace, meta.append
+    elif ref is None:
+        raise TypeError("missing the run: pass meta=RunMeta(...) (or ref=)")
     done = on_commit or (lambda _: None)
     if append:
 
@@ -140,11 +159,13 @@ def ingest_staged(
             done(result.run_id)
             return result
 
+        LOG.debug("--append: run %s/%s is ingested on the store itself", *ref)
         return write_store(path, appended, lock_timeout=lock_timeout, on_wait=on_wait)
     remove_stale(path)
     if not replace:
         _refuse_existing(path, ref)
     stage = staging_path(path)
+    LOG.debug("staging run %s/%s in %s; the store is held for the merge alone", *ref, stage)
     # a new store is built privately and appears whole when published, after the merge
     new = not path.exists()
     try:
@@ -167,3 +188,54 @@ def ingest_staged(
         remove_store_files(stage)
     result.run_id, result.replaced = run_id, replaced
     return result
+
+
+def ingest_files(
+    path: Path,
+    files: Sequence[Source],
+    meta: RunMeta,
+    options: IngestOptions,
+    *,
+    lock_timeout: float = 10.0,
+    on_wait: WaitNotice | None = None,
+    on_commit: Callable[[int], None] | None = None,
+    on_merge: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
+) -> list[IngestResult]:
+    """``evalstore ingest``: ``files`` into the run ``meta`` of the store at ``path``, by the
+    entry point ``options`` name (:func:`~evalstore.ingest.options.dispatch`), staged as
+    :func:`ingest_staged` stages it. One result per task (an HPatches folder gives one per
+    HPatches task), each with the run's id in the store.
+
+    Raises:
+        as :func:`ingest_staged`.
+    """
+    if options.kind == "hpatches":
+        check_hpatches(files, meta)  # before the store is opened or the lock waited for
+    results: list[IngestResult] = []
+
+    def action(store: Store) -> IngestResult:
+        results[:] = dispatch(store, files, meta, options, progress)
+        return results[0]
+
+    merged = ingest_staged(path, action, meta=meta, lock_timeout=lock_timeout, on_wait=on_wait,
+                           on_commit=on_commit, on_merge=on_merge)  # fmt: skip
+    for each in results:  # every task of the run: the run as merged
+        each.run_id, each.replaced = merged.run_id, merged.replaced
+    return results
+
+
+def _staged_meta(
+    experiment: str,
+    name: str,
+    created_at: datetime,
+    commit: str | None,
+    params: str,
+    tags: list[str],
+    notes: str | None,
+) -> RunMeta:
+    """The RunMeta of a staged run's ``runs`` row. A name holding ``/`` is given with its
+    experiment (which then holds none: ``EXPERIMENT/NAME`` splits at the first ``/``)."""
+    return RunMeta(f"{experiment}/{name}" if "/" in name else name, experiment=experiment,
+                   params=json.loads(params), tags=tags, notes=notes, created_at=created_at,
+                   git_commit=commit)  # fmt: skip
