@@ -59,12 +59,6 @@ class RankedLists:
         lists: (L,) the lists whose number of positives ``P`` is overridden
             (``groups.n_positives`` not NULL); None = no override.
         n_positives: (L,) their ``P``, aligned with ``lists``.
-
-    >>> lists = RankedLists(group=np.array(["q1", "q1", "q2"]), scores=np.array([0.9, 0.1, 0.5]),
-    ...                     labels=np.array([1, -1, -1]), lists=np.array(["q1"]),
-    ...                     n_positives=np.array([2]))
-    >>> per_list_reference("recall_at_k")(lists, Params(k=1)).value.tolist()  # q2 has P = 0
-    [0.5, nan]
     """
 
     group: np.ndarray
@@ -115,13 +109,6 @@ class Outcomes:
     Attributes:
         group: (G,) group ids.
         tp, fp, fn: (G,) integer counts of true positives, false positives, false negatives.
-
-    >>> counts = Outcomes(group=np.array(["a", "b"]), tp=np.array([3, 0]), fp=np.array([1, 0]),
-    ...                   fn=np.array([2, 0]))
-    >>> iou_reference(counts, Params()).value.tolist()
-    [0.5, nan]
-    >>> iou_micro_reference(counts, Params()).value.tolist()
-    [0.5]
     """
 
     group: np.ndarray
@@ -230,6 +217,14 @@ def _ranking_args(lists: RankedLists, ties: str) -> tuple[np.ndarray, dict[str, 
 
 
 def per_list_reference(name: str) -> Reference:
+    """The reference of the ranking metric ``name``: :func:`evalstore.core.ranking.per_list`.
+    Recall at 1 of q1, whose ``P`` is overridden to 2; q2 has no positive:
+
+    >>> lists = RankedLists(np.array(["q1", "q1", "q2"]), np.array([0.9, 0.1, 0.5]),
+    ...     np.array([1, -1, -1]), lists=np.array(["q1"]), n_positives=np.array([2]))
+    >>> per_list_reference("recall_at_k")(lists, Params(k=1)).value.tolist()  # 1 / 2; P = 0
+    [0.5, nan]
+    """
     takes_k = name in ("precision_at_k", "recall_at_k")
 
     def reference(inputs: Inputs, params: Params) -> Result:
@@ -247,6 +242,12 @@ def per_list_reference(name: str) -> Reference:
 
 
 def graded_reference(name: str) -> Reference:
+    """The reference of the graded metric ``name``: :func:`evalstore.core.graded.per_list_graded`.
+
+    >>> lists = RankedLists(np.zeros(3), np.array([3.0, 2.0, 1.0]), np.array([-1, 1, 1]))
+    >>> graded_reference("recip_rank")(lists, Params()).value.tolist()  # first positive at 2
+    [0.5]
+    """
     takes_k = name in graded.WITH_K
 
     def reference(inputs: Inputs, params: Params) -> Result:
@@ -293,6 +294,15 @@ def _at(params: Params, default: tuple[float, ...]) -> np.ndarray:
 
 
 def fraction_reference(name: str, default: tuple[float, ...]) -> Reference:
+    """The reference of ``name`` (``precision_at_sigma``, ``mma``) at each sweep value, by
+    default ``default``: :mod:`evalstore.core.matching`'s. Two matches 5 and 9 px off:
+
+    >>> z, nan = np.zeros(2), np.full((1, 3, 3), np.nan)
+    >>> kp = KeypointRun(np.array(["p", "p"]), z, z, np.array([3.0, 9.0]), np.array([4.0, 0.0]),
+    ...                  z, z, np.array(["p"]), nan, nan, nan, z[:1], z[:1])
+    >>> fraction_reference("mma", (5.0, 9.0))(kp, Params()).value.tolist()  # d <= 5; d <= 9
+    [0.5, 1.0]
+    """
     core = getattr(matching, name)
 
     def reference(inputs: Inputs, params: Params) -> Result:
@@ -312,7 +322,14 @@ def fraction_reference(name: str, default: tuple[float, ...]) -> Reference:
 def reprojection_error_reference(inputs: Inputs, params: Params) -> Result:
     """Mean reprojection error of every pair by its stored R (``r11..r33``):
     :func:`evalstore.core.matching.reprojection_error`; NaN where estimation failed or the
-    pair has no match."""
+    pair has no match. With R = I, the matches' errors are 5 and 9 px:
+
+    >>> z, eye = np.zeros(2), np.eye(3)[None]
+    >>> kp = KeypointRun(np.array(["p", "p"]), z, z, np.array([3.0, 9.0]), np.array([4.0, 0.0]),
+    ...                  z, z, np.array(["p"]), eye, eye, eye, z[:1] + 64, z[:1] + 48)
+    >>> reprojection_error_reference(kp, Params()).value.tolist()  # (5 + 9) / 2
+    [7.0]
+    """
     kp: KeypointRun = _expect(inputs, "pairs", "reprojection_error")
     order = np.argsort(kp.pairs, kind="stable")  # R as an array is aligned with sorted ids
     ids, values = matching.reprojection_error(
@@ -326,12 +343,10 @@ def homography_accuracy_reference(inputs: Inputs, params: Params, corners: str =
     the stored estimate ``e`` against the truth ``h``; NaN without a true homography or an
     image size, 0.0 where estimation failed.
 
-    >>> eye, nan = np.eye(3)[None], np.full((1, 3, 3), np.nan)
+    >>> z, eye, nan = np.zeros(0), np.eye(3)[None], np.full((1, 3, 3), np.nan)
     >>> scaled = np.diag([1.01, 1.01, 1.0])[None]
-    >>> one = dict(pair=np.array([], dtype=object), x0=np.zeros(0), y0=np.zeros(0),
-    ...            x1=np.zeros(0), y1=np.zeros(0), gt_x1=np.zeros(0), gt_y1=np.zeros(0),
-    ...            pairs=np.array(["p"], dtype=object), h=eye, r=nan,
-    ...            width=np.array([640.0]), height=np.array([480.0]))
+    >>> one = dict(pair=z, x0=z, y0=z, x1=z, y1=z, gt_x1=z, gt_y1=z, pairs=np.array(["p"]), h=eye,
+    ...            r=nan, width=np.array([640.0]), height=np.array([480.0]))
     >>> homography_accuracy_reference(KeypointRun(e=scaled, **one), Params()).value.tolist()
     [0.0, 0.0, 1.0]
     >>> homography_accuracy_reference(KeypointRun(e=nan, **one), Params()).value.tolist()
@@ -350,19 +365,36 @@ def homography_accuracy_reference(inputs: Inputs, params: Params, corners: str =
 
 def homography_accuracy_superpoint_reference(inputs: Inputs, params: Params) -> Result:
     """:func:`homography_accuracy_reference` over SuperPoint's corners (x over 0..h-1, y over
-    0..w-1, as its compute_homography indexes shape = (h, w))."""
+    0..w-1, as its compute_homography indexes shape = (h, w)). A 3 x 2 image, e triples x:
+    (0, 0), (0, 2), (1, 0), (1, 2) are 0, 0, 2, 2 px off, a mean of 1 (the image's corners: 2):
+
+    >>> z, e = np.zeros(1), np.diag([3.0, 1.0, 1.0])[None]
+    >>> kp = KeypointRun(z, z, z, z, z, z, z, np.array(["p"]), np.eye(3)[None], e, e, z + 3, z + 2)
+    >>> homography_accuracy_superpoint_reference(kp, Params(at=(1.0,))).value.tolist()
+    [1.0]
+    """
     return homography_accuracy_reference(inputs, params, corners="superpoint")
 
 
 def iou_reference(inputs: Inputs, params: Params) -> Result:
-    """``TP / (TP + FP + FN)`` of every group: :func:`evalstore.core.matching.iou`."""
+    """``TP / (TP + FP + FN)`` of every group: :func:`evalstore.core.matching.iou`.
+
+    >>> counts = Outcomes(*map(np.array, (["a", "b"], [3, 0], [1, 0], [2, 0])))
+    >>> iou_reference(counts, Params()).value.tolist()  # 3 / (3 + 1 + 2); nothing counted
+    [0.5, nan]
+    """
     out: Outcomes = _expect(inputs, "outcomes", "iou")
     return Result(np.asarray(out.group), matching.iou(out.tp, out.fp, out.fn))
 
 
 def iou_micro_reference(inputs: Inputs, params: Params) -> Result:
     """Pooled ``sum TP / sum (TP + FP + FN)``, one row for the run (group None):
-    :func:`evalstore.core.matching.iou_micro`."""
+    :func:`evalstore.core.matching.iou_micro`.
+
+    >>> counts = Outcomes(*map(np.array, (["a", "b"], [3, 1], [1, 2], [2, 1])))
+    >>> iou_micro_reference(counts, Params()).value.tolist()  # (3 + 1) / (6 + 4)
+    [0.4]
+    """
     out: Outcomes = _expect(inputs, "outcomes", "iou_micro")
     group = np.array([None], dtype=object)
     return Result(group, np.array([matching.iou_micro(out.tp, out.fp, out.fn)]))
