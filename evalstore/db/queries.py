@@ -13,6 +13,11 @@ mechanism; in short, a query's text holds two kinds of holes:
   :func:`quote_name` (from an allow-list or the store's own catalogue) and literals made by
   :func:`literal`.
 
+A hole that nothing fills, or a value for a hole the text does not have, is an
+:class:`~evalstore.errors.EvalstoreError` naming the query and the hole. One macro is expanded
+when a query is read: ``sum_exact(x)`` is the exact sum of doubles in fixed point
+(:func:`expand_sum_exact`), so that a metric's file reads as its formula.
+
 A query's definition id (:attr:`Query.sha`) hashes its text without comments and with
 whitespace folded, so that editing a comment leaves cached metric values fresh.
 """
@@ -29,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from evalstore.db.sum_exact import expand_sum_exact
 from evalstore.errors import EvalstoreError
 
 if TYPE_CHECKING:
@@ -37,10 +43,13 @@ if TYPE_CHECKING:
 __all__ = [
     "Query",
     "bind",
+    "checked",
+    "expand_sum_exact",
     "fetch",
     "fetch_columns",
     "fetch_rows",
     "fill",
+    "holes",
     "literal",
     "load",
     "names_with_prefix",
@@ -62,7 +71,9 @@ _QUERY_NAME = re.compile(r"^[A-Za-z0-9_]+(?:/[A-Za-z0-9_]+)*$")
 def _expand(text: str, root: Path, depth: int = 0) -> str:
     """Replace each ``-- @include lib/x.sql key=value ...`` line by that file's text, with
     ``{key}`` set to ``value``: shared CTEs are written once and every query stays one
-    self-contained statement (which is what runs, what is hashed and what transpiles)."""
+    self-contained statement (which is what runs, what is hashed and what transpiles).
+    A key that names no ``{hole}`` of the fragment is refused (a misspelt key would leave
+    the hole it meant unfilled)."""
     if depth > 5:
         raise EvalstoreError("SQL includes nest too deep")
 
@@ -78,6 +89,12 @@ def _expand(text: str, root: Path, depth: int = 0) -> str:
         except UnicodeDecodeError as exc:
             raise EvalstoreError(f"{at}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
         parts = dict(pair.split("=", 1) for pair in match.group(2).split())
+        nested = " ".join(m.group(0) for m in _INCLUDE.finditer(body))  # a nested include's
+        unknown = sorted(set(parts) - holes(normalized(body)) - holes(nested))
+        if unknown:
+            raise EvalstoreError(
+                f"the include of {match.group(1)} sets {{{unknown[0]}}}, a hole it does not have"
+            )
         return _expand(fill(body, parts).strip(), root, depth + 1)
 
     return _INCLUDE.sub(include, text)
@@ -86,6 +103,18 @@ def _expand(text: str, root: Path, depth: int = 0) -> str:
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 # a string literal or quoted identifier (kept whole), or a run of comments and white space
 _NOISE = re.compile(r"('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\")|((?:\s+|--[^\n]*|/\*.*?\*/)+)", re.S)
+_STRING = re.compile(r"'(?:[^']|'')*'")
+_VALUE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def holes(text: str) -> set[str]:
+    """The names of the ``{name}`` holes of ``text`` (string literals included: an include
+    may set one there).
+
+    >>> sorted(holes("select {col} from t where x {cmp} $at"))
+    ['cmp', 'col']
+    """
+    return set(_PLACEHOLDER.findall(text))
 
 
 def fill(text: str, parts: Mapping[str, str]) -> str:
@@ -150,7 +179,10 @@ def _folder(root: Path, folder: str) -> dict[str, Query]:
         return queries
     for path in sorted((root / folder).glob("*.sql")):
         rel = path.relative_to(root).with_suffix("")
-        text = _expand(path.read_text(), root)
+        try:
+            text = expand_sum_exact(_expand(path.read_text(), root))
+        except EvalstoreError as exc:
+            raise EvalstoreError(f"SQL query {rel.as_posix()}: {exc}") from None
         marks = list(_NAME_LINE.finditer(text))
         if not marks:
             queries[rel.as_posix()] = Query(rel.as_posix(), text, path)
@@ -197,7 +229,7 @@ def load_file(path: Path, name: str) -> Query:
     except (OSError, UnicodeDecodeError) as exc:
         raise EvalstoreError(f"{path}: cannot read: {exc}") from None
     try:
-        return Query(name, _expand(text, sql_dir()), path)
+        return Query(name, expand_sum_exact(_expand(text, sql_dir())), path)
     except EvalstoreError as exc:
         raise EvalstoreError(f"{path}: {exc}") from None
 
@@ -238,21 +270,62 @@ def template(name: str, **parts: str) -> str:
     """The text of a named query with its ``{placeholder}``s set to ``parts``: identifiers or
     expressions the caller has quoted (quote_ident, quote_name, literal) or the text of
     another named query. Comments go first, so that a value never lands in one (a newline in
-    it would end the comment), and all placeholders are set in one pass (:func:`fill`)."""
-    return fill(normalized(load(name).text, keep_lines=True), parts)
+    it would end the comment), and all placeholders are set in one pass (:func:`fill`).
+
+    Raises:
+        EvalstoreError: no query of that name, a part for a hole the query does not have,
+            or a hole of the query left without a part (each named with the query).
+    """
+    text = normalized(load(name).text, keep_lines=True)
+    found = holes(text)
+    unknown = sorted(set(parts) - found)
+    if unknown:
+        raise EvalstoreError(f"SQL query {name} has no hole {{{unknown[0]}}} to fill")
+    unfilled = sorted(found - set(parts))
+    if unfilled:
+        raise EvalstoreError(f"SQL query {name}: its hole {{{unfilled[0]}}} is not filled")
+    return fill(text, parts)
+
+
+@functools.lru_cache(maxsize=512)
+def _needs(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The ``{holes}`` and the ``$values`` of a query's statement (not of its comments or
+    string literals)."""
+    bare = _STRING.sub("''", normalized(text))
+    return frozenset(holes(bare)), frozenset(_VALUE.findall(bare))
+
+
+def checked(name: str, text: str, params: Mapping[str, Any] | None) -> str:
+    """``text``, once it is known to have no hole left and a value in ``params`` for each
+    of its ``$name``s.
+
+    Raises:
+        EvalstoreError: naming the query ``name`` and the hole or ``$name``.
+    """
+    left, values = _needs(text)
+    if left:
+        hole = sorted(left)[0]
+        raise EvalstoreError(
+            f"SQL query {name}: its hole {{{hole}}} is not filled (queries.template fills it)"
+        )
+    missing = sorted(values - set(params or {}))
+    if missing:
+        raise EvalstoreError(f"SQL query {name}: no value given for ${missing[0]}")
+    return text
 
 
 def bind(query: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
-    # DuckDB refuses parameters the query does not use, so pass only those it names.
+    """The values of ``params`` that ``query`` names as ``$name`` outside its comments and
+    string literals: DuckDB refuses a value the statement does not use."""
     if not params:
         return {}
-    used = set(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", query))
+    used = _needs(query)[1]
     return {k: v for k, v in params.items() if k in used}
 
 
 def run(con: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, Any] | None = None) -> None:
     """Execute a named statement for its effect."""
-    text = load(name).text
+    text = checked(name, load(name).text, params)
     con.execute(text, bind(text, params))
 
 
@@ -262,7 +335,8 @@ def fetch(
     params: Mapping[str, Any] | None = None,
 ) -> pl.DataFrame:
     """Run a named query and return the fully fetched result as a polars frame."""
-    text = name_or_query.text if isinstance(name_or_query, Query) else load(name_or_query).text
+    query = name_or_query if isinstance(name_or_query, Query) else load(name_or_query)
+    text = checked(query.name, query.text, params)
     return con.sql(text, params=bind(text, params)).pl()
 
 
@@ -271,7 +345,7 @@ def fetch_columns(
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run a named query and return its column names and rows, without a frame (for output
     that needs neither polars nor pyarrow)."""
-    text = load(name).text
+    text = checked(name, load(name).text, params)
     result = con.execute(text, bind(text, params))
     return [d[0] for d in result.description], result.fetchall()
 
@@ -280,5 +354,5 @@ def fetch_rows(
     con: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, Any] | None = None
 ) -> list[tuple[Any, ...]]:
     """Run a named query and return its rows as tuples (for small control queries)."""
-    text = load(name).text
+    text = checked(name, load(name).text, params)
     return con.execute(text, bind(text, params)).fetchall()
