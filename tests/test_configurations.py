@@ -18,6 +18,7 @@ from evalstore.analysis.compare import compare
 from evalstore.analysis.configurations import groups, select
 from evalstore.analysis.gate import check
 from evalstore.analysis.leaderboard import leaderboard
+from evalstore.db import queries
 
 
 def _lists(quality: float, seed: int, n_lists: int = 20, n_items: int = 30) -> dict[str, Any]:
@@ -115,8 +116,9 @@ def test_t_quantiles_of_the_view_match_scipy_beyond_the_table(db: Path) -> None:
             ).fetchone()
             assert got is not None
             assert got[0] == pytest.approx(scipy_stats.t.ppf(0.975, df), abs=2e-8)
-        text = (Path(__file__).parents[1] / "sql" / "compare" / "groups.sql").read_text()
-        assert "384 * (s.n_values - 1) ^ 3" in text  # the expansion tested is the view's
+        # the expansion tested is the view's and the groups command's (includes expanded)
+        for name in ("store/v_groups", "compare/groups"):
+            assert "384 * (s.n_values - 1) ^ 3" in queries.load(name).text, name
 
 
 def test_seed_param_and_group_by(seeded: Path, cli: Any) -> None:

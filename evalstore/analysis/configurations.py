@@ -21,7 +21,6 @@ import polars as pl
 
 from evalstore.analysis.evaluate import evaluate, resolve_ties, with_protocol
 from evalstore.db import queries
-from evalstore.db.schema import groups_query
 from evalstore.errors import InvalidInput
 from evalstore.metrics import protocols
 from evalstore.metrics.registry import DEFAULTS, get
@@ -90,17 +89,12 @@ def configs(
     config_key (what groups runs: a run without the seed parameter is its own configuration,
     unless ``group_by`` names the parameters to group on)."""
     _check_keys(seed_param, group_by)
-    parts = _parts(seed_param, group_by)
-    return store.con.sql(queries.template("compare/configs", **parts)).pl()
+    return queries.fetch(store.con, "compare/configs", _params(seed_param, group_by))
 
 
-def _parts(seed_param: str, group_by: Sequence[str] | None) -> dict[str, str]:
-    return {
-        "seed": queries.literal(seed_param),
-        "keys": "NULL"
-        if group_by is None
-        else "[" + ", ".join(queries.literal(k) for k in group_by) + "]::varchar[]",
-    }
+def _params(seed_param: str, group_by: Sequence[str] | None) -> dict[str, Any]:
+    """The bound values of compare/configs and compare/groups."""
+    return {"seed": seed_param, "keys": None if group_by is None else list(group_by)}
 
 
 def _check_keys(seed_param: str, group_by: Sequence[str] | None) -> None:
@@ -197,7 +191,7 @@ def groups(
         with contextlib.suppress(InvalidInput):  # some runs lack the task: reported below
             evaluate(store, ids, metrics=metrics, protocol=protocol)
     ties = resolve_ties(None, None if protocol is None else protocols.get(protocol))
-    frame = store.con.sql(groups_query(seed_param, group_by)).pl()
+    frame = queries.fetch(store.con, "compare/groups", _params(seed_param, group_by))
     if experiment is not None:
         frame = frame.filter(pl.col("experiment") == experiment)
     frame = _wanted(frame, metrics, protocol, ties)

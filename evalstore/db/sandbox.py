@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from evalstore.db import queries
 from evalstore.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ class Result:
 
 
 def is_locked(con: duckdb.DuckDBPyConnection) -> bool:
-    rows = con.execute("select current_setting('lock_configuration')").fetchall()
+    rows = queries.fetch_rows(con, "store/config_locked")
     return bool(rows[0][0])
 
 

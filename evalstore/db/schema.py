@@ -21,7 +21,6 @@ __all__ = [
     "Migration",
     "apply_migrations",
     "fresh_schema",
-    "groups_query",
     "latest_schema_version",
     "migrations",
     "refresh_views",
@@ -86,47 +85,34 @@ def replayed_schema(con: duckdb.DuckDBPyConnection) -> None:
     apply_migrations(con, migrations(), "a new database")
 
 
+_PARAM_TYPES = frozenset({"double", "boolean", "varchar"})  # what store/param_types gives
+
+
 def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
     """Rebuild ``v_runs``: the runs with one column ``param_<name>`` per parameter name in use,
-    typed DOUBLE, BOOLEAN or VARCHAR from the values it takes. Called in every transaction
-    that adds or removes runs."""
+    typed DOUBLE, BOOLEAN or VARCHAR from the values it takes (``store/param_types``), and
+    ``v_groups``. Called in every transaction that adds or removes runs."""
+    # A view cannot take its columns from the data, so v_runs' two lists of parameter columns
+    # are the one SQL built here: each item is a fragment of sql/store/views.sql, joined. The
+    # parameter names are data: quote_name() quotes them as column names and literal() as the
+    # string each key is compared with; the type comes from an allow-list; nothing from a
+    # command line is spliced in, and no JSON path is built from a name.
     columns, values = [], []
-    for key, types in queries.fetch_rows(con, "store/param_types"):
-        kinds = set(types) - {"NULL"}
-        if kinds and kinds <= {"BIGINT", "UBIGINT", "DOUBLE"}:
-            cast = "double"
-        elif kinds == {"BOOLEAN"}:
-            cast = "boolean"
-        else:
-            cast = "varchar"
+    for key, kind in queries.fetch_rows(con, "store/param_types"):
         column = queries.quote_name("param_" + key)
-        columns.append(f", p.{column}")
+        columns.append(queries.template("store/v_runs_column", column=column))
         values.append(
-            ", "
-            + queries.template(
-                "store/v_runs_param", key=queries.literal(key), type=cast, column=column
+            queries.template(
+                "store/v_runs_param",
+                key=queries.literal(key),
+                type=queries.quote_ident(kind, _PARAM_TYPES),
+                column=column,
             )
         )
-    # Parameter names are data: quote_name() quotes them as column names and literal() as the
-    # string each key is compared with; nothing from a command line is spliced in, and no
-    # JSON path is built from a name.
     con.execute(queries.template("store/v_runs", columns="".join(columns), values="".join(values)))
     tables = {table for (table,) in queries.fetch_rows(con, "store/user_tables")}
     if "student_t" in tables:  # schema 11 on: the configurations
-        con.execute(queries.template("store/v_groups", query=groups_query("seed", None)))
-
-
-def groups_query(seed_param: str, keys: Sequence[str] | None) -> str:
-    """The text of sql/compare/groups.sql with the seed parameter ``seed_param`` (or, with
-    ``keys``, grouping on those parameters only), both written as quoted literals."""
-    parts = {
-        "seed": queries.literal(seed_param),
-        "keys": "NULL"
-        if keys is None
-        else "[" + ", ".join(queries.literal(k) for k in keys) + "]::varchar[]",
-    }
-    configs = queries.template("compare/configs", **parts)
-    return queries.template("compare/groups", configs=configs)
+        queries.run(con, "store/v_groups")
 
 
 #: The tables of ranked items (sql/schema/007_lean_rows.sql): item ids as int32 integers or

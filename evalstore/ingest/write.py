@@ -125,7 +125,7 @@ def write_run(
             queries.run(con, "store/insert_groups", {"run_id": run_id, "task": task})
         finally:
             with contextlib.suppress(duckdb.Error):
-                con.execute("drop view if exists _groups")
+                queries.run(con, "store/drop_staged_groups")
             with contextlib.suppress(duckdb.Error):
                 con.unregister("_groups_raw")
         if written.maybe_duplicates:

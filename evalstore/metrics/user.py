@@ -232,7 +232,7 @@ def _check_sql(metric: Metric, path: Path) -> None:
         sandbox.lock_down(con)  # binding reads a table function's file: none here
         task = metric.tasks[0]
         values = metric.sql_params([], task, Params(k=metric.defaults.get("k")))
-        probe = f"select * from ({text}) as q limit 0"
+        probe = queries.template("store/metric_columns", query=text)
         columns = [d[0] for d in con.execute(probe, queries.bind(probe, values)).description]
     except duckdb.Error as exc:
         raise InvalidInput(f"{path}: {_first_line(exc)}") from None

@@ -1,81 +1,21 @@
--- Configurations: runs of one experiment whose params are equal except for the seed.
--- Both queries are templates: {seed} is the seed parameter's name as a string literal and
--- {keys} NULL (group on every parameter but the seed) or a list of string literals (group on
--- those parameters only), made by evalstore.groups with queries.literal. schema.refresh_views
--- writes v_groups from `groups` with {seed} = 'seed' and {keys} = NULL.
+-- Configurations: runs of one experiment whose params are equal except for the seed
+-- (evalstore.analysis.configurations). The SQL is in two fragments, shared with the view
+-- v_groups (sql/store/views.sql, which sets the seed parameter 'seed' and groups on every
+-- other parameter): lib/configurations.sql and lib/configuration_stats.sql.
+-- Parameters of both queries: $seed varchar, the seed parameter's name; $keys varchar[],
+-- NULL (group on every parameter but the seed) or the parameters to group on.
 
 -- name: configs
--- Each run's configuration: the text `key=value, ...` of its grouping parameters (sorted by
--- key; '' when it has none) and its seed (NULL when it has none). config_key is what groups
--- runs: the config, except that a run without the seed parameter is a configuration of its
--- own (runs that record no seed are different models whose params say too little, not seeds
--- of one) unless {keys} names the parameters to group on.
+-- Each run's configuration.
 -- Output: run_id, experiment, run, name, created_at, config, seed, config_key.
-with kv as (
-    select r.run_id, j.key, coalesce(j.value ->> '$', 'null') as value
-    from runs r, json_each(r.params) j
-)
-select r.run_id, r.experiment, r.experiment || '/' || r.name as run, r.name, r.created_at,
-       coalesce(
-           string_agg(kv.key || '=' || kv.value, ', ' order by kv.key) filter (
-               where kv.key is not null
-                 and case when {keys} is null then kv.key <> {seed}
-                          else list_contains({keys}, kv.key) end),
-           '') as config,
-       max(kv.value) filter (where kv.key = {seed}) as seed,
-       case when {keys} is null and max(kv.value) filter (where kv.key = {seed}) is null
-            then 'run ' || r.run_id
-            else 'config ' || config end as config_key
-from runs r
-left join kv on kv.run_id = r.run_id
-group by r.run_id, r.experiment, r.name, r.created_at
+-- @include lib/configurations.sql seed=$seed keys=$keys
 
 -- name: groups
--- Per configuration and stored overall value (task, metric, params; slice ''): how many runs
--- it has, the mean of their values, the standard deviation across runs, the 95% Student t
--- interval of the mean across runs (mean -/+ t(0.975, n - 1) sd / sqrt(n); NULL for one
--- run), min, max, and the runs and seeds by seed. Runs without a value (a list set without
--- positives) count in n_runs, not in the statistics (n_values).
+-- Per configuration and stored overall value: n_runs, mean, sd, the 95% Student t interval
+-- of the mean across runs, min, max, runs and seeds by seed.
 -- Output: experiment, config, task, metric, base_metric, params, n_runs, n_values, mean, sd,
 -- ci_low, ci_high, min, max, runs, run_ids, seeds, first_created, last_created.
 with configs as (
-    {configs}
+-- @include lib/configurations.sql seed=$seed keys=$keys
 ),
-stats as (
-    select c.experiment, c.config, cast(m.task as varchar) as task, m.label as metric,
-           m.metric as base_metric, m.params,
-           count(*) as n_runs,
-           count(m.value) as n_values,
-           avg(m.value) as mean,
-           stddev_samp(m.value) as sd,
-           min(m.value) as min,
-           max(m.value) as max,
-           list(c.run order by try_cast(c.seed as double), c.seed, c.run) as runs,
-           list(c.run_id order by try_cast(c.seed as double), c.seed, c.run) as run_ids,
-           list(c.seed order by try_cast(c.seed as double), c.seed, c.run) as seeds,
-           min(c.created_at) as first_created,
-           max(c.created_at) as last_created
-    from metric_values m
-    join configs c on c.run_id = m.run_id
-    where m.slice = ''
-    group by c.experiment, c.config_key, c.config, m.task, m.label, m.metric, m.params
-),
-quantile as (
-    -- t(0.975, df): the table up to 100 degrees of freedom, Cornish-Fisher beyond
-    select s.*,
-           coalesce(t.q975,
-                    1.959963984540054
-                    + (1.959963984540054 ^ 3 + 1.959963984540054) / (4 * (s.n_values - 1))
-                    + (5 * 1.959963984540054 ^ 5 + 16 * 1.959963984540054 ^ 3
-                       + 3 * 1.959963984540054) / (96 * (s.n_values - 1) ^ 2)
-                    + (3 * 1.959963984540054 ^ 7 + 19 * 1.959963984540054 ^ 5
-                       + 17 * 1.959963984540054 ^ 3 - 15 * 1.959963984540054)
-                      / (384 * (s.n_values - 1) ^ 3)) as q
-    from stats s
-    left join student_t t on t.df = s.n_values - 1
-)
-select experiment, config, task, metric, base_metric, params, n_runs, n_values, mean, sd,
-       case when n_values > 1 then mean - q * sd / sqrt(n_values) end as ci_low,
-       case when n_values > 1 then mean + q * sd / sqrt(n_values) end as ci_high,
-       min, max, runs, run_ids, seeds, first_created, last_created
-from quantile
+-- @include lib/configuration_stats.sql

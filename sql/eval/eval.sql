@@ -134,6 +134,14 @@ create or replace temp table _raw as select * from _remote;
 -- text of sql/metrics/<metric>.sql (its $parameters bound by the caller).
 create or replace temp table _raw as {query}
 
+-- name: drop_raw
+-- The temp table of stage_raw / stage_remote, after the values are stored (or an error).
+drop table if exists _raw;
+
+-- name: drop_per_list
+-- The temp table of select_all / stage_sweep_value, after the values are stored (or an error).
+drop table if exists _per_list;
+
 -- name: stage_sweep_value
 -- The per-list values at one value $at of a swept metric's {sweep} column (quoted from the
 -- registry) into _per_list.

@@ -107,6 +107,10 @@ select group_id, list_id, n_positives,
        map(coalesce(keys, []::varchar[]), coalesce(values, []::varchar[])) as slices
 from _groups_raw;
 
+-- name: drop_staged_groups
+-- The view stage_groups made, after insert_groups (or an error).
+drop view if exists _groups;
+
 -- name: n_positives_below_labels
 -- A list whose n_positives override is below its count of +1 labels (recall would pass 1).
 select g.group_id, g.n_positives, count(*) as positives

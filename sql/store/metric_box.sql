@@ -1,5 +1,10 @@
--- The sandbox of a user's metric (evalstore/user_metrics.py): an in-memory database of the
+-- The sandbox of a user's metric (evalstore/metrics/user.py): an in-memory database of the
 -- current schema holding the rows of the runs it computes, with external access off.
+
+-- name: metric_columns
+-- The output columns of a user's metric, read when its file is loaded, without rows: {query}
+-- is the metric's SQL (its file's text, includes expanded), bound with its parameters.
+select * from ({query}) as q limit 0;
 
 -- name: box_tables
 -- The box's tables (not views), and whether each is keyed by run_id or by list_id.

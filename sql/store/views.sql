@@ -1,9 +1,22 @@
--- v_runs, rebuilt whenever the set of parameter names changes (see evalstore.schema.refresh_views).
+-- v_runs, rebuilt whenever the set of parameter names changes, and v_groups (see
+-- evalstore.db.schema.refresh_views).
 
 -- name: param_types
--- Each parameter name with the JSON types its values take across runs.
-select key, list(distinct json_type(value) order by json_type(value)) as types
-from v_params
+-- Each parameter name with the type of its v_runs column, from the JSON types its values take
+-- across runs: double when they are numbers (BIGINT, UBIGINT, DOUBLE) or null, and one is a
+-- number; boolean when they are booleans or null, and one is a boolean; varchar otherwise (a
+-- text, a list, an object, a mix, or only nulls).
+-- Output: key, type (double | boolean | varchar).
+with kinds as (
+    select distinct key, json_type(value) as kind from v_params
+)
+select key,
+       case when bool_and(coalesce(kind in ('BIGINT', 'UBIGINT', 'DOUBLE', 'NULL'), false))
+                 and bool_or(kind <> 'NULL') then 'double'
+            when bool_and(coalesce(kind in ('BOOLEAN', 'NULL'), false))
+                 and bool_or(kind <> 'NULL') then 'boolean'
+            else 'varchar' end as type
+from kinds
 group by key
 order by key;
 
@@ -14,10 +27,10 @@ select distinct key from v_params order by key;
 -- name: v_runs
 -- The runs, one typed column param_<name> per parameter name in use. Each value is found by
 -- comparing the name with the keys json_each reads from the run's params (never through a
--- JSON path built from the name, which cannot spell every name). {columns} is the list
--- ", p.\"param_name\"" of those columns and {values} the list ", <v_runs_param>" computing
--- them, both built by refresh_views from the names in the store (quoted there, never from
--- a query).
+-- JSON path built from the name, which cannot spell every name). {columns} is the list of
+-- v_runs_column and {values} the list of v_runs_param, one of each per parameter name (a
+-- view cannot take its columns from the data, so refresh_views joins them, with the names in
+-- the store quoted there, never taken from a query).
 create or replace view v_runs as
 select r.run_id, r.experiment, r.name, r.experiment || '/' || r.name as run, r.created_at,
        r.git_commit, r.tags, r.notes, r.params{columns}
@@ -28,14 +41,22 @@ left join (
     group by r.run_id
 ) p on p.run_id = r.run_id
 
+-- name: v_runs_column
+-- One parameter column in v_runs' select list: {column} the quoted column name param_<name>.
+, p.{column}
+
 -- name: v_runs_param
--- One typed parameter column of v_runs: {key} the name (a string literal), {type}
--- double | boolean | varchar, {column} the quoted column name param_<name>. A JSON null
--- reads as NULL, a string as its text, a list or object as its JSON text.
-cast(first(j.value ->> '$') filter (where j.key = {key}) as {type}) as {column}
+-- One typed parameter column of v_runs' parameters: {key} the name (a string literal), {type}
+-- the type param_types gives (double | boolean | varchar), {column} the quoted column name
+-- param_<name>. A JSON null reads as NULL, a string as its text, a list or object as its JSON
+-- text.
+, cast(first(j.value ->> '$') filter (where j.key = {key}) as {type}) as {column}
 
 -- name: v_groups
--- v_groups: the configurations of sql/compare/groups.sql (seed parameter `seed`), {query}
--- being that query's text.
+-- v_groups: compare/groups with the seed parameter 'seed', grouping on every other
+-- parameter (a view binds no parameters: both are written here as constants).
 create or replace view v_groups as
-{query}
+with configs as (
+-- @include lib/configurations.sql seed='seed' keys=NULL
+),
+-- @include lib/configuration_stats.sql
