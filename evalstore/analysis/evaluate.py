@@ -158,8 +158,8 @@ def _compute(
                 queries.run(con, "eval/insert_list_values", keys)
                 queries.run(con, "eval/insert_overall", {**keys, "now": now})
         finally:
-            con.execute("drop table if exists _raw")
-            con.execute("drop table if exists _per_list")
+            queries.run(con, "eval/drop_raw")
+            queries.run(con, "eval/drop_per_list")
 
 
 def _sweep_values(metric: Metric, sweeps: Mapping[str, Sequence[float]]) -> list[float]:
