@@ -10,12 +10,35 @@ from typing import Any
 import duckdb
 import numpy as np
 import pytest
+from hypothesis import settings
 from typer.testing import CliRunner
 
 from evalstore import Store
 from evalstore.cli import app
 
 TABLES = ("runs", "scores", "groups")
+
+# -- hypothesis profiles: `dev` while you work, `ci` in .ci/run -----------------------------------
+# ci keeps hypothesis' own counts (100 examples, or what a test's @settings asks for); dev draws a
+# tenth, without a deadline (a loaded machine is not a slow test). ci is chosen by
+# --hypothesis-profile=ci (what .ci/run passes), HYPOTHESIS_PROFILE=ci or CI=true.
+# Both build on hypothesis' own default profile, not on what is loaded (under CI=true, its
+# built-in "ci" profile, which ours replaces).
+CI_EXAMPLES = 100
+_DEFAULT = settings.get_profile("default")
+settings.register_profile("ci", _DEFAULT, max_examples=CI_EXAMPLES, print_blob=True)
+settings.register_profile("dev", _DEFAULT, max_examples=CI_EXAMPLES // 10, deadline=None)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE")
+    or ("ci" if os.environ.get("CI", "").lower() in ("true", "1") else "dev")
+)
+
+
+def examples(n: int) -> int:
+    """The example count of a test that asks for ``n`` under ci: scaled with the profile
+    (a tenth, at least 5, under dev), so an explicit @settings does not override the profile.
+    Read when the test module is imported, after the profile is loaded (command line too)."""
+    return max(min(n, 5), n * settings.default.max_examples // CI_EXAMPLES)
 
 
 @pytest.fixture
