@@ -1307,6 +1307,7 @@ def test_an_interrupted_direct_insert_stops_the_ingest(store: Store, tmp_path: P
     ingest: no retry on the streaming path, nothing written, the optimizer setting as it
     was."""
     import threading
+    import time
 
     import duckdb
 
@@ -1320,16 +1321,37 @@ def test_an_interrupted_direct_insert_stops_the_ingest(store: Store, tmp_path: P
     }
     path = parquet(tmp_path / "big.parquet", table)
     before = state(store)
-    timers: list[threading.Timer] = []
+    # the store turns DuckDB's progress off; on, it says when a query runs (not printed)
+    store.con.execute("set enable_progress_bar = true; set enable_progress_bar_print = false")
+    reported = threading.Event()
+    seen: list[float] = []
+
+    def interrupt_the_insert() -> None:
+        """Once the insert runs (DuckDB reports its progress: -1 while no query runs), one
+        interrupt; no timer, so a loaded machine neither interrupts too early (an interrupt
+        before a query is forgotten) nor too late."""
+        assert reported.wait(timeout=60)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if (done := store.con.query_progress()) >= 0:
+                seen.append(done)
+                store.con.interrupt()
+                return
+            time.sleep(0.001)
 
     def progress(stage: str, done: int, total: int | None) -> None:
-        if not timers:  # the direct path reports (0, rows) just before its insert starts
+        if not reported.is_set():  # the direct path reports (0, rows) just before its insert
             assert (done, total) == (0, n)
-            timers.append(threading.Timer(0.05, store.con.interrupt))
-            timers[0].start()
+            reported.set()
 
-    with pytest.raises((duckdb.InterruptException, RuntimeError)):
-        store.ingest(path, task="retrieval", run="big", progress=progress, **NO_GIT)
-    timers[0].join()
+    interrupter = threading.Thread(target=interrupt_the_insert)
+    interrupter.start()
+    try:
+        with pytest.raises((duckdb.InterruptException, RuntimeError)):
+            store.ingest(path, task="retrieval", run="big", progress=progress, **NO_GIT)
+    finally:
+        reported.set()
+        interrupter.join()
+    assert seen and seen[0] < 100, seen  # interrupted while the insert ran
     assert state(store) == before
     assert store.con.execute("select current_setting('disabled_optimizers')").fetchall() == [("",)]
