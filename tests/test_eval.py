@@ -109,7 +109,7 @@ def test_cache_is_reused_then_invalidated_by_a_changed_definition(
     # ... and eval recomputes it from the raw rows under the new SHA
     fresh = evaluate(store, ["r"])
     assert fresh["stale"].to_list() == [False]
-    assert fresh["definition_sha"][0] == changed.sha != original.sha
+    assert fresh["definition_sha"][0] == METRICS["ap"].sha != first["definition_sha"][0]
 
 
 original_load = queries.load

@@ -19,6 +19,7 @@ from evalstore.core.ranking import ap
 from evalstore.db import schema as schema_module
 from evalstore.db.queries import load
 from evalstore.ingest.index import positive_points, rank_lists
+from evalstore.metrics.registry import METRICS
 from evalstore.scale.export import export_runs
 from evalstore.scale.importer import import_runs
 
@@ -207,7 +208,7 @@ def test_lists_without_ties_read_the_stored_points_under_every_policy(
         run_id = store.ingest(tmp_path / "a.parquet", task="retrieval", run="x/a").run_id
         free = store.con.execute("select count(*) from list_stats where n_scores = n_ret")
         assert free.fetchone() == (1,)
-        text = load("metrics/ap").text
+        text = METRICS["ap"].query_for(ties).text
         got = dict(
             (g, v)
             for _, g, v in store.con.execute(

@@ -21,6 +21,7 @@ import pytest
 from evalstore.db import queries
 from evalstore.db.sum_exact import EXACT_BITS, expand_sum_exact
 from evalstore.errors import EvalstoreError
+from evalstore.metrics.registry import METRICS
 
 # -- {holes} -------------------------------------------------------------------------------------
 
@@ -176,3 +177,14 @@ def test_sum_exact_transpiles_to_spark() -> None:
         expand_sum_exact("select l, sum_exact(x / nullif(n, 0)) as s from t group by l")
     )
     assert "DECIMAL(38, 0)" in sql and "POWER(2, 90)" in sql and "POWER(2, -90)" in sql
+
+
+def test_metric_sql_writes_its_sums_as_sum_exact() -> None:
+    """No metric file or shared fragment spells the fixed-point sum out by hand."""
+    folder = queries.sql_dir()
+    for path in [*(folder / "metrics").glob("*.sql"), *(folder / "lib").glob("*.sql")]:
+        text = queries.normalized(path.read_text())
+        assert "decimal(38, 0)" not in text and "pow(2, 90)" not in text, path.name
+    for name, metric in METRICS.items():
+        if metric.path is None:
+            assert "sum_exact" not in queries.normalized(metric.query.text), name

@@ -17,8 +17,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from evalstore.db import queries
 from evalstore.errors import EvalstoreError, InvalidInput
-from evalstore.metrics.registry import METRICS, Metric
+from evalstore.metrics.registry import METRICS
 from evalstore.scale.transpile import spark_sql, to_spark_sql
 
 # the golden files: test data, next to the tests that compare them
@@ -26,19 +27,20 @@ GOLDEN_DIR = Path(__file__).resolve().parent.parent / "tests" / "golden" / "spar
 
 
 def golden_metrics() -> list[str]:
-    """The metrics with a golden Spark file: every registered per-list metric and curve."""
-    return sorted(n for n, m in METRICS.items() if m.kind in ("per_list", "curve"))
+    """The metric SQL files with a golden Spark file: those of every registered per-list
+    metric and curve (one per file, where tie policies take different files: ``ap_ranked``)."""
+    kinds = ("per_list", "curve")
+    return sorted({f for m in METRICS.values() if m.kind in kinds for f in m.sql_files})
 
 
-def _header(metric: Metric) -> str:
-    source = metric.query.text
+def _header(name: str, source: str) -> str:
     doc = []
     for line in source.splitlines():
         if not line.startswith("--"):
             break
         doc.append(line)
     return (
-        f"-- GENERATED from sql/metrics/{metric.name}.sql by sqlglot (duckdb -> spark); do not\n"
+        f"-- GENERATED from sql/metrics/{name}.sql by sqlglot (duckdb -> spark); do not\n"
         "-- edit. Regenerate: python tools/write_spark_golden.py --write-golden\n"
         + "\n".join(doc)
         + "\n"
@@ -46,9 +48,10 @@ def _header(metric: Metric) -> str:
 
 
 def golden_text(name: str) -> str:
-    """The content of ``tests/golden/spark/<name>.sql``: a header and the transpiled metric SQL."""
-    metric = METRICS[name]
-    return _header(metric) + to_spark_sql(metric.query.text)
+    """The content of ``tests/golden/spark/<name>.sql``: a header and the transpiled SQL of
+    ``sql/metrics/<name>.sql``."""
+    source = queries.load(f"metrics/{name}").text
+    return _header(name, source) + to_spark_sql(source)
 
 
 def golden_dir() -> Path:

@@ -106,7 +106,7 @@ def _compute(
     bind: dict[str, Any] = {"runs": run_ids, "task": task, "ties": ties, "k": k}
     if metric.sweep is not None:
         bind[metric.sweep.param] = at
-    text = metric.query.text
+    text = metric.query_for(ties).text  # the registry names each tie policy's SQL file
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     engine_name = "duckdb" if engine is None else engine.name
     remote = None if engine is None else engine(metric, task, run_ids, bind).to_arrow()

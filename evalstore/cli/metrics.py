@@ -155,10 +155,14 @@ def eval_cmd(
     if engine not in ("duckdb", "spark"):
         raise EvalstoreError(f"unknown --engine {engine!r}; use duckdb or spark")
     if show_sql is not None:
+        from evalstore.metrics import protocols
         from evalstore.scale.transpile import spark_sql
 
         name = get(show_sql).name
-        typer.echo(spark_sql(name) if engine == "spark" else get(name).query.text, nl=False)
+        # the registry names the SQL file of each tie policy
+        policy = ties or (protocols.get(protocol).ties if protocol else "grouped")
+        text = spark_sql(name, policy) if engine == "spark" else get(name).query_for(policy).text
+        typer.echo(text, nl=False)
         return
     if engine == "spark" and source is None:
         raise EvalstoreError("--engine spark needs --source DIR (an evalstore export)")

@@ -22,11 +22,13 @@ in input order:
 from __future__ import annotations
 
 import difflib
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalstore.core.points import TIES
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
 from evalstore.metrics.references import (
@@ -112,6 +114,9 @@ class Metric:
         path: a user's metric: its SQL file (:mod:`evalstore.metrics.user`), read anew each
             time, so that an edit makes the values computed before stale.
         defaults: a user's metric: its parameters' default values.
+        by_ties: the tie policies the metric computes by another strategy, each with the stem
+            of its file under ``sql/metrics/`` (one strategy per file); the other policies
+            run ``sql/metrics/<name>.sql``.
     """
 
     name: str
@@ -128,17 +133,41 @@ class Metric:
     x_column: str | None = None
     path: Path | None = field(default=None, compare=False)
     defaults: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    by_ties: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    def query_for(self, ties: str) -> queries.Query:
+        """The query that computes the metric under the tie policy ``ties``."""
+        if self.path is not None:
+            return queries.load_file(self.path, f"metrics/{self.name}")
+        return queries.load(f"metrics/{self.by_ties.get(ties, self.name)}")
 
     @property
     def query(self) -> queries.Query:
+        """The query under the default tie policy, ``grouped`` (:meth:`query_for` for the
+        others)."""
+        return self.query_for("grouped")
+
+    @property
+    def sql_files(self) -> tuple[str, ...]:
+        """The stems of the metric's files under ``sql/metrics/``: its own, then those of
+        :attr:`by_ties` (none for a user's metric)."""
         if self.path is not None:
-            return queries.load_file(self.path, f"metrics/{self.name}")
-        return queries.load(f"metrics/{self.name}")
+            return ()
+        return (self.name, *sorted(set(self.by_ties.values()) - {self.name}))
+
+    @property
+    def takes_ties(self) -> bool:
+        """Whether the tie policy changes what the metric computes."""
+        return bool(self.by_ties) or "$ties" in queries.normalized(self.query.text)
 
     @property
     def sha(self) -> str:
-        """SHA-256 of the SQL that defines the metric (its included parts expanded)."""
-        return self.query.sha
+        """SHA-256 of the SQL that defines the metric (its included parts expanded): of its
+        one file, or of all of them where tie policies take different ones."""
+        if len(self.sql_files) < 2:
+            return self.query.sha
+        shas = " ".join(queries.load(f"metrics/{stem}").sha for stem in self.sql_files)
+        return hashlib.sha256(shas.encode()).hexdigest()
 
     @property
     def at_column(self) -> str | None:
@@ -160,13 +189,20 @@ class Metric:
 
 
 _ALL = ("verification", "matching", "retrieval", "classification")
+
+
+def _per_rank(stem: str) -> dict[str, str]:
+    """The file ``stem`` for every tie policy that ranks one item at a time."""
+    return {ties: stem for ties in TIES if ties != "grouped"}
+
+
 _KP = ("keypoints",)
 _OUT = ("outcomes",)
 
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in [
-        Metric("ap", per_list_reference("ap"), _ALL, True, "map"),
+        Metric("ap", per_list_reference("ap"), _ALL, True, "map", by_ties=_per_rank("ap_ranked")),
         Metric("ap_voc07", per_list_reference("ap_voc07"), _ALL, True, "map_voc07"),
         Metric(
             "ap_voc07_numpy", per_list_reference("ap_voc07_numpy"), _ALL, True, "map_voc07_numpy"

@@ -208,7 +208,7 @@ def compute_per_list(
             f"run id(s) {', '.join(map(str, absent))} not in the export at {source_dir}; "
             "export them first (evalstore export --to DIR --runs ...)"
         )
-    sql = spark_sql(m.name)
+    sql = spark_sql(m.name, str((params or {}).get("ties") or "grouped"))
     args = _args(sql, m, {**(params or {}), "runs": ids, "task": task})
     try:
         table = spark.sql(sql, args=args).toArrow()

@@ -69,6 +69,7 @@ def without_strings(sql: str) -> str:
 
 
 @functools.cache
-def spark_sql(name: str) -> str:
-    """The Spark SQL of a registered metric, transpiled from its DuckDB source."""
-    return to_spark_sql(METRICS[name].query.text)
+def spark_sql(name: str, ties: str = "grouped") -> str:
+    """The Spark SQL of a registered metric under the tie policy ``ties`` (the registry
+    names its file), transpiled from its DuckDB source."""
+    return to_spark_sql(METRICS[name].query_for(ties).text)

@@ -5,17 +5,14 @@
 -- the list's judged items (retrieved or not) in decreasing order of gain, cut at k
 -- (trec_eval m_ndcg.c and m_ndcg_cut.c), and the positives a groups file's n_positives counts
 -- beyond the +1 labels, not retrieved, of gain 1 (docs/metrics.md). nDCG = DCG / IDCG, NULL
--- when IDCG = 0. Both sums in fixed point (lib/graded_ranks.sql), so the same rows give the
--- same bits.
+-- when IDCG = 0. Both sums by sum_exact, so the same rows give the same bits.
 -- Parameters and CTEs: those of lib/graded_ranks.sql; defines ndcg(run_id, group_id, value).
 -- @include lib/graded_ranks.sql
 ,
 dcg as (
-    -- each term at most n (a group's scaled gains times a mean discount): added in fixed
-    -- point, below 2^121 in all
-    select run_id, list_id,
-           cast(sum(cast({gain_sum} * (d_k / nullif(cast(n as double), 0)) * pow(2, 90)
-                         as decimal(38, 0))) as double) * pow(2, -90) as dcg
+    -- each term at most n (a group's scaled gains times its mean discount): the sum stays
+    -- below 2^121 at sum_exact's scale of 2^90
+    select run_id, list_id, sum_exact({gain_sum} * (d_k / nullif(cast(n as double), 0))) as dcg
     from tie_groups
     group by run_id, list_id
 ),
@@ -45,10 +42,8 @@ ideal_order as (
 ),
 ideal as (
     select i.run_id, i.list_id,
-           cast(sum(cast(case when i.pos <= c.k
-                              then i.{gain} / nullif(log2(i.pos + 1.0::double), 0)
-                              else 0.0::double end * pow(2, 90) as decimal(38, 0))) as double)
-             * pow(2, -90) as ideal
+           sum_exact(case when i.pos <= c.k then i.{gain} / nullif(log2(i.pos + 1.0::double), 0)
+                          else 0.0::double end) as ideal
     from ideal_order i
     cross join cutoff c
     group by i.run_id, i.list_id

@@ -15,7 +15,7 @@
 --       `grouped` the items of one score, else each item alone): its first rank a, its n
 --       items, r of them positive, the sums g and g_exp of their (scaled) gains, and the sums
 --       d and d_k of the discounts 1 / log2(rank + 1) of its ranks (d_k: of those within the
---       top k), each added in fixed point: the same bits on any number of threads.
+--       top k), each by sum_exact: the same bits on any number of threads.
 -- @include lib/lists.sql
 ,
 given as (
@@ -72,16 +72,13 @@ discounted as (
     cross join cutoff c
 ),
 tie_groups as (
-    -- the sums of terms in [0, 1] in fixed point: each scaled by 2^90 and rounded, added as
-    -- decimal(38, 0), exactly, in any order (docs/metrics.md, "Determinism")
+    -- sums of terms in [0, 1], exact in any order (sum_exact: docs/metrics.md, "Determinism")
     select run_id, list_id, min(rn) as a, count(*) as n,
            cast(sum(case when label = 1 then 1 else 0 end) as bigint) as r,
-           cast(sum(cast(gain * pow(2, 90) as decimal(38, 0))) as double) * pow(2, -90) as g,
-           cast(sum(cast(gain_exp * pow(2, 90) as decimal(38, 0))) as double) * pow(2, -90)
-             as g_exp,
-           cast(sum(cast(disc * pow(2, 90) as decimal(38, 0))) as double) * pow(2, -90) as d,
-           cast(sum(cast(disc_k * pow(2, 90) as decimal(38, 0))) as double) * pow(2, -90)
-             as d_k
+           sum_exact(gain) as g,
+           sum_exact(gain_exp) as g_exp,
+           sum_exact(disc) as d,
+           sum_exact(disc_k) as d_k
     from discounted
     group by run_id, list_id,
              case when $ties = 'grouped' then score else cast(rn as double) end

@@ -7,9 +7,8 @@
 -- HPatches use max(tp, 1e-10) / max(tp + fp, 1e-10), a difference of at most 5e-11). The
 -- curve stops at the last retrieved item: positives not retrieved add no area.
 -- P = 0 -> NULL; P > 0 and nothing retrieved -> 0.
--- The sum is exact (docs/metrics.md, "Determinism"), as in ap_voc10: each trapezoid, a double
--- in [0, 1], is scaled by 2^90 and rounded to an integer, and the integers are added as
--- decimal(38, 0), the same bits in any order of the terms; the sum is at most 2^90 < 10^38.
+-- The trapezoids, doubles in [0, 1] adding up to at most 1, are added by sum_exact: the same
+-- bits in any order (docs/metrics.md, "Determinism").
 -- Parameters: $runs integer[], $task varchar, $ties varchar.
 -- Output: run_id, group_id, value (one row per list).
 with
@@ -17,16 +16,15 @@ with
 ,
 trapezoids as (
     select run_id, list_id,
-           cast((rec - lag(rec, 1, 0.0::double) over (partition by list_id order by rn))
-                * (prec + lag(prec, 1, 1.0::double) over (partition by list_id order by rn))
-                * 0.5::double * pow(2, 90) as decimal(38, 0)) as a
+           (rec - lag(rec, 1, 0.0::double) over (partition by list_id order by rn))
+             * (prec + lag(prec, 1, 1.0::double) over (partition by list_id order by rn))
+             * 0.5::double as a
     from curve
 ),
 per_list as (
-    select run_id, list_id, sum(a) as s from trapezoids group by run_id, list_id
+    select run_id, list_id, sum_exact(a) as s from trapezoids group by run_id, list_id
 )
 select l.run_id, l.group_id,
-       case when l.n_pos = 0 then null
-            else coalesce(cast(p.s as double) * pow(2, -90), 0.0::double) end as value
+       case when l.n_pos = 0 then null else coalesce(p.s, 0.0::double) end as value
 from lists l
 left join per_list p on p.run_id = l.run_id and p.list_id = l.list_id

@@ -7,17 +7,13 @@
 with
 -- @include lib/ranking_points.sql
 ,
-reached as (
-    select run_id, list_id, min(rn) as rn
+at_95 as (
+    -- FP at the first point with R >= 0.95: R and FP only grow along the ranking, so it is
+    -- the least FP of the points that reach 0.95
+    select run_id, list_id, min(fp) as fp
     from curve
     where rec >= 0.95::double
     group by run_id, list_id
-),
-at_95 as (
-    select c.run_id, c.list_id, c.fp
-    from curve c
-    join reached r
-      on r.run_id = c.run_id and r.list_id = c.list_id and r.rn = c.rn
 )
 select l.run_id, l.group_id,
        case when l.n_pos = 0 or l.n_neg = 0 then null

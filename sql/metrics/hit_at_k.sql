@@ -28,10 +28,11 @@ misses as (
     from cut
 ),
 missed as (
+    -- the logs (each in [-ln(n), 0]) added by sum_exact at 2^80: the same bits on any number
+    -- of threads
     select run_id, list_id,
-           -- the logs added in fixed point: the same bits on any number of threads
-           exp(cast(sum(cast(ln(cast(n - r - i as double) / nullif(cast(n - i as double), 0))
-                             * pow(2, 80) as decimal(38, 0))) as double) * pow(2, -80)) as p
+           exp(sum_exact(ln(cast(n - r - i as double) / nullif(cast(n - i as double), 0)), 80))
+             as p
     from misses
     group by run_id, list_id
 )

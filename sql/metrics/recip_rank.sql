@@ -29,20 +29,17 @@ steps as (
     from places
 ),
 chances as (
+    -- P_j = P_1 * exp(the steps before j), the logs added by sum_exact at 2^80 (each at most
+    -- ln(n) < 2^5: the sums stay below 2^116)
     select run_id, list_id, a, j,
-           -- the logs added in fixed point (each at most ln(n) < 2^5: 2^80 of scale keeps
-           -- the sums below 2^116)
            cast(r as double) / nullif(cast(n as double), 0)
-             * exp(coalesce(cast(sum(cast(step * pow(2, 80) as decimal(38, 0))) over (
+             * exp(coalesce(sum_exact(step, 80) over (
                    partition by list_id order by j
-                   rows between unbounded preceding and 1 preceding) as double)
-                   * pow(2, -80), 0.0::double)) as p
+                   rows between unbounded preceding and 1 preceding), 0.0::double)) as p
     from steps
 ),
 expected as (
-    select run_id, list_id,
-           cast(sum(cast(p / nullif(cast(a + j - 1 as double), 0) * pow(2, 90)
-                         as decimal(38, 0))) as double) * pow(2, -90) as rr
+    select run_id, list_id, sum_exact(p / nullif(cast(a + j - 1 as double), 0)) as rr
     from chances
     group by run_id, list_id
 )

@@ -5,9 +5,9 @@
 -- estimation failed or the pair has no match.
 -- The sum is exact, the same bits in any order of the matches (docs/metrics.md, "Determinism"):
 -- with u the power of two at or above the pair's largest error m (a max does not depend on the
--- order) and n their number, mean = u * sum(err / u) / n; each err / u (exact) in [0, 1] is
--- scaled by 2^90, rounded to an integer (exact for err / u >= 2^-38) and added as
--- decimal(38, 0): the sum stays below 2^90 * 2^35 < 10^38 (fewer than 2^35 matches a pair).
+-- order) and n their number, mean = u * sum(err / u) / n; each err / u (exact) is in [0, 1],
+-- and sum_exact adds them (below 2^90 * 2^35 < 10^38 at its scale: fewer than 2^35 matches a
+-- pair).
 -- A non-finite m (an estimate that sends a point to infinity) is the pair's value, as it is the
 -- mean's.
 -- Parameters: $runs integer[].
@@ -40,10 +40,9 @@ scales as (
     group by run_id, pair_no
 ),
 sums as (
-    -- sum(err / u) in fixed point; pairs with a finite m only (m * 0 = 0 is false for an
-    -- infinite or NaN m, whose cast to a decimal would fail)
-    select x.run_id, x.pair_no,
-           sum(cast(x.err / nullif(s.u, 0) * pow(2, 90) as decimal(38, 0))) as total
+    -- sum(err / u), exact; pairs with a finite m only (m * 0 = 0 is false for an infinite or
+    -- NaN m, whose cast to a decimal in sum_exact would fail)
+    select x.run_id, x.pair_no, sum_exact(x.err / nullif(s.u, 0)) as total
     from errors x
     join scales s on s.run_id = x.run_id and s.pair_no = x.pair_no
     where s.m * 0.0::double = 0.0::double
@@ -53,8 +52,7 @@ select e.run_id, e.pair_id as group_id,
        case when s.m is null then null
             when not (s.m * 0.0::double = 0.0::double) then s.m
             when s.m = 0 then 0.0::double
-            else cast(t.total as double) * pow(2, -90) * s.u
-                 / nullif(cast(s.n as double), 0) end as value
+            else t.total * s.u / nullif(cast(s.n as double), 0) end as value
 from estimates e
 left join scales s on s.run_id = e.run_id and s.pair_no = e.pair_no
 left join sums t on t.run_id = e.run_id and t.pair_no = e.pair_no

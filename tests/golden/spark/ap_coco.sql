@@ -108,57 +108,58 @@ WITH items AS (
       rows BETWEEN CURRENT ROW AND UNBOUNDED following
     ) AS env
   FROM curve AS c
-), grid_counts AS (
+), grid AS (
   SELECT
-    run_id,
-    list_id,
-    rn,
-    env,
-    rec,
-    LEAST(100, GREATEST(0, CAST(FLOOR(rec / CAST(0.01 AS DOUBLE)) AS BIGINT))) AS k0
-  FROM enveloped
+    *,
+    k0 * CAST(0.01 AS DOUBLE) AS t_at,
+    (
+      k0 + 1
+    ) * CAST(0.01 AS DOUBLE) AS t_above
+  FROM (
+    SELECT
+      run_id,
+      list_id,
+      rn,
+      env,
+      rec,
+      LEAST(100, GREATEST(0, CAST(FLOOR(rec / CAST(0.01 AS DOUBLE)) AS BIGINT))) AS k0
+    FROM enveloped
+  ) AS e
 ), served AS (
   SELECT
     run_id,
     list_id,
-    rn,
     env,
-    1 + CASE
-      WHEN k0 < 100
-      AND CASE
-        WHEN 'numpy' = 'matlab' AND 2 * (
-          k0 + 1
-        ) > 100
-        THEN CAST(1.0 AS DOUBLE) - (
-          100 - (
-            k0 + 1
-          )
-        ) * CAST(0.01 AS DOUBLE)
-        ELSE (
-          k0 + 1
-        ) * CAST(0.01 AS DOUBLE)
-      END <= rec
-      THEN k0 + 1
-      WHEN k0 > 0
-      AND CASE
-        WHEN 'numpy' = 'matlab' AND 2 * k0 > 100
-        THEN CAST(1.0 AS DOUBLE) - (
-          100 - k0
-        ) * CAST(0.01 AS DOUBLE)
-        ELSE k0 * CAST(0.01 AS DOUBLE)
-      END > rec
-      THEN k0 - 1
-      ELSE k0
-    END AS n_le
-  FROM grid_counts
-), contributions AS (
+    n_le,
+    LAG(n_le, 1, 0) OVER (PARTITION BY list_id ORDER BY rn NULLS LAST) AS n_before
+  FROM (
+    SELECT
+      run_id,
+      list_id,
+      rn,
+      env,
+      1 + CASE
+        WHEN k0 < 100 AND t_above <= rec
+        THEN k0 + 1
+        WHEN k0 > 0 AND t_at > rec
+        THEN k0 - 1
+        ELSE k0
+      END AS n_le
+    FROM grid
+  ) AS g
+), first_reached AS (
   SELECT
     run_id,
     list_id,
-    CAST(env * POWER(2, 90) AS DECIMAL(38, 0)) * (
-      n_le - LAG(n_le, 1, 0) OVER (PARTITION BY list_id ORDER BY rn NULLS LAST)
-    ) AS q
+    env,
+    EXPLODE(IF(n_before > (
+      n_le - 1
+    ), ARRAY(), SEQUENCE(n_before, (
+      n_le - 1
+    )))) AS k
   FROM served
+  WHERE
+    n_le > n_before
 ), per_list AS (
   SELECT
     l.run_id,
@@ -167,11 +168,14 @@ WITH items AS (
     CASE
       WHEN l.n_pos = 0
       THEN NULL
-      ELSE COALESCE(CAST(SUM(c.q) AS DOUBLE) * POWER(2, -90), CAST(0.0 AS DOUBLE)) / CAST(101 AS DOUBLE)
+      ELSE COALESCE(
+        CAST(SUM(CAST(f.env * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90),
+        CAST(0.0 AS DOUBLE)
+      ) / CAST(101 AS DOUBLE)
     END AS value
   FROM lists AS l
-  LEFT JOIN contributions AS c
-    ON c.run_id = l.run_id AND c.list_id = l.list_id
+  LEFT JOIN first_reached AS f
+    ON f.run_id = l.run_id AND f.list_id = l.list_id
   GROUP BY
     l.run_id,
     l.list_id,

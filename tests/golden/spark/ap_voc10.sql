@@ -3,9 +3,8 @@
 -- ap_voc10: PASCAL VOC 2010+ AP (devkit VOCap.m), the area under the precision envelope:
 --   AP = sum_i (R_i - R_{i-1}) * max_{j >= i} P_j, with R_0 = 0 (the sentinels (0, 0) and
 --   (1, 0) of VOCap add nothing). P = 0 -> NULL.
--- The sum is exact (docs/metrics.md, "Determinism"): each area, a double in [0, 1], is scaled by
--- 2^90 and rounded to an integer (exact for areas >= 2^-38), and the integers are added as
--- decimal(38, 0), the same bits in any order of the terms; the sum is at most 2^90 < 10^38.
+-- The areas, doubles in [0, 1] adding up to at most 1, are added by sum_exact: the same bits
+-- in any order (docs/metrics.md, "Determinism").
 -- Parameters: $runs integer[], $task varchar, $ties varchar.
 -- Output: run_id, group_id, value (one row per list).
 WITH items AS (
@@ -115,15 +114,15 @@ WITH items AS (
   SELECT
     run_id,
     list_id,
-    CAST((
+    (
       rec - LAG(rec, 1, CAST(0.0 AS DOUBLE)) OVER (PARTITION BY list_id ORDER BY rn NULLS LAST)
-    ) * env * POWER(2, 90) AS DECIMAL(38, 0)) AS a
+    ) * env AS a
   FROM enveloped
 ), per_list AS (
   SELECT
     run_id,
     list_id,
-    SUM(a) AS s
+    CAST(SUM(CAST(a * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS s
   FROM areas
   GROUP BY
     run_id,
@@ -132,11 +131,7 @@ WITH items AS (
 SELECT
   l.run_id,
   l.group_id,
-  CASE
-    WHEN l.n_pos = 0
-    THEN NULL
-    ELSE COALESCE(CAST(p.s AS DOUBLE) * POWER(2, -90), CAST(0.0 AS DOUBLE))
-  END AS value
+  CASE WHEN l.n_pos = 0 THEN NULL ELSE COALESCE(p.s, CAST(0.0 AS DOUBLE)) END AS value
 FROM lists AS l
 LEFT JOIN per_list AS p
   ON p.run_id = l.run_id AND p.list_id = l.list_id

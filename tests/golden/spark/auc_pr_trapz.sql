@@ -9,9 +9,8 @@
 -- HPatches use max(tp, 1e-10) / max(tp + fp, 1e-10), a difference of at most 5e-11). The
 -- curve stops at the last retrieved item: positives not retrieved add no area.
 -- P = 0 -> NULL; P > 0 and nothing retrieved -> 0.
--- The sum is exact (docs/metrics.md, "Determinism"), as in ap_voc10: each trapezoid, a double
--- in [0, 1], is scaled by 2^90 and rounded to an integer, and the integers are added as
--- decimal(38, 0), the same bits in any order of the terms; the sum is at most 2^90 < 10^38.
+-- The trapezoids, doubles in [0, 1] adding up to at most 1, are added by sum_exact: the same
+-- bits in any order (docs/metrics.md, "Determinism").
 -- Parameters: $runs integer[], $task varchar, $ties varchar.
 -- Output: run_id, group_id, value (one row per list).
 WITH items AS (
@@ -112,17 +111,17 @@ WITH items AS (
   SELECT
     run_id,
     list_id,
-    CAST((
+    (
       rec - LAG(rec, 1, CAST(0.0 AS DOUBLE)) OVER (PARTITION BY list_id ORDER BY rn NULLS LAST)
     ) * (
       prec + LAG(prec, 1, CAST(1.0 AS DOUBLE)) OVER (PARTITION BY list_id ORDER BY rn NULLS LAST)
-    ) * CAST(0.5 AS DOUBLE) * POWER(2, 90) AS DECIMAL(38, 0)) AS a
+    ) * CAST(0.5 AS DOUBLE) AS a
   FROM curve
 ), per_list AS (
   SELECT
     run_id,
     list_id,
-    SUM(a) AS s
+    CAST(SUM(CAST(a * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS s
   FROM trapezoids
   GROUP BY
     run_id,
@@ -131,11 +130,7 @@ WITH items AS (
 SELECT
   l.run_id,
   l.group_id,
-  CASE
-    WHEN l.n_pos = 0
-    THEN NULL
-    ELSE COALESCE(CAST(p.s AS DOUBLE) * POWER(2, -90), CAST(0.0 AS DOUBLE))
-  END AS value
+  CASE WHEN l.n_pos = 0 THEN NULL ELSE COALESCE(p.s, CAST(0.0 AS DOUBLE)) END AS value
 FROM lists AS l
 LEFT JOIN per_list AS p
   ON p.run_id = l.run_id AND p.list_id = l.list_id

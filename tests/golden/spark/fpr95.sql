@@ -100,25 +100,17 @@ WITH items AS (
   FROM points AS p
   JOIN lists AS l
     ON l.list_id = p.list_id
-), reached AS (
+), at_95 AS (
   SELECT
     run_id,
     list_id,
-    MIN(rn) AS rn
+    MIN(fp) AS fp
   FROM curve
   WHERE
     rec >= CAST(0.95 AS DOUBLE)
   GROUP BY
     run_id,
     list_id
-), at_95 AS (
-  SELECT
-    c.run_id,
-    c.list_id,
-    c.fp
-  FROM curve AS c
-  JOIN reached AS r
-    ON r.run_id = c.run_id AND r.list_id = c.list_id AND r.rn = c.rn
 )
 SELECT
   l.run_id,

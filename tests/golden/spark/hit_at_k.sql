@@ -187,7 +187,9 @@ WITH cutoff AS (
     list_id,
     EXP(
       CAST(SUM(
-        CAST(LN(CAST(n - r - i AS DOUBLE) / NULLIF(CAST(n - i AS DOUBLE), 0)) * POWER(2, 80) AS DECIMAL(38, 0))
+        CAST((
+          LN(CAST(n - r - i AS DOUBLE) / NULLIF(CAST(n - i AS DOUBLE), 0))
+        ) * POWER(2, 80) AS DECIMAL(38, 0))
       ) AS DOUBLE) * POWER(2, -80)
     ) AS p
   FROM misses

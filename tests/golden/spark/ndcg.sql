@@ -141,8 +141,10 @@ WITH cutoff AS (
     run_id,
     list_id,
     CAST(SUM(
-      CAST(g * (
-        d_k / NULLIF(CAST(n AS DOUBLE), 0)
+      CAST((
+        g * (
+          d_k / NULLIF(CAST(n AS DOUBLE), 0)
+        )
       ) * POWER(2, 90) AS DECIMAL(38, 0))
     ) AS DOUBLE) * POWER(2, -90) AS dcg
   FROM tie_groups
@@ -210,11 +212,13 @@ WITH cutoff AS (
     i.run_id,
     i.list_id,
     CAST(SUM(
-      CAST(CASE
-        WHEN i.pos <= c.k
-        THEN i.gain / NULLIF(LOG(2, i.pos + CAST(1.0 AS DOUBLE)), 0)
-        ELSE CAST(0.0 AS DOUBLE)
-      END * POWER(2, 90) AS DECIMAL(38, 0))
+      CAST((
+        CASE
+          WHEN i.pos <= c.k
+          THEN i.gain / NULLIF(LOG(2, i.pos + CAST(1.0 AS DOUBLE)), 0)
+          ELSE CAST(0.0 AS DOUBLE)
+        END
+      ) * POWER(2, 90) AS DECIMAL(38, 0))
     ) AS DOUBLE) * POWER(2, -90) AS ideal
   FROM ideal_order AS i
   CROSS JOIN cutoff AS c

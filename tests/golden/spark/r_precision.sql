@@ -108,7 +108,7 @@ WITH items AS (
       n_pos - (
         tp + fp - d_tp - d_fp
       )
-    ) * d_tp AS DOUBLE) / NULLIF(CAST(d_tp + d_fp AS DOUBLE), 0) AS tp_r
+    ) * d_tp AS DOUBLE) / NULLIF(CAST(d_tp + d_fp AS DOUBLE), 0) AS tp_k
   FROM curve
   WHERE
     tp + fp - d_tp - d_fp < n_pos AND n_pos <= tp + fp
@@ -121,17 +121,21 @@ WITH items AS (
   GROUP BY
     run_id,
     list_id
+), at_k AS (
+  SELECT
+    l.run_id,
+    l.list_id,
+    l.group_id,
+    l.n_pos,
+    COALESCE(c.tp_k, CAST(t.tp_all AS DOUBLE), CAST(0.0 AS DOUBLE)) AS tp_k
+  FROM lists AS l
+  LEFT JOIN cut AS c
+    ON c.run_id = l.run_id AND c.list_id = l.list_id
+  LEFT JOIN totals AS t
+    ON t.run_id = l.run_id AND t.list_id = l.list_id
 )
 SELECT
-  l.run_id,
-  l.group_id,
-  CASE
-    WHEN l.n_pos = 0
-    THEN NULL
-    ELSE COALESCE(c.tp_r, CAST(t.tp_all AS DOUBLE), CAST(0.0 AS DOUBLE)) / NULLIF(CAST(l.n_pos AS DOUBLE), 0)
-  END AS value
-FROM lists AS l
-LEFT JOIN cut AS c
-  ON c.run_id = l.run_id AND c.list_id = l.list_id
-LEFT JOIN totals AS t
-  ON t.run_id = l.run_id AND t.list_id = l.list_id
+  run_id,
+  group_id,
+  CASE WHEN n_pos = 0 THEN NULL ELSE tp_k / NULLIF(CAST(n_pos AS DOUBLE), 0) END AS value
+FROM at_k

@@ -207,7 +207,11 @@ WITH cutoff AS (
   SELECT
     run_id,
     list_id,
-    CAST(SUM(CAST(p / NULLIF(CAST(a + j - 1 AS DOUBLE), 0) * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS rr
+    CAST(SUM(
+      CAST((
+        p / NULLIF(CAST(a + j - 1 AS DOUBLE), 0)
+      ) * POWER(2, 90) AS DECIMAL(38, 0))
+    ) AS DOUBLE) * POWER(2, -90) AS rr
   FROM chances
   GROUP BY
     run_id,

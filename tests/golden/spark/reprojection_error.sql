@@ -7,9 +7,9 @@
 -- estimation failed or the pair has no match.
 -- The sum is exact, the same bits in any order of the matches (docs/metrics.md, "Determinism"):
 -- with u the power of two at or above the pair's largest error m (a max does not depend on the
--- order) and n their number, mean = u * sum(err / u) / n; each err / u (exact) in [0, 1] is
--- scaled by 2^90, rounded to an integer (exact for err / u >= 2^-38) and added as
--- decimal(38, 0): the sum stays below 2^90 * 2^35 < 10^38 (fewer than 2^35 matches a pair).
+-- order) and n their number, mean = u * sum(err / u) / n; each err / u (exact) is in [0, 1],
+-- and sum_exact adds them (below 2^90 * 2^35 < 10^38 at its scale: fewer than 2^35 matches a
+-- pair).
 -- A non-finite m (an estimate that sends a point to infinity) is the pair's value, as it is the
 -- mean's.
 -- Parameters: $runs integer[].
@@ -77,7 +77,9 @@ WITH estimates AS (
   SELECT
     x.run_id,
     x.pair_no,
-    SUM(CAST(x.err / NULLIF(s.u, 0) * POWER(2, 90) AS DECIMAL(38, 0))) AS total
+    CAST(SUM(CAST((
+      x.err / NULLIF(s.u, 0)
+    ) * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS total
   FROM errors AS x
   JOIN scales AS s
     ON s.run_id = x.run_id AND s.pair_no = x.pair_no
@@ -99,7 +101,7 @@ SELECT
     THEN s.m
     WHEN s.m = 0
     THEN CAST(0.0 AS DOUBLE)
-    ELSE CAST(t.total AS DOUBLE) * POWER(2, -90) * s.u / NULLIF(CAST(s.n AS DOUBLE), 0)
+    ELSE t.total * s.u / NULLIF(CAST(s.n AS DOUBLE), 0)
   END AS value
 FROM estimates AS e
 LEFT JOIN scales AS s
