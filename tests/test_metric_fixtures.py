@@ -258,8 +258,9 @@ def through_sql(
     """The per-list values ``evaluate`` stores (a curve: its SQL's rows), and the means."""
     name, run_id = run
     if metric.kind == "curve":
+        query = metric.query_for(params.ties)  # the file of the tie policy's strategy
         frame = queries.fetch(
-            store.con, metric.query, metric.sql_params([run_id], TASK[metric.source], params)
+            store.con, query, metric.sql_params([run_id], TASK[metric.source], params)
         )
         assert metric.x_column is not None
         columns = (frame["group_id"], frame[metric.x_column], frame[metric.value_column])
