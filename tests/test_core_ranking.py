@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import auc, average_precision_score, precision_recall_curve, roc_auc_score
 
-from evalstore.core import ranking
+from evalstore.core import point_metrics, ranking
 from evalstore.core.ranking import (
     COCO_RECALL_THRESHOLDS,
     VOC07_RECALL_THRESHOLDS,
@@ -559,7 +559,10 @@ def test_auc_pr_trapz_grouped_equals_sklearn_auc_of_pr_curve(seed):
 
 # ----------------------------------------------------------------------------- edge cases
 
-METRIC_NAMES = tuple(ranking.METRICS)
+#: every ranking metric of the core: the names of evalstore.core.point_metrics' functions
+METRIC_NAMES = tuple(
+    n.removesuffix("_of_points") for n in point_metrics.__all__ if n.endswith("_of_points")
+)
 
 
 @pytest.mark.parametrize("metric", METRIC_NAMES)
@@ -609,7 +612,7 @@ def test_empty_list_with_override(metric, expected):
         (lambda: recall_at_k([1.0], [1], True), "k must"),
         (lambda: per_list("auc", [0], [1.0], [1]), "unknown ranking metric"),
         (lambda: per_list("precision_at_k", [0], [1.0], [1]), "k must"),
-        (lambda: per_list("ap", [0], [1.0], [1], k=3), "k applies"),
+        (lambda: per_list("ap", [0], [1.0], [1], k=0), "k must"),
         (lambda: per_list("ap", [0.5], [1.0], [1]), "group"),
         (lambda: per_list("ap", [0, 1], [1.0, 2.0], [1, 1], n_positives=[1]), "n_positives"),
         (lambda: per_list("ap", [0, 0], [1.0, 2.0], [1, 1], order=[0]), "order"),

@@ -24,37 +24,26 @@ Conventions shared by every function:
 The single-list functions (:func:`ap`, ...) are thin wrappers over the vectorised multi-list code
 (:func:`ranking_points`, :func:`per_list`), so there is one implementation. The points, their
 validation and sorting live in :mod:`evalstore.core.points`, the per-list helpers in
-:mod:`evalstore.core.segments`; this module holds the metrics.
+:mod:`evalstore.core.segments`, each metric as a function of the points of every list in
+:mod:`evalstore.core.point_metrics`; this module holds the metrics' definitions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from numbers import Integral
-
 import numpy as np
 import numpy.typing as npt
 
+from evalstore.core.point_metrics import PointsMetric, check_k, of_points
 from evalstore.core.points import TIES, Points, one_list, ranking_points
 from evalstore.core.segments import (
     COCO_RECALL_THRESHOLDS,
     VOC07_DEVKIT_THRESHOLDS,
     VOC07_RECALL_THRESHOLDS,
-    envelope,
-    first_at_recall,
-    interpolated,
     mean_over_lists,
-    nan_without_positives,
-    previous,
-    roc_area,
-    segment_sum,
-    tp_at_k,
 )
-from evalstore.errors import InvalidInput
 
 __all__ = [
     "COCO_RECALL_THRESHOLDS",
-    "METRICS",
     "TIES",
     "VOC07_DEVKIT_THRESHOLDS",
     "VOC07_RECALL_THRESHOLDS",
@@ -76,93 +65,12 @@ __all__ = [
     "roc_auc_trapz",
 ]
 
-_FPR_RECALL = np.array([0.95])
-
 ArrayLike = npt.ArrayLike
 FloatArray = npt.NDArray[np.float64]
 
 
-# ----------------------------------------------------------------------------- metrics on points
-
-
-def _check_k(k: object) -> int:
-    if not isinstance(k, Integral) or isinstance(k, bool) or k < 1:
-        raise InvalidInput(f"k must be an integer >= 1, got {k!r}")
-    return int(k)
-
-
-def _ap(pts: Points, k: int | None) -> FloatArray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = (pts.tp - previous(pts.tp, pts)) / pts.n_positives[pts.list_index] * pts.precision
-    return nan_without_positives(segment_sum(terms, pts), pts)
-
-
-def _ap_voc07(pts: Points, k: int | None) -> FloatArray:
-    q = interpolated(pts, VOC07_DEVKIT_THRESHOLDS)
-    return nan_without_positives(q.sum(axis=1) / 11, pts)
-
-
-def _ap_voc07_numpy(pts: Points, k: int | None) -> FloatArray:
-    q = interpolated(pts, VOC07_RECALL_THRESHOLDS)
-    return nan_without_positives(q.sum(axis=1) / 11, pts)
-
-
-def _ap_voc10(pts: Points, k: int | None) -> FloatArray:
-    terms = (pts.recall - previous(pts.recall, pts)) * envelope(pts)
-    return nan_without_positives(segment_sum(terms, pts), pts)
-
-
-def _ap_coco(pts: Points, k: int | None) -> FloatArray:
-    q = interpolated(pts, COCO_RECALL_THRESHOLDS)
-    return nan_without_positives(q.sum(axis=1) / 101, pts)
-
-
-def _auc_pr_trapz(pts: Points, k: int | None) -> FloatArray:
-    first = np.zeros(pts.tp.size, dtype=bool)
-    first[pts.start[pts.count > 0]] = True
-    p_before = np.where(first, 1.0, previous(pts.precision, pts))  # leading point (0, 1)
-    terms = (pts.recall - previous(pts.recall, pts)) * (pts.precision + p_before) * 0.5
-    return nan_without_positives(segment_sum(terms, pts), pts)
-
-
-def _precision_at_k(pts: Points, k: int | None) -> FloatArray:
-    return nan_without_positives(tp_at_k(pts, _check_k(k)) / _check_k(k), pts)
-
-
-def _recall_at_k(pts: Points, k: int | None) -> FloatArray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return nan_without_positives(tp_at_k(pts, _check_k(k)) / pts.n_positives, pts)
-
-
-def _fpr95(pts: Points, k: int | None) -> FloatArray:
-    idx, found = first_at_recall(pts, _FPR_RECALL)
-    idx, found = idx[:, 0], found[:, 0]
-    fp = pts.fp[np.minimum(idx, pts.fp.size - 1)] if pts.fp.size else np.zeros(idx.size, np.int64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        values = np.where(found, fp / pts.n_negatives, 1.0)
-    values[pts.n_negatives == 0] = np.nan
-    return nan_without_positives(values, pts)
-
-
-#: metric name -> function of (Points, k) giving one value per list.
-METRICS: dict[str, Callable[[Points, int | None], FloatArray]] = {
-    "ap": _ap,
-    "ap_voc07": _ap_voc07,
-    "ap_voc07_numpy": _ap_voc07_numpy,
-    "ap_voc10": _ap_voc10,
-    "ap_coco": _ap_coco,
-    "precision_at_k": _precision_at_k,
-    "recall_at_k": _recall_at_k,
-    "fpr95": _fpr95,
-    "auc_pr_trapz": _auc_pr_trapz,
-    "roc_auc": lambda pts, k: roc_area(pts, closed=True),
-    "roc_auc_trapz": lambda pts, k: roc_area(pts, closed=False),
-}
-_WITH_K = ("precision_at_k", "recall_at_k")
-
-
 def per_list(
-    metric: str,
+    metric: str | PointsMetric,
     group: ArrayLike,
     scores: ArrayLike,
     labels: ArrayLike,
@@ -175,10 +83,11 @@ def per_list(
     """One metric for every list at once, vectorised (no Python loop per list).
 
     Args:
-        metric: a key of :data:`METRICS` (``ap``, ``ap_voc07``, ``ap_voc10``, ``ap_coco``,
-            ``precision_at_k``, ``recall_at_k``, ``fpr95``, ``auc_pr_trapz``, ``roc_auc``).
+        metric: a function of :mod:`evalstore.core.point_metrics`, or its metric's name
+            (``ap`` for ``ap_of_points``, ``ap_voc07``, ``ap_voc10``, ``ap_coco``,
+            ``precision_at_k``, ``recall_at_k``, ``fpr95``, ``auc_pr_trapz``, ``roc_auc``...).
         group, scores, labels, n_positives, ties, order: as in :func:`ranking_points`.
-        k: the cut-off, required by ``precision_at_k``/``recall_at_k`` and refused by the others.
+        k: the cut-off, required by ``precision_at_k``/``recall_at_k``, ignored by the others.
 
     Returns:
         (groups, values): the sorted distinct group codes and the metric of each (NaN if P == 0).
@@ -186,16 +95,11 @@ def per_list(
     Raises:
         InvalidInput: unknown metric, bad k, and everything :func:`ranking_points` refuses.
     """
-    if metric not in METRICS:
-        raise InvalidInput(
-            f"unknown ranking metric {metric!r}; expected one of {', '.join(METRICS)}"
-        )
-    if metric in _WITH_K:
-        _check_k(k)
-    elif k is not None:
-        raise InvalidInput(f"k applies to precision_at_k and recall_at_k only, not {metric}")
+    fn = of_points(metric)
+    if k is not None:
+        check_k(k)  # before the lists: a bad k is named first
     pts = ranking_points(group, scores, labels, n_positives=n_positives, ties=ties, order=order)
-    return pts.groups, METRICS[metric](pts, k)
+    return pts.groups, fn(pts, k)
 
 
 def _single(
@@ -206,9 +110,9 @@ def _single(
     ties: str,
     k: int | None = None,
 ) -> float:
-    if metric in _WITH_K:
-        _check_k(k)
-    return float(METRICS[metric](one_list(scores, labels, n_positives, ties), k)[0])
+    if k is not None:
+        check_k(k)  # before the list: a bad k is named first
+    return float(of_points(metric)(one_list(scores, labels, n_positives, ties), k)[0])
 
 
 # ----------------------------------------------------------------------------- single list

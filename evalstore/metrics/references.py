@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from evalstore.core import graded, matching, ranking
+from evalstore.core import graded, matching, point_metrics, ranking
 from evalstore.core.points import docid_order
 from evalstore.errors import InvalidInput
 
@@ -216,39 +216,39 @@ def _ranking_args(lists: RankedLists, ties: str) -> tuple[np.ndarray, dict[str, 
     return ids, {**kwargs, "n_positives": n_positives}
 
 
-def per_list_reference(name: str) -> Reference:
-    """The reference of the ranking metric ``name``: :func:`evalstore.core.ranking.per_list`.
-    Recall at 1 of q1, whose ``P`` is overridden to 2; q2 has no positive:
+def per_list_reference(points: point_metrics.PointsMetric, *, takes_k: bool = False) -> Reference:
+    """A ranking metric's reference: ``points`` over every list (``ranking.per_list``), with
+    ``k`` if it ``takes_k``. Recall at 1 of q1, whose ``P`` is overridden to 2; q2 has none:
 
     >>> lists = RankedLists(np.array(["q1", "q1", "q2"]), np.array([0.9, 0.1, 0.5]),
     ...     np.array([1, -1, -1]), lists=np.array(["q1"]), n_positives=np.array([2]))
-    >>> per_list_reference("recall_at_k")(lists, Params(k=1)).value.tolist()  # 1 / 2; P = 0
+    >>> recall = per_list_reference(point_metrics.recall_at_k_of_points, takes_k=True)
+    >>> recall(lists, Params(k=1)).value.tolist()  # 1 / 2; P = 0
     [0.5, nan]
     """
-    takes_k = name in ("precision_at_k", "recall_at_k")
+    name = points.__name__.removesuffix("_of_points")
 
     def reference(inputs: Inputs, params: Params) -> Result:
         ids, kwargs = _ranking_args(_expect(inputs, "scores", name), params.ties)
         k = params.k if takes_k else None
-        _, values = ranking.per_list(name, ties=params.ties, k=k, **kwargs)
+        _, values = ranking.per_list(points, ties=params.ties, k=k, **kwargs)
         return Result(ids, values)
 
     reference.__name__ = reference.__qualname__ = f"{name}_reference"
     reference.__doc__ = (
         f"``{name}`` of every list: :func:`evalstore.core.ranking.per_list` over "
-        f":class:`RankedLists`.\n\n{getattr(ranking, name).__doc__}"
+        f":class:`RankedLists`.\n\n{getattr(ranking, name, points).__doc__}"
     )
     return reference
 
 
-def graded_reference(name: str) -> Reference:
+def graded_reference(name: str, *, takes_k: bool = False) -> Reference:
     """The reference of the graded metric ``name``: :func:`evalstore.core.graded.per_list_graded`.
 
     >>> lists = RankedLists(np.zeros(3), np.array([3.0, 2.0, 1.0]), np.array([-1, 1, 1]))
     >>> graded_reference("recip_rank")(lists, Params()).value.tolist()  # first positive at 2
     [0.5]
     """
-    takes_k = name in graded.WITH_K
 
     def reference(inputs: Inputs, params: Params) -> Result:
         lists = _expect(inputs, "scores", name)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalstore.core import point_metrics
 from evalstore.core.points import TIES
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
@@ -189,6 +190,9 @@ class Metric:
 
 
 _ALL = ("verification", "matching", "retrieval", "classification")
+_KP = ("keypoints",)
+_OUT = ("outcomes",)
+_K = ("k",)  # the parameters of a metric with a cut-off
 
 
 def _per_rank(stem: str) -> dict[str, str]:
@@ -196,48 +200,48 @@ def _per_rank(stem: str) -> dict[str, str]:
     return {ties: stem for ties in TIES if ties != "grouped"}
 
 
-_KP = ("keypoints",)
-_OUT = ("outcomes",)
+def _ranked(
+    name: str,
+    points: point_metrics.PointsMetric,
+    mean_name: str,
+    params: tuple[str, ...] = (),
+    *,
+    higher: bool = True,
+    by_ties: Mapping[str, str] | None = None,
+) -> Metric:
+    """A metric of ranked lists whose NumPy twin is ``points`` (its function in
+    :mod:`evalstore.core.point_metrics`) over every list."""
+    reference = per_list_reference(points, takes_k="k" in params)
+    return Metric(name, reference, _ALL, higher, mean_name, params, by_ties=by_ties or {})
+
+
+def _graded(name: str, mean_name: str, params: tuple[str, ...] = ()) -> Metric:
+    """A graded or first-hit metric of ranked lists (:mod:`evalstore.core.graded`)."""
+    reference = graded_reference(name, takes_k="k" in params)
+    return Metric(name, reference, _ALL, True, mean_name, params)
+
 
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in [
-        Metric("ap", per_list_reference("ap"), _ALL, True, "map", by_ties=_per_rank("ap_ranked")),
-        Metric("ap_voc07", per_list_reference("ap_voc07"), _ALL, True, "map_voc07"),
-        Metric(
-            "ap_voc07_numpy", per_list_reference("ap_voc07_numpy"), _ALL, True, "map_voc07_numpy"
-        ),
-        Metric("ap_voc10", per_list_reference("ap_voc10"), _ALL, True, "map_voc10"),
-        Metric("ap_coco", per_list_reference("ap_coco"), _ALL, True, "map_coco"),
-        Metric(
-            "precision_at_k",
-            per_list_reference("precision_at_k"),
-            _ALL,
-            True,
-            "precision_at_k",
-            ("k",),
-        ),
-        Metric("recall_at_k", per_list_reference("recall_at_k"), _ALL, True, "recall_at_k", ("k",)),
-        Metric("fpr95", per_list_reference("fpr95"), _ALL, False, "fpr95"),
-        Metric("auc_pr_trapz", per_list_reference("auc_pr_trapz"), _ALL, True, "mean_auc_pr_trapz"),
-        Metric("roc_auc", per_list_reference("roc_auc"), _ALL, True, "mean_roc_auc"),
-        Metric(
-            "roc_auc_trapz", per_list_reference("roc_auc_trapz"), _ALL, True, "mean_roc_auc_trapz"
-        ),
-        Metric("ndcg", graded_reference("ndcg"), _ALL, True, "ndcg"),
-        Metric("ndcg_at_k", graded_reference("ndcg_at_k"), _ALL, True, "ndcg_at_k", ("k",)),
-        Metric("ndcg_exp", graded_reference("ndcg_exp"), _ALL, True, "ndcg_exp"),
-        Metric(
-            "ndcg_exp_at_k",
-            graded_reference("ndcg_exp_at_k"),
-            _ALL,
-            True,
-            "ndcg_exp_at_k",
-            ("k",),
-        ),
-        Metric("recip_rank", graded_reference("recip_rank"), _ALL, True, "mrr"),
-        Metric("r_precision", graded_reference("r_precision"), _ALL, True, "r_precision"),
-        Metric("hit_at_k", graded_reference("hit_at_k"), _ALL, True, "hit_at_k", ("k",)),
+        _ranked("ap", point_metrics.ap_of_points, "map", by_ties=_per_rank("ap_ranked")),
+        _ranked("ap_voc07", point_metrics.ap_voc07_of_points, "map_voc07"),
+        _ranked("ap_voc07_numpy", point_metrics.ap_voc07_numpy_of_points, "map_voc07_numpy"),
+        _ranked("ap_voc10", point_metrics.ap_voc10_of_points, "map_voc10"),
+        _ranked("ap_coco", point_metrics.ap_coco_of_points, "map_coco"),
+        _ranked("precision_at_k", point_metrics.precision_at_k_of_points, "precision_at_k", _K),
+        _ranked("recall_at_k", point_metrics.recall_at_k_of_points, "recall_at_k", _K),
+        _ranked("fpr95", point_metrics.fpr95_of_points, "fpr95", higher=False),
+        _ranked("auc_pr_trapz", point_metrics.auc_pr_trapz_of_points, "mean_auc_pr_trapz"),
+        _ranked("roc_auc", point_metrics.roc_auc_of_points, "mean_roc_auc"),
+        _ranked("roc_auc_trapz", point_metrics.roc_auc_trapz_of_points, "mean_roc_auc_trapz"),
+        _graded("ndcg", "ndcg"),
+        _graded("ndcg_at_k", "ndcg_at_k", _K),
+        _graded("ndcg_exp", "ndcg_exp"),
+        _graded("ndcg_exp_at_k", "ndcg_exp_at_k", _K),
+        _graded("recip_rank", "mrr"),
+        _graded("r_precision", "r_precision"),
+        _graded("hit_at_k", "hit_at_k", _K),
         Metric(
             "pr_curve",
             pr_curve_reference,
