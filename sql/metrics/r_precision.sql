@@ -7,7 +7,7 @@
 with
 -- @include lib/ranking_points.sql
 ,
--- @include lib/tp_at_k.sql k=n_pos
+-- @include lib/tp_at_k.sql k=l.n_pos
 select run_id, group_id,
        case when n_pos = 0 then null else tp_k / nullif(cast(n_pos as double), 0) end as value
 from at_k

@@ -98,39 +98,34 @@ WITH items AS (
   FROM points AS p
   JOIN lists AS l
     ON l.list_id = p.list_id
-), cut AS (
-  SELECT
-    run_id,
-    list_id,
-    CAST(tp - d_tp AS DOUBLE) + CAST((
-      :k - (
-        tp + fp - d_tp - d_fp
-      )
-    ) * d_tp AS DOUBLE) / NULLIF(CAST(d_tp + d_fp AS DOUBLE), 0) AS tp_k
-  FROM curve
-  WHERE
-    tp + fp - d_tp - d_fp < :k AND :k <= tp + fp
-), totals AS (
-  SELECT
-    run_id,
-    list_id,
-    MAX(tp) AS tp_all
-  FROM curve
-  GROUP BY
-    run_id,
-    list_id
 ), at_k AS (
   SELECT
     l.run_id,
     l.list_id,
     l.group_id,
     l.n_pos,
-    COALESCE(c.tp_k, CAST(t.tp_all AS DOUBLE), CAST(0.0 AS DOUBLE)) AS tp_k
+    COALESCE(
+      MAX(
+        CASE
+          WHEN c.tp + c.fp - c.d_tp - c.d_fp < :k AND :k <= c.tp + c.fp
+          THEN CAST(c.tp - c.d_tp AS DOUBLE) + CAST((
+            :k - (
+              c.tp + c.fp - c.d_tp - c.d_fp
+            )
+          ) * c.d_tp AS DOUBLE) / NULLIF(CAST(c.d_tp + c.d_fp AS DOUBLE), 0)
+        END
+      ),
+      CAST(MAX(c.tp) AS DOUBLE),
+      CAST(0.0 AS DOUBLE)
+    ) AS tp_k
   FROM lists AS l
-  LEFT JOIN cut AS c
-    ON c.run_id = l.run_id AND c.list_id = l.list_id
-  LEFT JOIN totals AS t
-    ON t.run_id = l.run_id AND t.list_id = l.list_id
+  LEFT JOIN curve AS c
+    ON c.list_id = l.list_id
+  GROUP BY
+    l.run_id,
+    l.list_id,
+    l.group_id,
+    l.n_pos
 )
 SELECT
   run_id,
