@@ -1,7 +1,8 @@
 -- GENERATED from sql/metrics/ap_ranked.sql by sqlglot (duckdb -> spark); do not
 -- edit. Regenerate: python tools/write_spark_golden.py --write-golden
--- ap under the tie policies that rank one item at a time (`optimistic`, `pessimistic`,
--- `input`, `docid`; the registry chooses this file for them, ap.sql for `grouped`):
+-- ap_ranked: ap under the tie policies that rank one item at a time (`optimistic`,
+-- `pessimistic`, `input`, `docid`; the registry chooses this file for them, ap.sql for
+-- `grouped`):
 --   AP = (1/P) * sum over the retrieved positives of j / i   (VLFeat vl_pr info.ap),
 -- the positive at rank i in the policy's order being the j-th positive there. P = 0 -> NULL.
 -- A list without tied scores (list_stats.n_scores = n_ret) is ranked alike by every policy:
