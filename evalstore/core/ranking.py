@@ -94,6 +94,9 @@ def per_list(
 
     Raises:
         InvalidInput: unknown metric, bad k, and everything :func:`ranking_points` refuses.
+
+    >>> per_list("ap", [0, 0, 1, 1], [2, 1, 2, 1], [1, -1, -1, 1])[1].tolist()  # 1/1; (1/2) / 1
+    [1.0, 0.5]
     """
     fn = of_points(metric)
     if k is not None:
@@ -125,14 +128,18 @@ def ap(
 
     Per rank this is ``(1/P) * sum of P_i over the retrieved positives`` (VLFeat ``vl_pr``
     info.ap, as in the HPatches paper, with ``ties="input"``); with ``grouped`` ties it is
-    scikit-learn's ``average_precision_score`` on +1/-1 labels. Example, ``ties="input"``:
-    scores [3, 2, 1], labels [+1, -1, +1] -> (1/2) * (1 + 2/3) = 0.8333...
+    scikit-learn's ``average_precision_score`` on +1/-1 labels.
 
     Edge cases: P == 0 (no positives, empty, all ignored) -> NaN; P > 0 but nothing retrieved
     -> 0.0; positives not retrieved (-inf) or counted only by ``n_positives`` add 0.
 
     Raises:
         InvalidInput: NaN/+inf score, bad label, unknown ties, n_positives below the +1 count.
+
+    >>> ap([3, 2, 1], [1, -1, 1], ties="input")  # (1/2) * (1 + 2/3)
+    0.8333333333333333
+    >>> ap([2, 1, 1], [-1, 1, 1])  # grouped: the tie enters at once, (2/2) * (2/3)
+    0.6666666666666666
     """
     return _single("ap", scores, labels, n_positives, ties)
 
@@ -149,6 +156,11 @@ def ap_voc07(
     envelope ``max_{j >= i} P_j`` at the first i with ``R_i >= t``.
 
     Edge cases: P == 0 -> NaN; nothing retrieved -> 0.0.
+
+    Three of five positives found, at precision 1: R = 3/5 reaches t = 0, 0.1, ..., 0.6:
+
+    >>> ap_voc07([3, 2, 1, -np.inf, -np.inf], [1, 1, 1, 1, 1])  # 7 / 11
+    0.6363636363636364
     """
     return _single("ap_voc07", scores, labels, n_positives, ties)
 
@@ -158,7 +170,12 @@ def ap_voc07_numpy(
 ) -> float:
     """:func:`ap_voc07` over py-faster-rcnn's grid ``np.arange(0.0, 1.1, 0.1)`` (``voc_ap(...,
     use_07_metric=True)``, :data:`VOC07_RECALL_THRESHOLDS`), whose 0.6000000000000001 and
-    0.7000000000000001 a recall of exactly 0.6 or 0.7 does not reach."""
+    0.7000000000000001 a recall of exactly 0.6 or 0.7 does not reach. The list of
+    :func:`ap_voc07`'s example reaches t = 0, 0.1, ..., 0.5 only:
+
+    >>> ap_voc07_numpy([3, 2, 1, -np.inf, -np.inf], [1, 1, 1, 1, 1])  # 6 / 11 (ap_voc07: 7 / 11)
+    0.5454545454545454
+    """
     return _single("ap_voc07_numpy", scores, labels, n_positives, ties)
 
 
@@ -170,6 +187,11 @@ def ap_voc10(
     ``sum_i (R_i - R_{i-1}) * max_{j >= i} P_j`` with ``R_0 = 0``: the devkit's sentinels
     (0, 0) and (1, 0) add nothing. Recall differences are float differences of the R_i, as in
     the devkit. Edge cases: P == 0 -> NaN; nothing retrieved -> 0.0.
+
+    Points (1/2, 1/2) and (1, 2/3): the envelope lifts the first to 2/3 (AP: (1/2 + 2/3) / 2):
+
+    >>> ap_voc10([3, 2, 1], [-1, 1, 1])  # (1/2) * (2/3) + (1/2) * (2/3)
+    0.6666666666666666
     """
     return _single("ap_voc10", scores, labels, n_positives, ties)
 
@@ -184,6 +206,11 @@ def ap_coco(
     ``np.searchsorted(R, t, side="left")``). Unlike pycocotools, precision is ``TP / (TP + FP)``
     without its ``+ np.spacing(1)`` (a relative change of ~1e-16), so that every metric uses the
     same points. Edge cases: P == 0 -> NaN; nothing retrieved -> 0.0.
+
+    One of two positives found first: R = 1/2 at precision 1 reaches t = 0, 0.01, ..., 0.5:
+
+    >>> ap_coco([2, 1, -np.inf], [1, -1, 1])  # 51 / 101
+    0.504950495049505
     """
     return _single("ap_coco", scores, labels, n_positives, ties)
 
@@ -205,6 +232,11 @@ def precision_at_k(
 
     Raises:
         InvalidInput: k not an integer >= 1, and as :func:`ap`.
+
+    >>> precision_at_k([3, 2, 2], [1, 1, -1], 2)  # 1 + 1 * 1/2 of the tie: 1.5 / 2
+    0.75
+    >>> precision_at_k([3, 2, 2], [1, 1, -1], 10)  # past the end, misses: 2 / 10
+    0.2
     """
     return _single("precision_at_k", scores, labels, n_positives, ties, k)
 
@@ -217,7 +249,11 @@ def recall_at_k(
     n_positives: int | None = None,
     ties: str = "grouped",
 ) -> float:
-    """``TP_k / P`` with ``TP_k`` as in :func:`precision_at_k`. Edge cases: P == 0 -> NaN."""
+    """``TP_k / P`` with ``TP_k`` as in :func:`precision_at_k`. Edge cases: P == 0 -> NaN.
+
+    >>> recall_at_k([3, 2, 1], [1, -1, 1], 2, n_positives=4)  # 1 of 4 positives in the top 2
+    0.25
+    """
     return _single("recall_at_k", scores, labels, n_positives, ties, k)
 
 
@@ -229,6 +265,11 @@ def fpr95(
     ``FP_i / N`` at the first point (ranking order) with ``TP_i / P >= 0.95``; N counts the -1
     labels, retrieved or not. If the retrieved items never reach 95% recall, every negative
     counts as accepted: 1.0. Edge cases: P == 0 or N == 0 -> NaN.
+
+    >>> fpr95([4, 3, 2, 1], [1, -1, 1, -1])  # recall 1 at the third item, after 1 of 2 negatives
+    0.5
+    >>> fpr95([4, 3, -np.inf], [1, -1, 1])  # recall 1/2 at most: never 95%
+    1.0
     """
     return _single("fpr95", scores, labels, n_positives, ties)
 
@@ -243,13 +284,12 @@ def auc_pr_trapz(
     (``np.trapz(precision, recall)``, hpatches/hpatches-benchmark python/utils/metrics.py,
     e0c993c7); both sort stably, as ``ties="input"``. Per rank a negative adds nothing, a positive
     ``(P_i + P_{i-1}) / (2P)``. Unlike VLFeat, ``P_i = TP_i / (TP_i + FP_i)`` exactly, without
-    its ``max(tp, 1e-10)`` (which adds at most 5e-11). Labels [-1, +1] in input order: points
-    (0, 1), (0, 0), (1, 1/2) -> 1 * (0 + 1/2) / 2 = 0.25 (AP 0.5).
+    its ``max(tp, 1e-10)`` (which adds at most 5e-11).
 
     Edge cases: P == 0 -> NaN (VLFeat: 0); nothing retrieved -> 0.0; the curve stops at the
     last retrieved item, so positives not retrieved add no area.
 
-    >>> auc_pr_trapz([2.0, 1.0], [-1, 1])
+    >>> auc_pr_trapz([2.0, 1.0], [-1, 1])  # (0, 1), (0, 0), (1, 1/2): 1 * (0 + 1/2) / 2 (AP 0.5)
     0.25
     """
     return _single("auc_pr_trapz", scores, labels, n_positives, ties)
@@ -296,6 +336,11 @@ def pr_curve(
 
     One point per distinct score under ``grouped`` ties, else one per rank; empty arrays when
     nothing is ranked; recall is NaN when P == 0.
+
+    >>> [a.tolist() for a in pr_curve([3, 2, 2], [1, 1, -1])]  # the tie enters at once
+    [[0.5, 1.0], [1.0, 0.6666666666666666]]
+    >>> [a.tolist() for a in pr_curve([3, 2, 2], [1, 1, -1], ties="pessimistic")]
+    [[0.5, 0.5, 1.0], [1.0, 0.5, 0.6666666666666666]]
     """
     pts = one_list(scores, labels, n_positives, ties)
     return pts.recall, pts.precision
