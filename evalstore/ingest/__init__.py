@@ -1,11 +1,19 @@
 """Ingest: raw outputs into a run, validated, in one transaction.
 
-The modules, each importing only those above it in this list:
+The modules, each importing only those above it in this list (the ingest contract in
+pyproject.toml); below them :mod:`evalstore.runs`, :mod:`evalstore.metrics`,
+:mod:`evalstore.db` and :mod:`evalstore.core`:
+
+- :mod:`~evalstore.ingest.handoff`, :mod:`~evalstore.ingest.exact`,
+  :mod:`~evalstore.ingest.npz`: reader threads handing batches over; scores a float64 holds;
+  ``.npz`` headers checked before arrays.
 
 - :mod:`~evalstore.ingest.sources`: files and frames opened with polars; the column mapping.
 - :mod:`~evalstore.ingest.validate`: ranked-list rows checked batch by batch; the row table.
 - :mod:`~evalstore.ingest.lists`: the per-list metadata file.
 - :mod:`~evalstore.ingest.write`: the transaction of a ranked-list ingest.
+- :mod:`~evalstore.ingest.direct_plan`: whether DuckDB may read a Parquet input itself: a
+  table of (predicate, reason) rows, the first that holds being why the ingest streams.
 - :mod:`~evalstore.ingest.stream` and :mod:`~evalstore.ingest.direct`: the two ways rows get
   into DuckDB (batches through Arrow; Parquet read by DuckDB itself).
 - :mod:`~evalstore.ingest.ranked`: :func:`ingest`, the entry point for ranked lists.
