@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import subprocess
@@ -105,12 +106,24 @@ def ranked(n_groups: int = 3, n_items: int = 5, seed: int = 0) -> dict[str, np.n
 _FIXTURE_MARKS = {"spark": "spark", "browser": "browser"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m deselects
+@pytest.hookimpl(tryfirst=True)  # before -m and -k deselect
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks from fixtures, and ``@pytest.mark.slow_after(n)``: a parametrized test whose
+    cases after its first ``n`` (in the order they are written) are slow, so the fast loop
+    runs a sample of a large family of cases and CI runs them all."""
+    cases: collections.Counter[tuple[str, str]] = collections.Counter()
     for item in items:
         for fixture, mark in _FIXTURE_MARKS.items():
             if fixture in getattr(item, "fixturenames", ()):
                 item.add_marker(mark)
+        sample = item.get_closest_marker("slow_after")
+        if sample is not None:
+            (n,) = sample.args
+            assert isinstance(n, int) and n >= 1, f"{item.nodeid}: slow_after takes n >= 1"
+            key = (str(item.path), getattr(item, "originalname", item.name))
+            cases[key] += 1
+            if cases[key] > n:
+                item.add_marker(pytest.mark.slow)
 
 
 def export_lists(n_groups: int, n_items: int, seed: int = 0) -> dict[str, np.ndarray]:
