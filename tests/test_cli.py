@@ -107,6 +107,7 @@ def test_usage_errors_exit_2(cli: Any) -> None:
     assert cli("runs", "--limit", "many").exit_code == 2
 
 
+@pytest.mark.slow  # a real process
 def test_python_dash_m(db: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "evalstore", "--help"], capture_output=True, text=True

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -182,7 +183,7 @@ match = st.tuples(st.integers(0, 6), half, half, half, half)
 
 
 @pytest.mark.slow  # hypothesis: 150 examples
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     matches=st.lists(match, max_size=40),
     n_pairs=st.integers(1, 8),

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import auc, average_precision_score, precision_recall_curve, roc_auc_score
@@ -231,7 +232,7 @@ def test_ap_hand_worked(scores, labels, kwargs, expected):
 
 
 @pytest.mark.slow  # hypothesis: 200 examples
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(one_list(scores=TIED_SCORES, labels=(-1, 1), min_size=1, max_size=30))
 def test_ap_grouped_equals_sklearn(data):
     scores, labels = data
@@ -261,7 +262,7 @@ def test_tie_policies_hand_worked():
 
 
 @pytest.mark.slow  # hypothesis: 200 examples
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(one_list(scores=TIED_SCORES, max_size=15))
 def test_tie_policies_bound_each_other(data):
     scores, labels = data
@@ -307,7 +308,7 @@ def test_voc10_and_coco_hand_worked():
 
 @pytest.mark.slow  # hypothesis: 150 examples per tie policy
 @pytest.mark.parametrize("ties", PER_RANK)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data=one_list(max_size=15), extra=st.integers(0, 2))
 def test_voc_and_coco_match_transcriptions(ties, data, extra):
     scores, labels = data
@@ -393,7 +394,7 @@ def test_fpr95_hand_worked():
 
 
 @pytest.mark.slow  # hypothesis: 150 examples
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(one_list(labels=(-1, 1), max_size=40))
 def test_fpr95_matches_hardnet(data):
     scores, labels = data
@@ -500,7 +501,7 @@ def test_roc_auc_equals_sklearn(seed):
 
 
 @pytest.mark.slow  # hypothesis: 200 examples
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(data=one_list(min_size=1, max_size=20), extra=st.integers(0, 2))
 def test_roc_auc_equals_sklearn_any_scores(data, extra):
     scores, labels = data
@@ -686,7 +687,7 @@ def loop_per_list(metric, group, scores, labels, override, ties, k, order):
 @pytest.mark.slow  # hypothesis: 40 examples x 28 metric/tie combinations
 @pytest.mark.parametrize("ties", TIES)
 @pytest.mark.parametrize("metric", METRIC_NAMES)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(data=many_lists(), k=st.integers(1, 9))
 def test_per_list_equals_loop(metric, ties, data, k):
     group, scores, labels, override, order = data

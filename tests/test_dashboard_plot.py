@@ -8,6 +8,7 @@ import math
 
 import plotly.graph_objects as go
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from plotly.subplots import make_subplots
@@ -15,7 +16,7 @@ from plotly.subplots import make_subplots
 from evalstore.dashboards.plot import Figure, palette, template, trace
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     rows=st.integers(1, 5),
     cols=st.integers(1, 4),

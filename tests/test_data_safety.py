@@ -97,6 +97,7 @@ def _race_same_name(store: Store, db: Path, good: Path) -> None:
     store.ingest(good, task="retrieval", run="exp/good")
 
 
+@pytest.mark.slow  # a real process
 def test_a_failed_first_command_leaves_no_file(tmp_path: Path) -> None:
     db = tmp_path / "new.duckdb"
     result = subprocess.run(

@@ -66,6 +66,7 @@ def _ranked(score: Any) -> dict[str, Any]:
     return {"group_id": [1, 1, 1], "item_id": [1, 2, 3], "score": score, "label": [1, -1, 1]}
 
 
+@pytest.mark.slow  # real processes: the installed evalstore command
 @pytest.mark.parametrize("fmt", ["csv", "tsv", "parquet", "ndjson", "npz"])
 def test_an_integer_score_beyond_2_to_the_53_is_refused(
     fmt: str, seeded: Path, tmp_path: Path
@@ -89,6 +90,7 @@ def test_an_integer_score_beyond_2_to_the_53_is_refused(
     assert snapshot(seeded) == before
 
 
+@pytest.mark.slow  # real processes: the installed evalstore command
 @pytest.mark.parametrize(
     ("text", "row"),
     [
@@ -176,6 +178,7 @@ def test_a_decimal_column_is_checked_by_its_digits(store: Store) -> None:
         store.ingest(pl.DataFrame(_ranked(bad)), task="retrieval", run="e", git_commit=None)
 
 
+@pytest.mark.slow  # real processes: the installed evalstore command
 def test_trec_and_voc_scores_are_checked(seeded: Path, tmp_path: Path) -> None:
     (tmp_path / "run.txt").write_text(f"q1 Q0 d1 1 {BEYOND} r\nq1 Q0 d2 2 {2**53} r\n")
     (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
@@ -273,6 +276,7 @@ def test_every_ndcg_counts_the_positives_of_an_n_positives_override(
             assert got == pytest.approx(sql, rel=1e-12)
 
 
+@pytest.mark.slow  # real processes: the installed evalstore command
 def test_overrides_that_add_more_positives_than_ndcg_can_rank_are_refused(
     seeded: Path, tmp_path: Path
 ) -> None:
@@ -294,6 +298,7 @@ def test_overrides_that_add_more_positives_than_ndcg_can_rank_are_refused(
     assert run_cli(*args, "-r", "big", db=seeded).returncode == 0
 
 
+@pytest.mark.slow  # real processes: the installed evalstore command
 def test_a_groups_row_of_no_list_is_refused(seeded: Path, tmp_path: Path) -> None:
     (tmp_path / "s.csv").write_text(GOOD)
     groups = tmp_path / "g.csv"
@@ -341,6 +346,7 @@ def test_ndcg_exp_takes_gains_from_1024(store: Store) -> None:
     assert exp["s"] == 1.0
 
 
+@pytest.mark.slow  # real processes: the installed evalstore command
 def test_a_gain_of_1024_evaluates_through_the_cli(tmp_path: Path) -> None:
     db = tmp_path / "store.duckdb"
     path = tmp_path / "g.csv"
@@ -351,6 +357,7 @@ def test_a_gain_of_1024_evaluates_through_the_cli(tmp_path: Path) -> None:
     assert "ndcg_exp" in done.stdout
 
 
+@pytest.mark.slow  # real processes: the installed evalstore command
 def test_outcome_counts_whose_sums_could_overflow_are_refused(seeded: Path, tmp_path: Path) -> None:
     """The reproducer: counts near 2^62 made `eval -m iou` fail (OutOfRangeException in
     tp + fp + fn). Counts and a group's sum are bounded at 2^53."""
@@ -520,6 +527,7 @@ def _special(tmp_path: Path, kind: str) -> tuple[Path, str]:
     return path, "a folder, not a file"
 
 
+@pytest.mark.slow  # real processes: the installed evalstore command
 @pytest.mark.parametrize(
     "kind", ["device", "fifo", "loop", "dangling", "socket", "under a file", "folder"]
 )

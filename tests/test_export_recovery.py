@@ -132,6 +132,7 @@ POINTS = [
 ]
 
 
+@pytest.mark.slow  # real processes
 @pytest.mark.parametrize(("into", "step", "n"), POINTS)
 def test_an_export_killed_at_a_step_is_finished_by_the_rerun(
     stores: dict[str, Path], tmp_path: Path, into: str, step: str, n: int
@@ -155,6 +156,7 @@ def test_an_export_killed_at_a_step_is_finished_by_the_rerun(
     assert [p.name for p in folder.rglob(".*")] == [LOCK]  # no staging folder, journal, tmp
 
 
+@pytest.mark.slow  # real processes
 def test_a_fault_point_past_the_steps_last_time_never_fires(
     stores: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -270,6 +272,7 @@ def test_leftovers_of_a_killed_export_are_recognised_and_removed(
     assert [p.name for p in folder.rglob(".*")] == [LOCK]
 
 
+@pytest.mark.slow  # real processes
 def test_a_swap_killed_before_any_manifest_is_finished(
     stores: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -294,6 +297,7 @@ def _killed_at_the_swap(stores: dict[str, Path], folder: Path) -> Path:
     return journal
 
 
+@pytest.mark.slow  # real processes
 @pytest.mark.parametrize("damage", ["moves", "manifest", "tag", "a move"])
 def test_a_damaged_journal_is_refused_and_nothing_is_changed(
     stores: dict[str, Path], tmp_path: Path, damage: str

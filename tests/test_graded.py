@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -45,7 +46,7 @@ def _orders(scores: np.ndarray) -> list[np.ndarray]:
     return out
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data=tied_lists(), metric=st.sampled_from(GRADED), k=st.sampled_from([1, 2, 3, 5]))
 def test_grouped_is_the_mean_over_every_order_of_the_ties(data, metric: str, k: int) -> None:
     group, scores, labels, gains = data

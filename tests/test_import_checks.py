@@ -256,6 +256,7 @@ def test_a_tampered_export_is_refused_and_the_store_is_unchanged(
     assert snapshot(db) == before  # the runs before the damaged one are not kept either
 
 
+@pytest.mark.slow  # real processes
 def test_the_cli_refuses_a_tampered_export_with_one_line(exported: Path, tmp_path: Path) -> None:
     _tamper(exported, "scores", "r0", _first("label", 7))
     db = tmp_path / "new.duckdb"
@@ -338,6 +339,7 @@ def test_an_import_killed_part_way_leaves_nothing_and_the_rerun_imports_all(
 # -- exports of two stores never mix -----------------------------------------------------------
 
 
+@pytest.mark.slow  # real processes
 def test_exporting_another_store_into_an_export_folder_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "export"
     with Store(tmp_path / "a.duckdb") as a:
@@ -863,6 +865,7 @@ def test_logged_values_come_back_with_their_steps(logged_export: Path, tmp_path:
 # -- exports written before checksums ------------------------------------------------------------
 
 
+@pytest.mark.slow  # real processes
 def test_an_export_without_checksums_imports_with_one_warning_line(
     exported: Path, tmp_path: Path
 ) -> None:

@@ -15,7 +15,7 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
-from conftest import ranked, snapshot
+from conftest import examples, ranked, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -459,7 +459,9 @@ scores = st.one_of(
 
 @pytest.mark.slow  # hypothesis: 40 ingests through the CLI and back
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(40),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     rows=st.lists(

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import ranked
+from conftest import examples, ranked
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -266,7 +266,9 @@ def direct_expected(table: pa.Table) -> bool:
 
 @pytest.mark.slow  # hypothesis: 60 Parquet files, each ingested twice
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(case=parquet_lists())
 def test_parquet_ingest_equals_in_memory_ingest(
@@ -943,7 +945,7 @@ def test_a_duplicate_across_batches_with_a_negative_item_id_is_refused(
 
 
 @pytest.mark.slow  # hypothesis: 60 bitmaps written and read back
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     lists=st.integers(1, 40),
     items=st.integers(1, 40),

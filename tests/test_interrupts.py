@@ -43,6 +43,8 @@ from evalstore import Store
 N_LISTS, N_ITEMS = 300, 500  # 150,000 ranked rows: a second or two per command
 N_PAIRS, N_MATCHES = 150, 400  # 60,000 matches
 
+pytestmark = pytest.mark.slow  # real processes, interrupted and killed
+
 
 # -- inputs --------------------------------------------------------------------------------
 

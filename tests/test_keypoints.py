@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 import polars as pl
 import pytest
-from conftest import snapshot
+from conftest import examples, snapshot
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -348,7 +348,9 @@ def test_a_corner_mapped_to_infinity_is_an_incorrect_estimate_in_sql_and_core(
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     h=arrays(np.float64, (3, 3), elements=st.floats(-1e3, 1e3, allow_subnormal=False)),

@@ -11,6 +11,7 @@ import duckdb
 import numpy as np
 import polars as pl
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,7 +41,7 @@ def _sql_points(list_id: np.ndarray, score: np.ndarray, positive: np.ndarray) ->
     return con.execute(VIEWS[1]).fetchall()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.lists(
         st.tuples(

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from conftest import examples
 from definitions import SLOW
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -367,7 +368,7 @@ def _three_ways(store: Store, name: str, data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=5, **_SETTINGS)  # the slow twin below draws 60
+@settings(max_examples=examples(5), **_SETTINGS)  # the slow twin below draws 60
 @given(data=st.data())
 def test_sql_numpy_and_definition_agree(store: Store, name: str, data: st.DataObject) -> None:
     _three_ways(store, name, data)
@@ -375,7 +376,7 @@ def test_sql_numpy_and_definition_agree(store: Store, name: str, data: st.DataOb
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=60, **_SETTINGS)
+@settings(max_examples=examples(60), **_SETTINGS)
 @given(data=st.data())
 def test_sql_numpy_and_definition_agree_many(store: Store, name: str, data: st.DataObject) -> None:
     """The same with more examples (``pytest -m slow``; the fast loop leaves it out)."""

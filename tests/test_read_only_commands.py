@@ -43,7 +43,6 @@ READERS: dict[str, list[str]] = {
     "export": ["export", "--to", "{tmp}/exported"],
     "ui": ["ui", "--port", "0"],
 }
-FAST = ("eval", "sql", "ui", "runs")  # the reproducers; the whole sweep is slow
 
 
 @pytest.fixture(scope="module")
@@ -93,11 +92,8 @@ def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
-def marks(name: str) -> list[pytest.MarkDecorator]:
-    return [] if name in FAST else [pytest.mark.slow]
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=marks(n)) for n in READERS])
+@pytest.mark.slow  # real processes
+@pytest.mark.parametrize("name", list(READERS))
 def test_a_reader_creates_no_store(name: str, tmp_path: Path) -> None:
     typo = tmp_path / "typo.duckdb"
     said = one_error_line(evalstore(*argv(name, tmp_path), "--db", str(typo)))
@@ -105,7 +101,8 @@ def test_a_reader_creates_no_store(name: str, tmp_path: Path) -> None:
     assert not typo.exists() and list(tmp_path.iterdir()) == []  # no file, WAL or folder
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=marks(n)) for n in READERS])
+@pytest.mark.slow  # real processes
+@pytest.mark.parametrize("name", list(READERS))
 def test_a_reader_leaves_an_older_store_as_it_is(
     name: str, old_store: Path, tmp_path: Path
 ) -> None:
@@ -120,6 +117,7 @@ def test_a_reader_leaves_an_older_store_as_it_is(
     assert state(folder) == before  # same bytes, same mtime, no WAL beside it
 
 
+@pytest.mark.slow  # real processes
 def test_upgrade_upgrades_on_purpose_then_readers_read(old_store: Path, tmp_path: Path) -> None:
     db = tmp_path / "old.duckdb"
     shutil.copy2(old_store, db)
@@ -137,6 +135,7 @@ def test_upgrade_upgrades_on_purpose_then_readers_read(old_store: Path, tmp_path
     assert not (tmp_path / "typo.duckdb").exists()
 
 
+@pytest.mark.slow  # real processes
 def test_a_writer_of_runs_upgrades_and_says_so(old_store: Path, tmp_path: Path) -> None:
     db = tmp_path / "old.duckdb"
     shutil.copy2(old_store, db)
@@ -153,6 +152,7 @@ EDITS = [["rm", "exp/a", "--yes"], ["tag", "exp/a", "t"], ["mv", "exp/a", "b"],
          ["set", "exp/a", "--notes", "n"]]  # fmt: skip
 
 
+@pytest.mark.slow  # real processes
 @pytest.mark.parametrize("command", EDITS)
 def test_an_edit_of_a_missing_store_creates_nothing(command: list[str], tmp_path: Path) -> None:
     typo = tmp_path / "typo.duckdb"
@@ -180,6 +180,7 @@ def test_the_library_refuses_as_the_commands_do(old_store: Path, tmp_path: Path)
         assert store.schema_version() == schema.latest_schema_version()
 
 
+@pytest.mark.slow  # real processes
 def test_an_ingest_into_an_older_store_upgrades_it(old_store: Path, tmp_path: Path) -> None:
     db = tmp_path / "old.duckdb"
     shutil.copy2(old_store, db)

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -199,7 +200,7 @@ def test_plan_keeps_numbers_whole_and_repeats_the_keys() -> None:
     assert "run" in KEYS
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     st.lists(
         st.tuples(

@@ -41,6 +41,7 @@ def names(db: Path) -> list[str]:
         return sorted(f"{e}/{n}" for e, n in store.runs().select("experiment", "name").rows())
 
 
+@pytest.mark.slow  # real processes
 def test_rm_of_a_number_that_is_a_name_and_an_id_deletes_nothing(numbered: Path) -> None:
     before = snapshot(numbered)
     done = evalstore("rm", "2", "--yes", "--db", str(numbered))
@@ -53,6 +54,7 @@ def test_rm_of_a_number_that_is_a_name_and_an_id_deletes_nothing(numbered: Path)
     assert snapshot(numbered) == before
 
 
+@pytest.mark.slow  # real processes
 def test_the_explicit_forms_delete_the_run_they_name(numbered: Path) -> None:
     by_id = evalstore("rm", "id:2", "--yes", "--db", str(numbered))
     assert by_id.returncode == 0, by_id.stderr
@@ -73,6 +75,7 @@ def test_once_unambiguous_a_bare_number_resolves(numbered: Path) -> None:
         assert store.resolve("4") == 4  # no run named 4: the id
 
 
+@pytest.mark.slow  # real processes
 def test_every_command_follows_the_rule(numbered: Path) -> None:
     for command in (["show", "2"], ["tag", "2", "t"], ["mv", "2", "z"], ["eval", "2"],
                     ["set", "2", "--notes", "n"], ["metrics", "2"]):  # fmt: skip

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import typer
 import typer.testing
-from conftest import ranked
+from conftest import examples, ranked
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -86,20 +86,24 @@ def test_the_commands_are_found() -> None:
     assert {("runs",), ("compare",), ("eval",), ("dashboard",), ("export",)} <= set(COMMANDS)
 
 
+@pytest.mark.slow  # a fresh process
 def test_importing_the_cli_loads_no_heavy_library() -> None:
     assert _child("import evalstore.cli\ncode = 0")["loaded"] == []
 
 
+@pytest.mark.slow  # a fresh process
 def test_importing_the_package_loads_no_heavy_library() -> None:
     assert _child("import evalstore\ncode = 0")["loaded"] == []
 
 
+@pytest.mark.slow  # a fresh process
 @pytest.mark.parametrize("path", [(), *COMMANDS], ids=lambda p: " ".join(p) or "evalstore")
 def test_help_loads_no_heavy_library(path: tuple[str, ...]) -> None:
     got = _child(RUN_APP, *path, "--help")
     assert got == {"loaded": [], "code": 0}
 
 
+@pytest.mark.slow  # a fresh process
 def test_the_public_api_loads_on_use_and_keeps_its_functions() -> None:
     """Four functions share their module's name; importing the module (as the library and
     the commands do) leaves the package attribute the function."""
@@ -156,6 +160,7 @@ def runs_db(tmp_path: Path) -> Path:
     return db
 
 
+@pytest.mark.slow  # a fresh process
 def test_runs_lists_without_pyarrow(runs_db: Path) -> None:
     """The table and JSON of `runs` skip the frame (polars still comes with the store)."""
     for fmt in ("table", "json"):
@@ -230,7 +235,7 @@ def test_fitted_tables_print_as_rich_lays_them_out(width: int) -> None:
     assert shown(width) == shown(None)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(
         st.tuples(
@@ -270,7 +275,7 @@ def test_tables_rich_must_lay_out_are_left_to_rich() -> None:
     assert table_text(rows_table(["a"], [("x",)], title="T", width=200), False) is None
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(
         st.tuples(
@@ -292,6 +297,7 @@ def test_rows_written_without_rich_are_what_rich_prints(rows: list[tuple]) -> No
     assert rows_text(["value", "name", "flag"], rows, 220) == console.file.getvalue()  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow  # a fresh process
 def test_piped_runs_loads_no_rich(tmp_path: Path) -> None:
     db = tmp_path / "db.duckdb"
     Store(db).close()

@@ -63,6 +63,7 @@ def test_default_path_follows_environment(tmp_path: Path, monkeypatch: pytest.Mo
 HOLD = "import duckdb, time; c = duckdb.connect({path!r}); print('held', flush=True); time.sleep(9)"
 
 
+@pytest.mark.slow  # a real process holds the lock
 def test_lock_timeout_names_the_file(db: Path) -> None:
     import subprocess
     import sys

@@ -452,6 +452,7 @@ def test_sql_timeout_says_what_the_page_offers(client: TestClient, monkeypatch) 
     assert "(--timeout SECONDS" not in error
 
 
+@pytest.mark.slow  # a real process holds the lock
 def test_sql_download_of_a_busy_store_is_503_like_the_pages(tmp_path: Path) -> None:
     path = tmp_path / "busy.duckdb"
     with Store(path) as store:
