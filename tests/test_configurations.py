@@ -226,6 +226,7 @@ def _verification(store: Store, name: str, labels: np.ndarray, scores: np.ndarra
     )
 
 
+@pytest.mark.slow  # a simulation: the item bootstrap of 2,000 pairs, three runs
 def test_one_list_of_random_pairs_is_no_regression(db: Path, cli: Any) -> None:
     """Patch verification is one list: a tiny difference between two runs on 2,000 pairs is
     resampled over items, not over the one list, so its interval is not of zero width and the
@@ -248,6 +249,7 @@ def test_one_list_of_random_pairs_is_no_regression(db: Path, cli: Any) -> None:
     assert "p_adj 1" in lists_only.stdout  # one list: nothing to resample, never significant
 
 
+@pytest.mark.slow  # a simulation: the item bootstrap of 2,000 pairs
 def test_a_real_drop_of_two_points_on_one_list_is_a_regression(db: Path, cli: Any) -> None:
     rng = np.random.default_rng(22)
     labels, scores = _pairs(rng)

@@ -955,6 +955,7 @@ NAMED: dict[str, tuple[str, str, bytes, str | None]] = {
 }
 
 
+@pytest.mark.slow_after(6)  # a family of 38 cases: the fast loop runs the first 6
 @pytest.mark.parametrize("name", list(NAMED))
 def test_named_damage(
     name: str, template: Template, tmp_path: Path, capfd: pytest.CaptureFixture[str]
@@ -972,6 +973,7 @@ def test_named_damage(
 # -- the tests ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow_after(3)  # a family of 18 cases: the fast loop runs the first 3
 @pytest.mark.parametrize("name", list(CORPORA))
 def test_every_corpus_is_valid_input(
     name: str, template: Template, tmp_path: Path, capfd: pytest.CaptureFixture[str]
@@ -985,6 +987,7 @@ def test_every_corpus_is_valid_input(
     )
 
 
+@pytest.mark.slow_after(3)  # a family of 18 cases: the fast loop runs the first 3
 @pytest.mark.parametrize("name", list(CORPORA))
 def test_a_damaged_input_is_ingested_or_refused_in_one_line(
     name: str, template: Template, tmp_path: Path, capfd: pytest.CaptureFixture[str]
@@ -994,6 +997,7 @@ def test_a_damaged_input_is_ingested_or_refused_in_one_line(
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.slow  # every file of every corpus: about 5 s a kind
 @pytest.mark.parametrize("kind", list(SPECIAL))
 def test_what_is_not_a_file_is_refused_in_every_role(
     kind: str, template: Template, tmp_path: Path, capfd: pytest.CaptureFixture[str]

@@ -238,6 +238,7 @@ CASES: dict[str, tuple[str, str, Callable[[pl.DataFrame], pl.DataFrame], str]] =
 }
 
 
+@pytest.mark.slow_after(3)  # a family of 24 cases: the fast loop runs the first 3
 @pytest.mark.parametrize("case", CASES)
 def test_a_tampered_export_is_refused_and_the_store_is_unchanged(
     exported: Path, tmp_path: Path, case: str
@@ -675,6 +676,7 @@ DAMAGE: dict[str, tuple[Callable[[Path], None], str, str]] = {
 }
 
 
+@pytest.mark.slow_after(3)  # a family of 26 cases: the fast loop runs the first 3
 @pytest.mark.parametrize("damage", DAMAGE)
 def test_a_damaged_export_is_one_line_naming_the_file_and_the_store_is_unchanged(
     exported: Path, db: Path, cli: Any, damage: str
@@ -831,6 +833,7 @@ LOGGED: dict[str, tuple[Callable[[pl.DataFrame], pl.DataFrame], str]] = {
 }
 
 
+@pytest.mark.slow_after(2)  # a family of 8 cases: the fast loop runs the first 2
 @pytest.mark.parametrize("case", LOGGED)
 def test_tampered_logged_values_are_refused_and_the_store_is_unchanged(
     logged_export: Path, tmp_path: Path, case: str

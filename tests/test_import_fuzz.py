@@ -280,6 +280,7 @@ def _run_cases(fixture: Fixture, seeds: range, work: Path) -> dict[str, int]:
     return ended
 
 
+@pytest.mark.slow  # fuzzing: twenty mutated exports, about 4 s
 def test_twenty_mutated_exports_import_exactly_or_are_one_line(
     fixture: Fixture, tmp_path: Path
 ) -> None:

@@ -292,6 +292,7 @@ BAD_INPUTS = {
 }
 
 
+@pytest.mark.slow_after(4)  # a family of 19 cases: the fast loop runs the first 4
 @pytest.mark.parametrize("case", sorted(BAD_INPUTS))
 def test_bad_input_is_one_line_and_changes_nothing(
     cli: Any, db: Path, tmp_path: Path, case: str
@@ -411,6 +412,7 @@ DISTANCE_NAMES = ["distance", "dist", "d", "D", "L2", "l1_dist", "hamming", "des
 OTHER_NAMES = ["similarity", "neg_distance", "minus_l2", "odds", "distinct", "ld"]
 
 
+@pytest.mark.slow_after(2)  # a family of 14 cases: the fast loop runs the first 2
 @pytest.mark.parametrize("name", DISTANCE_NAMES + OTHER_NAMES)
 def test_a_score_named_like_a_distance_gets_a_warning(cli: Any, tmp_path: Path, name: str) -> None:
     """--column score=distance without --negate-score: stored as given, with one warning line

@@ -442,6 +442,7 @@ BAD = {
 }
 
 
+@pytest.mark.slow_after(4)  # a family of 15 cases: the fast loop runs the first 4
 @pytest.mark.parametrize("case", sorted(BAD))
 def test_bad_parquet_gives_the_stream_message_and_changes_nothing(
     store: Store, tmp_path: Path, direct_attempts: list[str], case: str

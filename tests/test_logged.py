@@ -52,6 +52,7 @@ def test_log_metric_records_and_replaces(db: Path) -> None:
         assert store.con.sql("select count(*) from metric_values").fetchall() == [(0,)]
 
 
+@pytest.mark.slow_after(4)  # a family of 14 cases: the fast loop runs the first 4
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -80,6 +80,7 @@ def files_of(root: Path) -> dict[str, str]:
     return {str(p.relative_to(root)): digest(p) for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow_after(6)  # a family of 28 cases: the fast loop runs the first 6
 @pytest.mark.parametrize("name", sorted(ESCAPES))
 def test_sql_refuses_every_way_out(
     cli: Any, db: Path, tmp_path: Path, setting: dict[str, Path], name: str

@@ -27,6 +27,7 @@ def stored(db: Path) -> Path:
     return db
 
 
+@pytest.mark.slow_after(4)  # a family of 14 cases: the fast loop runs the first 4
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 @pytest.mark.parametrize(
     "name", ["store", "dot", "symlink", "hardlink", "wal", "allowed", "inside"]

@@ -86,6 +86,7 @@ def _exact_sign_flip_p(d: np.ndarray) -> float:
     return hits / 2**n
 
 
+@pytest.mark.slow  # a simulation: random sign flips against the exact p-value
 @pytest.mark.parametrize("n", [17, 19, 20])
 def test_random_sign_flip_p_estimates_the_exact_p_value(n: int) -> None:
     """Above EXACT_UP_TO lists the p-value is estimated from random sign vectors (random

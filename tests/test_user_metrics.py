@@ -233,6 +233,7 @@ def test_metric_test_without_a_twin_says_how_to_give_one(folder: Path) -> None:
     assert "has no Python twin: register one (entry point group 'evalstore.metrics'" in done.stderr
 
 
+@pytest.mark.slow  # the twin test: seeded random stores, about 9 s
 def test_register_twin_from_python(folder: Path) -> None:
     sys.path.insert(0, str(HERE))
     try:
