@@ -80,3 +80,6 @@ def test_there_are_examples_to_run() -> None:
         )
     }
     assert all(n > 0 for n in examples.values()), examples
+    # and test_docstring_examples_hold runs them: the modules it is parametrized over hold
+    # these and every twin module (an empty or short list would pass in silence)
+    assert {*examples, *TWINS} <= set(MODULES), sorted({*examples, *TWINS} - set(MODULES))
