@@ -76,7 +76,14 @@ def main() -> None:
             con = store.con
             listed = queries.load("store/list_runs").text
             shown = queries.load("store/get_run").text
-            runs_params = {"experiment": None, "tag": None, "limit": None, "sort": "created_at"}
+            runs_params = {
+                "experiment": None,
+                "tag": None,
+                "commit": None,
+                "ids": None,
+                "limit": None,
+                "sort": "created_at",
+            }
             cases = {
                 "runs (store/list_runs)": lambda: con.execute(
                     listed, queries.bind(listed, runs_params)
