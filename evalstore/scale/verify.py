@@ -342,7 +342,8 @@ def _check_entry(entry: os.DirEntry[str]) -> None:
 
 def _check_tree(folder: Path) -> None:
     """No symbolic link or special file in a leftover folder either."""
-    for sub in os.scandir(folder):
-        _check_entry(sub)
-        if sub.is_dir(follow_symlinks=False):
-            _check_tree(Path(sub.path))
+    with os.scandir(folder) as entries:  # closed when a check raises (else a ResourceWarning)
+        for sub in entries:
+            _check_entry(sub)
+            if sub.is_dir(follow_symlinks=False):
+                _check_tree(Path(sub.path))
