@@ -119,7 +119,6 @@ COMMANDS = [
 ]
 
 
-@pytest.mark.slow_after(3)  # a family of 15 cases: the fast loop runs the first 3
 @pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a)[:40])
 def test_table_commands_fit_100_columns(wide_db: Path, args: list[str]) -> None:
     _run(wide_db, ["eval", "--all"], 100)  # every value cached: the runs' outputs stay put
