@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import os
 import subprocess
 from collections.abc import Iterator
@@ -11,6 +12,8 @@ from typing import Any
 import duckdb
 import numpy as np
 import pytest
+import typer.main
+import typer.testing
 from hypothesis import settings
 from typer.testing import CliRunner
 
@@ -18,6 +21,14 @@ from evalstore import Store
 from evalstore.cli import app
 
 TABLES = ("runs", "scores", "groups")
+
+# -- the command line in process: one click command per app ------------------------------------
+# Typer builds the click command of an app from its functions' signatures on every
+# CliRunner.invoke (about 50 ms of CPU: typing evaluates every annotation), where a process
+# builds it once; the tests invoke the same app thousands of times, so the build is kept.
+assert typer.testing._get_command is typer.main.get_command, "typer moved get_command"
+typer.main.get_command = typer.testing._get_command = functools.cache(typer.main.get_command)
+
 
 # -- hypothesis profiles: `dev` while you work, `ci` in .ci/run -----------------------------------
 # ci keeps hypothesis' own counts (100 examples, or what a test's @settings asks for); dev draws a
