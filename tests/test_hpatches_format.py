@@ -344,6 +344,7 @@ def test_cli_ingest_and_slices(cli: Any, db: Path, dataset: tuple[Path, Path]) -
     assert all(r["replaced"] and r["run_id"] == rows[0]["run_id"] for r in rows)
 
 
+@pytest.mark.slow  # about 3 s: four whole ingests
 def test_blocks_and_parts_of_any_size_give_the_same_lists(
     store: Store, dataset: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -118,6 +118,7 @@ def content(store: Store, run_id: int) -> dict[str, list[tuple[Any, ...]]]:
     }
 
 
+@pytest.mark.slow  # about 3 s: every kind of run ingested twice and evaluated
 def test_a_staged_run_is_the_run_a_direct_ingest_writes(tmp_path: Path) -> None:
     """Every kind of run, ingested on the store and through a staging store into a store
     that holds other runs (so the ids move): the same rows, list index and metric values."""
