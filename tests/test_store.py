@@ -84,7 +84,7 @@ def test_lock_timeout_names_the_file(db: Path) -> None:
             Store(db, lock_timeout=0.3)
     finally:
         holder.kill()
-        holder.wait()
+        holder.communicate()  # and its stdout closed (else a ResourceWarning)
 
 
 def test_schema_6_migrates_stored_lists(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -348,9 +348,7 @@ def test_a_page_waits_for_a_writer_then_says_the_store_is_busy(tmp_path: Path) -
         [error] = re.findall(r'<p class="error">(.*?)</p>', busy.text, re.S)
         assert "locked" in error and "reload" in error
     finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=30)
+        holder.communicate(timeout=30)  # its stdin closed, it lets go; its stdout closed
     assert run_names(client.get("/").text) == ["busy/first"]  # free again: served
 
 
@@ -469,7 +467,5 @@ def test_sql_download_of_a_busy_store_is_503_like_the_pages(tmp_path: Path) -> N
         assert busy.status_code == 503 and "locked" in busy.text, busy.text
         assert busy.text.count("\n") == 1
     finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=30)
+        holder.communicate(timeout=30)  # its stdin closed, it lets go; its stdout closed
     assert client.get("/sql.csv", params={"q": "select 1 as x"}).text == "x\n1\n"
