@@ -203,6 +203,9 @@ class Chromium:
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)  # our own process group only
             self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):  # else a ResourceWarning each
+            if pipe is not None:
+                pipe.close()
         self.log.close()
 
 

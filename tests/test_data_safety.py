@@ -145,7 +145,7 @@ def test_racing_first_ingests_never_lose_a_committed_run(tmp_path: Path) -> None
             codes = sorted(p.wait(timeout=60) for p in procs)
             for p in procs:
                 assert p.stderr is not None
-                text = p.stderr.read().decode()
+                text = p.communicate()[1].decode()  # and its pipes closed
                 assert "Traceback" not in text, text
             assert codes == [0, 1], codes
             assert db.exists(), f"round {round_}: the store was deleted"

@@ -535,7 +535,7 @@ def test_kill_9_mid_ingest_leaves_the_database_unchanged(db: Path, tmp_path: Pat
         assert child.stdout is not None and child.stdout.readline().strip() == "inside"
         os.kill(child.pid, signal.SIGKILL)
     finally:
-        child.wait()
+        child.communicate()  # and its pipes closed
     assert child.returncode == -signal.SIGKILL
     assert snapshot(db) == before
     with Store(db) as store:  # openable and writable again

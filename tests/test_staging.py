@@ -247,6 +247,12 @@ def _ingest(db: Path, data: Path, run: str, *extra: str) -> subprocess.Popen[str
     )
 
 
+def _ran(job: subprocess.Popen[str]) -> int:
+    """The exit code of a finished job, its pipes read and closed."""
+    job.communicate(timeout=600)
+    return job.returncode
+
+
 def counts(db: Path) -> dict[str, int]:
     con = duckdb.connect(str(db), read_only=True)
     try:
@@ -289,7 +295,7 @@ def test_readers_are_not_kept_out_by_a_long_ingest(tmp_path: Path) -> None:
     answers: the store is locked only for the merge."""
     db = tmp_path / "s.duckdb"
     small = _big(tmp_path / "small.parquet", 10, 10)
-    assert _ingest(db, small, "e/small").wait() == 0
+    assert _ran(_ingest(db, small, "e/small")) == 0
     job = _ingest(db, _big(tmp_path / "d.parquet", 4000, 1000), "e/big")
     took = []
     t0 = time.monotonic()
@@ -304,7 +310,8 @@ def test_readers_are_not_kept_out_by_a_long_ingest(tmp_path: Path) -> None:
         assert reader.returncode == 0, reader.stderr
         took.append(time.monotonic() - start)
     total = time.monotonic() - t0
-    assert job.returncode == 0, job.stderr.read() if job.stderr else ""
+    _, errs = job.communicate()  # and its pipes closed
+    assert job.returncode == 0, errs
     assert len(took) >= 3, (took, total)  # readers ran while the ingest did
     assert max(took) < total / 2, (took, total)  # none waited for the whole ingest
 
@@ -333,10 +340,10 @@ def test_stopped_at_any_point_the_store_is_before_or_whole(tmp_path: Path, sig: 
     """kill -9 or Ctrl-C at points across reading, staging and the merge: the store is as it
     was, or holds the whole run; Ctrl-C says which, in one line, with exit 130."""
     db = tmp_path / "s.duckdb"
-    assert _ingest(db, _big(tmp_path / "small.parquet", 10, 10), "e/small").wait() == 0
+    assert _ran(_ingest(db, _big(tmp_path / "small.parquet", 10, 10), "e/small")) == 0
     data = _big(tmp_path / "d.parquet", 2000, 1000)
     start = time.monotonic()
-    assert _ingest(db, data, "e/timed").wait() == 0
+    assert _ran(_ingest(db, data, "e/timed")) == 0
     whole_time = time.monotonic() - start
     seen = set()
     for k, frac in enumerate((0.2, 0.45, 0.6, 0.75, 0.85, 0.95)):
@@ -372,7 +379,7 @@ def test_a_command_that_waits_for_the_lock_says_so_once(tmp_path: Path) -> None:
     """Another process holds the store for 3 s: `evalstore runs` waits its turn, says so in
     one line, then answers; with a shorter --lock-timeout it gives up in one line."""
     db = tmp_path / "s.duckdb"
-    assert _ingest(db, _big(tmp_path / "small.parquet", 10, 10), "e/small").wait() == 0
+    assert _ran(_ingest(db, _big(tmp_path / "small.parquet", 10, 10), "e/small")) == 0
     hold = (
         "import sys, time, duckdb\n"
         "con = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(3)\n"
@@ -384,7 +391,7 @@ def test_a_command_that_waits_for_the_lock_says_so_once(tmp_path: Path) -> None:
     runs = [sys.executable, "-m", "evalstore", "runs", "--db", str(db)]
     quick = subprocess.run([*runs, "--lock-timeout", "0.5"], capture_output=True, text=True)
     waited = subprocess.run(runs, capture_output=True, text=True)
-    holder.wait()
+    holder.communicate()  # and its stdout closed
     assert quick.returncode == 1
     lines = quick.stderr.strip().splitlines()
     assert len(lines) == 2 and "waiting up to 0.5 s" in lines[0], quick.stderr
