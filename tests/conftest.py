@@ -4,6 +4,7 @@ import collections
 import contextlib
 import functools
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,9 +55,24 @@ def examples(n: int) -> int:
     return max(min(n, 2), n * settings().max_examples // CI_EXAMPLES)
 
 
+@pytest.fixture(scope="session")
+def _empty_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new, empty store made once per session: building the schema costs about 0.1 s of CPU,
+    copying the closed file 2 ms, and most tests begin from an empty store."""
+    path = tmp_path_factory.mktemp("template") / "evalstore.duckdb"
+    Store(path).close()
+    return path
+
+
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "evalstore.duckdb"
+def db(request: pytest.FixtureRequest, tmp_path: Path, _empty_store: Path) -> Path:
+    """An empty store's path: a copy of one made for the session (its store id is shared by
+    the copies, which no test holds two of). Under ``@pytest.mark.no_store``, a path where no
+    file exists yet: for what a command does without a store, or to an older or foreign file."""
+    path = tmp_path / "evalstore.duckdb"
+    if request.node.get_closest_marker("no_store") is None:
+        shutil.copyfile(_empty_store, path)
+    return path
 
 
 @pytest.fixture
@@ -118,13 +134,27 @@ def ranked(n_groups: int = 3, n_items: int = 5, seed: int = 0) -> dict[str, np.n
 _FIXTURE_MARKS = {"spark": "spark", "browser": "browser"}
 
 
+def _measured_slow() -> frozenset[str]:
+    """The node ids in tests/measured_slow.txt (tools/measure_fast_loop.py writes it: the tests
+    measured over the fast loop's per-test budget); none while that tool measures them again."""
+    if os.environ.get("EVALSTORE_TESTS_UNMEASURED"):
+        return frozenset()
+    text = (Path(__file__).parent / "measured_slow.txt").read_text()
+    lines = (line for line in text.splitlines() if line and not line.startswith("#"))
+    return frozenset(line.split(" ", 1)[1] for line in lines)
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m and -k deselect
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Marks from fixtures, and ``@pytest.mark.slow_after(n)``: a parametrized test whose
     cases after its first ``n`` (in the order they are written) are slow, so the fast loop
-    runs a sample of a large family of cases and CI runs them all."""
+    runs a sample of a large family of cases and CI runs them all; and the tests measured over
+    the fast loop's budget (tests/measured_slow.txt)."""
     cases: collections.Counter[tuple[str, str]] = collections.Counter()
+    measured = _measured_slow()
     for item in items:
+        if item.nodeid in measured:
+            item.add_marker(pytest.mark.slow)
         for fixture, mark in _FIXTURE_MARKS.items():
             if fixture in getattr(item, "fixturenames", ()):
                 item.add_marker(mark)

@@ -61,6 +61,7 @@ def test_dashboard_filters_and_bad_spec(cli: Any, db: Path, tmp_path: Path) -> N
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.no_store
 def test_dashboard_needs_a_database(cli: Any, tmp_path: Path) -> None:
     result = cli("dashboard", "--out", str(tmp_path / "x"))
     assert result.exit_code == 1 and "no evalstore database" in result.stderr

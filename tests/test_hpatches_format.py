@@ -483,6 +483,7 @@ BAD_DESCRIPTORS = {
 
 
 @pytest.mark.parametrize("kind", list(BAD_DESCRIPTORS))
+@pytest.mark.no_store
 def test_bad_descriptor_files(cli: Any, db: Path, dataset: tuple[Path, Path], kind: str) -> None:
     desc, tasks = dataset
     damage, message = BAD_DESCRIPTORS[kind]

@@ -720,6 +720,7 @@ def test_the_leftovers_of_a_killed_export_are_read_past(exported: Path, tmp_path
         ("/proc/self", "/proc/self: not an evalstore export (no manifest.json)"),
     ],
 )
+@pytest.mark.no_store
 def test_an_import_path_that_holds_no_export_is_one_line(
     cli: Any, db: Path, tmp_path: Path, source: str, message: str
 ) -> None:

@@ -333,6 +333,7 @@ def labels_of(db: Path, run: str) -> list[int]:
         return stored(store, run)["label"].to_list()
 
 
+@pytest.mark.no_store
 def test_zero_one_labels_need_a_convention_chosen(cli: Any, db: Path, tmp_path: Path) -> None:
     """0/1 labels under the default pm1 are refused (every 0 would be ignored: AP 1 for any
     ranking); --labels 01 reads 0 as negative, an explicit --labels pm1 as ignored."""

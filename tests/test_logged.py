@@ -91,6 +91,7 @@ def test_unknown_run_has_a_did_you_mean(db: Path) -> None:
             store.log_metric("exp/alpah", "loss", 0.5)
 
 
+@pytest.mark.no_store
 def test_cli_log_one_line_and_errors(cli: Any, db: Path) -> None:
     missing = cli("log", "exp/a", "loss", "0.5")
     assert missing.exit_code == 1 and "no evalstore database" in missing.stderr
@@ -217,6 +218,7 @@ def test_replacing_a_run_drops_the_old_runs_logged_values(filled: Path) -> None:
     assert left == [(0,)] and orphans == [(0,)]
 
 
+@pytest.mark.no_store
 def test_an_older_store_upgrades(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from evalstore.db import schema
 

@@ -129,6 +129,7 @@ def test_keys_of_several_runs_share_columns(cli: Any, db: Path, parquet: Path) -
     assert row['param_a\\"b'] is None
 
 
+@pytest.mark.no_store
 def test_a_store_of_schema_7_reads_its_keys_after_the_upgrade(
     db: Path, parquet: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -155,6 +156,7 @@ def refused(result: Any, *words: str) -> None:
         assert word in lines[0], lines[0]
 
 
+@pytest.mark.no_store
 def test_keys_that_differ_only_in_case_are_refused(cli: Any, db: Path, parquet: Path) -> None:
     """DuckDB column names ignore ASCII case: v_runs cannot hold param_lr and param_LR."""
     refused(ingest(cli, parquet, "exp/a", {"lr": "1", "LR": "2"}), "'LR'", "'lr'")
@@ -185,6 +187,7 @@ def test_keys_no_column_can_hold_are_refused(db: Path, parquet: Path) -> None:
         assert snapshot(db) == before
 
 
+@pytest.mark.no_store
 def test_a_key_from_bytes_that_are_not_utf8_is_refused(cli: Any, db: Path, parquet: Path) -> None:
     refused(ingest(cli, parquet, "exp/a", {"a\udcffb": "1"}), "UTF-8", repr("a\udcffb"))
     assert not db.exists()

@@ -33,6 +33,7 @@ def test_newer_schema_is_refused(db: Path) -> None:
         Store(db)
 
 
+@pytest.mark.no_store
 def test_foreign_duckdb_file_is_refused(db: Path) -> None:
     con = duckdb.connect(str(db))
     con.execute("create table something (x int)")
@@ -87,6 +88,7 @@ def test_lock_timeout_names_the_file(db: Path) -> None:
         holder.communicate()  # and its stdout closed (else a ResourceWarning)
 
 
+@pytest.mark.no_store
 def test_schema_6_migrates_stored_lists(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A store written at schema 5 (text keys only, groups rows for metadata only) opens with
     list ids unique across runs and tasks, a groups row per list, and the same metric values."""
@@ -213,6 +215,7 @@ def test_a_new_store_has_the_catalogue_of_the_replayed_migrations(tmp_path: Path
     assert fresh["columns"] and fresh == replayed
 
 
+@pytest.mark.no_store
 def test_schema_7_moves_rows_to_the_lean_tables(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A store written at schema 6 (one row table with NULL columns for the other kind of id
     and score) opens at schema 7 with the same `scores` rows, each list whole in the row table
@@ -273,6 +276,7 @@ def test_schema_7_moves_rows_to_the_lean_tables(db: Path, monkeypatch: pytest.Mo
     }
 
 
+@pytest.mark.no_store
 def test_a_store_schema_7_cannot_hold_stays_as_it_was(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -307,6 +311,7 @@ def test_a_store_schema_7_cannot_hold_stays_as_it_was(
         con.close()
 
 
+@pytest.mark.no_store
 def test_schema_15_numbers_pairs_and_keeps_every_match(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

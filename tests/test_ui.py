@@ -286,6 +286,7 @@ def _pairs(href: str) -> list[tuple[str, str]]:
 # -- the command -------------------------------------------------------------------------
 
 
+@pytest.mark.no_store
 def test_ui_refuses_a_missing_store(cli, tmp_path: Path) -> None:
     result = cli("ui", "--port", "0")
     assert result.exit_code == 1
