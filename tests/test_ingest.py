@@ -580,7 +580,9 @@ def test_second_writer_waits_then_fails_naming_the_file(db: Path, tmp_path: Path
         text=True,
         env=env,
     )
-    time.sleep(1.0)
+    assert waiter.stderr is not None
+    notice = waiter.stderr.readline()  # it waits now: the holder lets go (no timer)
+    assert "waiting up to 20 s" in notice, notice
     holder.close()
     _, errs = waiter.communicate(timeout=60)
     assert waiter.returncode == 0, errs

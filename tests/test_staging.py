@@ -376,22 +376,30 @@ def test_stopped_at_any_point_the_store_is_before_or_whole(tmp_path: Path, sig: 
 
 @pytest.mark.slow
 def test_a_command_that_waits_for_the_lock_says_so_once(tmp_path: Path) -> None:
-    """Another process holds the store for 3 s: `evalstore runs` waits its turn, says so in
-    one line, then answers; with a shorter --lock-timeout it gives up in one line."""
+    """Another process holds the store: `evalstore runs` waits its turn, says so in one line,
+    then answers once the holder lets go; with a short --lock-timeout it gives up in one line.
+    The holder lets go when told, after the waiting command has said it waits (no timer)."""
     db = tmp_path / "s.duckdb"
     assert _ran(_ingest(db, _big(tmp_path / "small.parquet", 10, 10), "e/small")) == 0
     hold = (
-        "import sys, time, duckdb\n"
-        "con = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(3)\n"
+        "import sys, duckdb\n"
+        "con = duckdb.connect(sys.argv[1]); print('held', flush=True); sys.stdin.readline()\n"
     )
     holder = subprocess.Popen(
-        [sys.executable, "-c", hold, str(db)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", hold, str(db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
     runs = [sys.executable, "-m", "evalstore", "runs", "--db", str(db)]
     quick = subprocess.run([*runs, "--lock-timeout", "0.5"], capture_output=True, text=True)
-    waited = subprocess.run(runs, capture_output=True, text=True)
-    holder.communicate()  # and its stdout closed
+    waiter = subprocess.Popen(runs, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert waiter.stderr is not None
+    first = waiter.stderr.readline()  # the notice: it waits now
+    holder.communicate("release\n")  # lets go, and its pipes are closed
+    out, rest = waiter.communicate(timeout=120)
+    waited = subprocess.CompletedProcess(runs, waiter.returncode, out, first + rest)
     assert quick.returncode == 1
     lines = quick.stderr.strip().splitlines()
     assert len(lines) == 2 and "waiting up to 0.5 s" in lines[0], quick.stderr

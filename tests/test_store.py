@@ -61,7 +61,10 @@ def test_default_path_follows_environment(tmp_path: Path, monkeypatch: pytest.Mo
     assert (tmp_path / "env.duckdb").exists()
 
 
-HOLD = "import duckdb, time; c = duckdb.connect({path!r}); print('held', flush=True); time.sleep(9)"
+# holds the lock until its stdin closes (killed at the end of the test): no timer
+HOLD = (
+    "import duckdb, sys; c = duckdb.connect({path!r}); print('held', flush=True); sys.stdin.read()"
+)
 
 
 @pytest.mark.slow  # a real process holds the lock
@@ -76,6 +79,7 @@ def test_lock_timeout_names_the_file(db: Path) -> None:
             "-c",
             HOLD.format(path=str(db)),
         ],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
