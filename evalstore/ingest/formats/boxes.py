@@ -201,7 +201,10 @@ def _normalised(frame: pl.DataFrame, name: str, fmt: str, gt: bool, where: Where
     ids = next((c for c in ("gt_id", "id") if c in frame.columns), None)
     return out.with_columns(
         gt_id=frame[ids].cast(pl.String) if ids else pl.int_range(pl.len()).cast(pl.String),
-        area=pl.col("w") * pl.col("h") if area is None else area,
+        # a missing area (absent, or NULL: a list's image without one) is w*h
+        area=pl.col("w") * pl.col("h")
+        if area is None
+        else pl.coalesce(area, pl.col("w") * pl.col("h")),
         iscrowd=pl.col("iscrowd").fill_null(False) if "iscrowd" in out.columns else pl.lit(False),
     )
 
