@@ -36,7 +36,6 @@ from typing import Any
 import duckdb
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
@@ -295,10 +294,14 @@ def _check_types(batch: pl.DataFrame, where: Any) -> pl.DataFrame:
 
 
 def _owned(part: pa.Table) -> pa.Table:
-    """A copy of ``part`` in buffers of its own: a column that is a view of DuckDB's batch
-    keeps the whole batch alive (measured: 0.2 GB more for a million detections)."""
-    rows = pa.array(range(part.num_rows), pa.int64())
-    return pa.table([pc.take(col, rows) for col in part.columns], schema=part.schema)
+    """A copy of ``part`` in buffers of its own (``concat_arrays`` allocates new ones): a
+    column that is a view of DuckDB's batch keeps the whole batch alive (measured: 0.1 GB
+    more for a million detections)."""
+    columns = [
+        pa.concat_arrays(col.chunks) if col.num_chunks else pa.nulls(0, col.type)
+        for col in part.columns
+    ]
+    return pa.Table.from_arrays(columns, schema=part.schema)
 
 
 def _results(path: Path, gt_path: Path, images: pl.DataFrame, cats: pl.DataFrame) -> pa.Table:
@@ -359,7 +362,7 @@ def _results(path: Path, gt_path: Path, images: pl.DataFrame, cats: pl.DataFrame
         raise InvalidInput(
             f"{path}: record {i}: category_id {shown} is not a category of {gt_path}"
         )
-    return pa.concat_tables(parts) if parts else DETECTIONS.empty_table()
+    return pa.concat_tables(parts) if parts else table(pl.DataFrame(), DETECTIONS)
 
 
 def read_coco(
