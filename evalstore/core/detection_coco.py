@@ -87,8 +87,10 @@ class CocoLists:
 
 def _ids(given: tuple[object, ...] | None, *found: np.ndarray) -> np.ndarray:
     """``list(np.unique(p.imgIds))``: sorted, distinct."""
-    values = np.asarray(given) if given is not None else np.concatenate(found)
-    return np.unique(values)
+    if given is not None:
+        return np.unique(np.asarray(given))
+    some = [f for f in found if f.size] or list(found[:1])
+    return np.unique(np.concatenate(some))
 
 
 def _cells(image_id: np.ndarray, category_id: np.ndarray, keep: np.ndarray) -> dict:

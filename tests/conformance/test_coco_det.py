@@ -20,6 +20,16 @@ cocoeval.cpp`` @ 33ab6097d7983940e67591d20af1b4e9f48c4a93)::
 Both agree but where ``tp + fp == 1`` (2 + eps rounds back to 2): there pycocotools has
 ``1 / (1 + eps) = 0.9999999999999998`` and faster-coco-eval 1.0
 (:func:`test_faster_coco_eval_departs_where_one_detection_is_counted`).
+
+A second departure, on ids: a detection matched to a ground truth of negative id is a hit for
+pycocotools (``dtm`` holds the id, and ``np.logical_and(dtm, ...)`` reads any nonzero as true)
+and a false positive for faster-coco-eval (same file)::
+
+    const auto true_positive =
+        detection_match > 0 && !detection_ignores;
+
+(:func:`test_faster_coco_eval_departs_on_negative_ground_truth_ids`). Both read id 0 as
+unmatched (faster-coco-eval warns).
 """
 
 from __future__ import annotations
@@ -135,6 +145,34 @@ def test_bad_columns_are_refused() -> None:
         coco_lists(dt, gt | {"h": -gt["h"]}, params)
     with pytest.raises(InvalidInput, match="repeated"):
         truth_columns(gt | {"id": np.zeros_like(gt["id"])})
+
+
+def test_string_ids_and_empty_sides() -> None:
+    # ids as the store keeps them (text): zero-padded, so sorted as the numbers are, the same
+    # rows and arrays as with pycocotools' int ids
+    dataset, results = make_detset(2)
+    dt, gt, params = columns(dataset, results)
+    lists = coco_lists(dt, gt, params)
+    image, category = "{:09d}".format, "{:03d}".format
+    as_text = coco_lists(
+        dt | {"image_id": np.array([image(v) for v in dt["image_id"]]),
+              "category_id": np.array([category(v) for v in dt["category_id"]]),
+              "id": np.array([f"d{v}" for v in dt["id"]])},
+        gt | {"image_id": np.array([image(v) for v in gt["image_id"]]),
+              "category_id": np.array([category(v) for v in gt["category_id"]])},
+        CocoParams(img_ids=tuple(image(v) for v in params.img_ids or ()),
+                   cat_ids=tuple(category(v) for v in params.cat_ids or ())),
+    )  # fmt: skip
+    assert np.array_equal(as_text.label, lists.label) and np.array_equal(as_text.seq, lists.seq)
+    assert np.array_equal(coco_accumulate(as_text)[0], coco_accumulate(lists)[0])
+    assert as_text.image_id[0] == image(lists.image_id[0])
+    # no detection at all: every category with ground truth has AP 0; no ground truth: -1
+    none = {k: v[:0] for k, v in dt.items()}
+    stats = coco_summarize(*coco_accumulate(coco_lists(none, gt, params)))
+    assert stats["AP"] == 0.0 and stats["AR100"] == 0.0
+    no_truth = {k: v[:0] for k, v in gt.items()}
+    stats = coco_summarize(*coco_accumulate(coco_lists(dt, no_truth, params)))
+    assert set(stats.values()) == {None}
 
 
 # ----------------------------------------------------------------------------- pycocotools
@@ -297,6 +335,21 @@ def test_faster_coco_eval_departs_where_one_detection_is_counted() -> None:
     assert ref.stats[0] == coco_summarize(precision, recall)["AP"] == ONE_HIT
     assert fast.stats[0] == 1.0
     assert np.all(fast.eval["precision"][:, :, 0, :2, :] == 1.0)
+
+
+def test_faster_coco_eval_departs_on_negative_ground_truth_ids() -> None:
+    # two ground truths (ids -3 and 97), each hit by one detection, and a false positive
+    # between them by score: pycocotools hit, miss, hit -> rc [1/2, 1/2, 1], pr [1/(1+eps), 1/2,
+    # 2/3], AP = (51 / (1+eps) + 50 * 2/3) / 101; faster-coco-eval reads the hit on -3 as a
+    # miss: rc [0, 0, 1/2], pr [0, 0, 1/3], AP = 51 * (1/3) / 101.
+    dataset = _dataset([1], [_gt(-3, 1, [0, 0, 20, 20], 400), _gt(97, 1, [100, 100, 20, 20], 400)])
+    results = [_dt(1, [0, 0, 20, 20], 0.9), _dt(1, [200, 200, 20, 20], 0.85),
+               _dt(1, [100, 100, 20, 20], 0.8)]  # fmt: skip
+    ref, fast = run_pycocotools(dataset, results), run_faster_coco_eval(dataset, results)
+    _, precision, recall = _ours(dataset, results)
+    assert coco_summarize(precision, recall)["AP50"] == ref.stats[1]
+    assert ref.stats[1] == pytest.approx((51 + 50 * 2 / 3) / 101, abs=1e-15)
+    assert fast.stats[1] == pytest.approx(51 / 3 / 101, abs=1e-15)
 
 
 # ----------------------------------------------------------------------------- the bridge
