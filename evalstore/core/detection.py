@@ -3,7 +3,8 @@
 
 The COCO protocol is pycocotools' ``COCOeval`` for ``iouType='bbox'``, transcribed from
 cocodataset/cocoapi @ 8c9bcc3cf640524c4c20a9c40e89cb6a2f2fa0e9 (the PyPI package
-pycocotools 2.0.11 differs from it only in ``np.float`` -> ``float``):
+pycocotools 2.0.11 differs from it only in ``np.float`` -> ``float``; the three files are the
+same at e81c312b4e5e400c740c66c42eff5ecce6736f65, the commit ``metrics/protocols.py`` cites):
 
 - ``common/maskApi.c`` ``bbIou``: the box IoU (:func:`box_iou`);
 - ``PythonAPI/pycocotools/cocoeval.py`` ``Params.setDetParams``: the defaults
