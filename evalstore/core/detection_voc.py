@@ -165,7 +165,8 @@ def _overlaps(
         iw, ih = np.maximum(iw, 0.0), np.maximum(ih, 0.0)
     inters = iw * ih
     uni = _area(det) + _area(gt) - inters
-    return inters / uni, counts
+    with np.errstate(divide="ignore", invalid="ignore"):  # pairs that do not count may be 0/0
+        return inters / uni, counts
 
 
 def _best(
@@ -264,8 +265,7 @@ def voc_lists(
         order[bounds[g] : bounds[g + 1]] = rows[sorted_ind]
         seq[bounds[g] : bounds[g + 1]] = np.arange(1, rows.size + 1)
 
-    ov = ovmax[order]
-    j = jmax[order]
+    ov, j = ovmax[order], jmax[order]
     passes = (ov > ovthresh) if reference == "voc_eval" else (ov >= ovthresh)
     label = np.full(n, -1, dtype=np.int8)
     hard = np.zeros(n, dtype=bool)
