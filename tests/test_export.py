@@ -242,7 +242,8 @@ def test_manifest_content(source: Store, tmp_path: Path) -> None:
     manifest = read_manifest(out)
     assert manifest["format"] == "evalstore-export" and manifest["format_version"] == 2
     assert manifest["schema_version"] == source.schema_version()
-    assert set(manifest["tables"]) == {*TABLES, "logged_values"}
+    detection = {"det_images", "det_categories", "det_truth", "det_boxes"}  # schema 17
+    assert set(manifest["tables"]) == {*TABLES, "logged_values", *detection}
     cols = {t: {c["name"]: c for c in s["columns"]} for t, s in manifest["tables"].items()}
     assert all("run_id" not in c for c in cols.values())
     assert cols["scores"]["task"]["type"] == "VARCHAR"
