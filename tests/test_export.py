@@ -269,6 +269,7 @@ def test_manifest_content(source: Store, tmp_path: Path) -> None:
         "pairs": 0,
         "outcomes": 0,
         "logged_values": 4,  # train_loss at 3 steps, val_acc without one
+        **dict.fromkeys(detection, 0),
     }
     # the SHA-256 of each file written, as sha256sum gives it
     assert sorted(runs["a"]["sha256"]) == ["groups", "logged_values", "runs", "scores"]
