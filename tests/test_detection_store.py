@@ -248,19 +248,24 @@ TAMPERED = {
 }
 
 
+@pytest.fixture(scope="module")
+def empty(_empty_store: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """The rows of the empty store that ``db`` copies, read once."""
+    return snapshot(_empty_store)
+
+
 @pytest.mark.parametrize("case", TAMPERED, ids=list(TAMPERED))
 def test_a_tampered_detection_file_is_refused_in_one_line(
-    case: str, exported: Path, db: Path
+    case: str, exported: Path, db: Path, empty: dict[str, list[tuple[Any, ...]]]
 ) -> None:
     table, change, message = TAMPERED[case]
     _edit(exported, table, "det/r1", change)
-    before = snapshot(db)
     with Store(db) as dst, pytest.raises(EvalstoreError) as caught:
         import_runs(dst, exported)
     text = str(caught.value)
     assert "\n" not in text and re.search(message, text), text
     assert f"{table}{os.sep}run_id=" in text and "det/r1" in text and "nothing was imported" in text
-    assert snapshot(db) == before
+    assert snapshot(db) == empty
 
 
 def test_a_staged_ingest_merges_every_row(source: Source, db: Path) -> None:
