@@ -61,6 +61,7 @@ def voc_eval(
     nd = len(image_ids)
     tp = np.zeros(nd)
     fp = np.zeros(nd)
+    ovmaxes = np.zeros(nd)  # added
     for d in range(nd):
         R = class_recs[image_ids[d]]
         bb = BB[d, :].astype(float)
@@ -89,6 +90,7 @@ def voc_eval(
             ovmax = np.max(overlaps)
             jmax = np.argmax(overlaps)
 
+        ovmaxes[d] = ovmax  # added
         if ovmax > ovthresh:
             if not R["difficult"][jmax]:
                 if not R["det"][jmax]:
@@ -99,7 +101,7 @@ def voc_eval(
         else:
             fp[d] = 1.0
 
-    marks = {"sorted_ind": sorted_ind, "tp": tp.copy(), "fp": fp.copy()}  # added
+    marks = {"sorted_ind": sorted_ind, "tp": tp.copy(), "fp": fp.copy(), "ovmax": ovmaxes}  # added
     # compute precision recall
     fp = np.cumsum(fp)
     tp = np.cumsum(tp)
@@ -198,6 +200,7 @@ def vocevaldet(
     nd = len(confidence)
     tp = np.zeros(nd)
     fp = np.zeros(nd)
+    ovmaxes = np.zeros(nd)  # added
     for d in range(nd):
         found = [k for k, g in enumerate(gtids) if g == ids[d]]  # i=VOChash_lookup(hash,ids{d});
         if not found:
@@ -229,6 +232,7 @@ def vocevaldet(
                 if ov > ovmax:
                     ovmax = ov
                     jmax = j
+        ovmaxes[d] = ovmax  # added
         # assign detection as true positive/don't care/false positive
         if ovmax >= minoverlap:
             if not gt[i]["diff"][jmax]:
@@ -240,7 +244,7 @@ def vocevaldet(
         else:
             fp[d] = 1  # false positive
 
-    marks = {"si": si, "tp": tp.copy(), "fp": fp.copy()}
+    marks = {"si": si, "tp": tp.copy(), "fp": fp.copy(), "ovmax": ovmaxes}
     # compute precision/recall
     fp = np.cumsum(fp)
     tp = np.cumsum(tp)

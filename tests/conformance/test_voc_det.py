@@ -192,6 +192,7 @@ def check_voc_eval(data: VocSet, eps_precision: bool = False) -> int:
         assert local[lists.row[rows]].tolist() == r["sorted_ind"].tolist(), cls
         assert (lists.label[rows] == 1).tolist() == (r["tp"] == 1).tolist(), cls
         assert (lists.label[rows] == -1).tolist() == (r["fp"] == 1).tolist(), cls
+        assert lists.iou[rows].tolist() == r["ovmax"].tolist(), cls  # the same doubles
         assert lists.seq[rows].tolist() == list(range(1, len(lines) + 1))
         assert same(aps["voc_ap_07"][g], float(out[True]["ap"])), (
             cls,
@@ -230,6 +231,7 @@ def check_vocevaldet(data: VocSet) -> int:
         assert local[lists.row[rows]].tolist() == r["si"].tolist(), cls
         assert (lists.label[rows] == 1).tolist() == (r["tp"] == 1).tolist(), cls
         assert (lists.label[rows] == -1).tolist() == (r["fp"] == 1).tolist(), cls
+        assert lists.iou[rows].tolist() == r["ovmax"].tolist(), cls  # the same doubles
         assert same(ap07[g], r["ap07"]), (cls, ap07[g], r["ap07"])
         assert close(ap10[g], r["ap"]), (cls, ap10[g], r["ap"])
     return len(lists.classes)
