@@ -119,7 +119,8 @@ def detect_hough(image: U8, source: str) -> list[Detection]:
 
     scale, r_min, r_max = _setup(source)
     small = cv2.GaussianBlur(_at_scale(image, scale), (5, 5), 1.5)
-    # circle centres at least a smallest radius apart; Canny's high threshold 100; 20 votes
+    # centres at least a smallest radius apart; Canny's high threshold 100; at least 20 votes
+    # (12 on hubble, whose circles are small)
     args = (small, cv2.HOUGH_GRADIENT, 1, max(r_min * scale, 3.0))
     options = {
         "param1": 100,
