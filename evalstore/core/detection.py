@@ -39,6 +39,7 @@ __all__ = [
     "Columns",
     "box_iou",
     "detection_columns",
+    "paired_iou",
     "to_xywh",
     "truth_columns",
 ]
@@ -135,14 +136,24 @@ def box_iou(dt: ArrayLike, gt: ArrayLike, iscrowd: ArrayLike) -> FloatArray:
     crowd = np.asarray(iscrowd).astype(bool).reshape(-1)
     if crowd.shape[0] != g.shape[0]:
         raise InvalidInput(f"iscrowd: {crowd.shape[0]} flags for {g.shape[0]} gt boxes")
-    D, G = d[:, None, :], g[None, :, :]
+    return paired_iou(d[:, None, :], g[None, :, :], crowd[None, :])
+
+
+def paired_iou(D: FloatArray, G: FloatArray, crowd: npt.NDArray[np.bool_]) -> FloatArray:
+    """``bbIou`` of boxes ``D[..., 4]`` and ``G[..., 4]`` taken together element by element
+    (NumPy broadcasting), ``crowd`` the flag of each ``G``: :func:`box_iou` for every pair,
+    :func:`evalstore.core.detection_match.box_pairs` for the pairs of one image and category.
+
+    >>> paired_iou(np.array([[0., 0, 1, 1]]), np.array([[0., 0, 2, 2]]), np.array([True])).tolist()
+    [1.0]
+    """
     ga = G[..., 2] * G[..., 3]
     da = D[..., 2] * D[..., 3]
     w = np.minimum(D[..., 2] + D[..., 0], G[..., 2] + G[..., 0]) - np.maximum(D[..., 0], G[..., 0])
     h = np.minimum(D[..., 3] + D[..., 1], G[..., 3] + G[..., 1]) - np.maximum(D[..., 1], G[..., 1])
     overlap = (w > 0) & (h > 0)
     i = w * h
-    u = np.where(crowd[None, :], da, da + ga - i)
+    u = np.where(crowd, da, da + ga - i)
     out = np.zeros(i.shape, dtype=np.float64)
     np.divide(i, u, out=out, where=overlap)
     return out

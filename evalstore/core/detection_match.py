@@ -30,6 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from evalstore.core.detection import paired_iou
+
 __all__ = ["CocoMatches", "box_pairs", "coco_match"]
 
 F64 = npt.NDArray[np.float64]
@@ -55,8 +57,7 @@ def box_pairs(
     det_group: I64, det_xywh: F64, gt_group: I64, gt_xywh: F64, gt_crowd: B
 ) -> tuple[I64, I64, F64]:
     """Every (detection, box) pair of one group and its IoU as pycocotools' ``bbIou``
-    (cocoapi common/maskApi.c) computes it: the intersection over the union, or over the
-    detection's area for a crowd box, 0 where the boxes do not overlap.
+    (cocoapi common/maskApi.c) computes it (:func:`~evalstore.core.detection.paired_iou`).
 
     Returns (detection index, box index, IoU) of the pairs with IoU > 0.
 
@@ -72,18 +73,9 @@ def box_pairs(
     d = np.repeat(np.arange(det_group.size), counts)
     offsets = np.arange(d.size) - np.repeat(np.cumsum(counts) - counts, counts)
     g = order[np.repeat(starts, counts) + offsets]
-    dx, dy, dw, dh = (det_xywh[d, i] for i in range(4))
-    gx, gy, gw, gh = (gt_xywh[g, i] for i in range(4))
-    # bbIou: w = fmin(D[2]+D[0], G[2]+G[0]) - fmax(D[0], G[0]); likewise h; i = w*h;
-    # u = crowd ? da : da+ga-i; o = i/u (da = D[2]*D[3], ga = G[2]*G[3])
-    w = np.fmin(dw + dx, gw + gx) - np.fmax(dx, gx)
-    h = np.fmin(dh + dy, gh + gy) - np.fmax(dy, gy)
-    overlap = (w > 0) & (h > 0)
-    d, g, w, h = d[overlap], g[overlap], w[overlap], h[overlap]
-    inter = w * h
-    det_area = det_xywh[d, 2] * det_xywh[d, 3]
-    union = np.where(gt_crowd[g], det_area, det_area + gt_xywh[g, 2] * gt_xywh[g, 3] - inter)
-    return d, g, inter / union
+    iou = paired_iou(det_xywh[d], gt_xywh[g], gt_crowd[g])
+    overlap = iou > 0
+    return d[overlap], g[overlap], iou[overlap]
 
 
 def coco_match(

@@ -40,7 +40,7 @@ def colon(a: float, d: float, b: float) -> list[float]:
     return out
 
 
-def _matlab_max(values: np.ndarray) -> float | None:
+def matlab_max(values: np.ndarray) -> float | None:
     """MATLAB ``max`` of a vector: ``[]`` (None) if empty, NaN elements ignored."""
     if values.size == 0:
         return None
@@ -153,7 +153,7 @@ def voc07_devkit(rec: np.ndarray, prec: np.ndarray) -> float:
     ap = 0.0
     for t in colon(0.0, 0.1, 1.0):
         with np.errstate(invalid="ignore"):
-            p = _matlab_max(prec[rec >= t])
+            p = matlab_max(prec[rec >= t])
         if p is None:
             p = 0.0
         ap = ap + p / 11

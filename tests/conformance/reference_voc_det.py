@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from tests.conformance.reference_voc import colon, voc_ap
+from tests.conformance.reference_voc import matlab_max, voc07_devkit, voc_ap
 
 
 def voc_eval(
@@ -114,14 +114,6 @@ def voc_eval(
     return {**marks, "rec": rec, "prec": prec, "ap": ap}
 
 
-def _max(values: list[float]) -> float | None:
-    """MATLAB ``max`` of a vector: ``[]`` (None) if empty, NaN ignored, NaN if all are."""
-    if not values:
-        return None
-    finite = [v for v in values if not math.isnan(v)]
-    return max(finite) if finite else math.nan
-
-
 def vocap(rec: list[float], prec: list[float]) -> float:
     """``VOCap.m`` (VOC2010+)::
 
@@ -138,34 +130,13 @@ def vocap(rec: list[float], prec: list[float]) -> float:
     mrec = [0.0, *rec, 1.0]
     mpre = [0.0, *prec, 0.0]
     for i in range(len(mpre) - 2, -1, -1):
-        m = _max([mpre[i], mpre[i + 1]])
+        m = matlab_max(np.array([mpre[i], mpre[i + 1]]))
         assert m is not None
         mpre[i] = m
     idx = [k + 1 for k in range(len(mrec) - 1) if mrec[k + 1] != mrec[k]]
     ap = 0.0
     for i in idx:
         ap = ap + (mrec[i] - mrec[i - 1]) * mpre[i]
-    return ap
-
-
-def voc07_loop(rec: list[float], prec: list[float]) -> float:
-    """The VOC2007 ``VOCevaldet.m``'s AP::
-
-    ap=0;
-    for t=0:0.1:1
-        p=max(prec(rec>=t));
-        if isempty(p)
-            p=0;
-        end
-        ap=ap+p/11;
-    end
-    """
-    ap = 0.0
-    for t in colon(0.0, 0.1, 1.0):
-        p = _max([pr for r, pr in zip(rec, prec, strict=True) if r >= t])
-        if p is None:
-            p = 0.0
-        ap = ap + p / 11
     return ap
 
 
@@ -252,4 +223,5 @@ def vocevaldet(
         rec = tp / npos
         prec = tp / (fp + tp)
     rec_l, prec_l = rec.tolist(), prec.tolist()
-    return {**marks, "ap07": voc07_loop(rec_l, prec_l), "ap": vocap(rec_l, prec_l)}
+    # VOCevaldet.m @ 2b8c01c3 (2007) ends in VOCevalcls.m's 11-point loop, transcribed there
+    return {**marks, "ap07": voc07_devkit(rec, prec), "ap": vocap(rec_l, prec_l)}

@@ -33,31 +33,18 @@ import polars as pl
 
 from evalstore.errors import InvalidInput
 from evalstore.ingest.exact import INEXACT, inexact_text
-from evalstore.ingest.formats.voc import text_lines
+from evalstore.ingest.formats.voc import split_fields
 from evalstore.ingest.sources import Source
 
 __all__ = ["read_trec"]
 
 
 def _fields(path: Path, names: Sequence[str], what: str) -> pl.DataFrame:
-    """The whitespace-separated fields of every non-blank line, as strings, with its line
-    number (``row``); a line with another number of fields is refused."""
-    lines = text_lines(path).filter(pl.col("line").str.strip_chars() != "")
-    if lines.height == 0:
+    """The fields of every non-blank line (:func:`~evalstore.ingest.formats.voc.split_fields`);
+    a file without rows, or a field with a control character, is refused."""
+    fields = split_fields(path, names, f"{len(names)} fields ({what})")
+    if fields.height == 0:
         raise InvalidInput(f"{path}: no rows")
-    # split on runs of any whitespace, as trec_eval's sscanf
-    parts = lines.with_columns(
-        pl.col("line").str.strip_chars().str.replace_all(r"\s+", " ").str.split(" ").alias("f")
-    )
-    bad = parts.filter(pl.col("f").list.len() != len(names))
-    if bad.height:
-        row = bad.row(0, named=True)
-        raise InvalidInput(
-            f"{path} line {row['row']}: expected {len(names)} fields ({what}), got {row['line']!r}"
-        )
-    fields = parts.select(
-        pl.col("row"), *(pl.col("f").list.get(i).alias(n) for i, n in enumerate(names))
-    )
     for name in names:  # a NUL or another control character: a damaged file, not an id
         control = fields[name].str.contains(r"[\x00-\x1f\x7f]")
         if control.any():

@@ -37,7 +37,7 @@ from evalstore.errors import InvalidInput
 from evalstore.ingest.exact import INEXACT, inexact_text
 from evalstore.ingest.sources import Source, check_file
 
-__all__ = ["MISSING_SCORE", "read_classification", "text_lines"]
+__all__ = ["MISSING_SCORE", "read_classification", "split_fields", "text_lines"]
 
 #: The score of a ground-truth image without a result (the devkit's -Inf): ranked last, counted.
 MISSING_SCORE = float(np.finfo(np.float64).min)
@@ -64,6 +64,24 @@ def text_lines(path: Path) -> pl.DataFrame:
     return pl.DataFrame(
         {"line": [line.removesuffix("\r") for line in lines]}, schema={"line": pl.String}
     ).with_row_index("row", offset=1)
+
+
+def split_fields(path: Path, names: Sequence[str], expected: str) -> pl.DataFrame:
+    """The whitespace-separated fields of every non-blank line, as strings named ``names``,
+    with its line number (``row``); a line with another number of fields is refused, the
+    message saying what was ``expected``."""
+    lines = text_lines(path).filter(pl.col("line").str.strip_chars() != "")
+    # split on runs of any whitespace (trec_eval's sscanf, the devkit's textscan)
+    parts = lines.with_columns(
+        pl.col("line").str.strip_chars().str.replace_all(r"\s+", " ").str.split(" ").alias("f")
+    )
+    bad = parts.filter(pl.col("f").list.len() != len(names))
+    if bad.height:
+        row = bad.row(0, named=True)
+        raise InvalidInput(f"{path} line {row['row']}: expected {expected}, got {row['line']!r}")
+    return parts.select(
+        pl.col("row"), *(pl.col("f").list.get(i).alias(n) for i, n in enumerate(names))
+    )
 
 
 def _pairs(path: Path, second: str, empty_ok: bool = False) -> pl.DataFrame:

@@ -42,7 +42,7 @@ from evalstore.ingest.formats.detection import (
     check_scores,
     table,
 )
-from evalstore.ingest.formats.voc import text_lines
+from evalstore.ingest.formats.voc import split_fields, text_lines
 from evalstore.ingest.sources import check_file
 
 __all__ = ["read_voc_det"]
@@ -140,17 +140,7 @@ def _boxes(frame: pl.DataFrame) -> pl.DataFrame:
 
 def _result_file(path: Path, known: set[str], set_path: Path) -> pl.DataFrame:
     """One class's result lines, checked: (row, image_id, score, x1, y1, x2, y2)."""
-    lines = text_lines(path).filter(pl.col("line").str.strip_chars() != "")
-    parts = lines.with_columns(
-        pl.col("line").str.strip_chars().str.replace_all(r"\s+", " ").str.split(" ").alias("f")
-    )
-    bad = parts.filter(pl.col("f").list.len() != len(_FIELDS))
-    if bad.height:
-        row = bad.row(0, named=True)
-        raise InvalidInput(
-            f"{path} line {row['row']}: expected 'image_id score x1 y1 x2 y2', got {row['line']!r}"
-        )
-    fields = parts.select("row", *(pl.col("f").list.get(i).alias(n) for i, n in enumerate(_FIELDS)))
+    fields = split_fields(path, _FIELDS, "'image_id score x1 y1 x2 y2'")
     for name in _FIELDS[1:]:
         value = fields[name].cast(pl.Float64, strict=False)
         bad_value = value.is_null()
