@@ -157,6 +157,10 @@ def ids_of(frame: pl.DataFrame, col: str) -> np.ndarray:
 _WRITES = {
     "keypoints": ("store/run_has_pairs", ("store/insert_pairs", "store/insert_matches")),
     "outcomes": ("store/run_has_outcomes", ("store/insert_outcomes",)),
+    "detection": (
+        "store/run_has_detections",
+        tuple(f"store/insert_det_{t}" for t in ("images", "categories", "truth", "boxes")),
+    ),
 }
 
 

@@ -1,8 +1,9 @@
 """Export runs to Parquet, the layout Spark reads (:mod:`evalstore.scale.importer` reads it
 back into a store; :mod:`evalstore.scale.layout` describes the folder).
 
-``<table>`` is one of the raw tables (runs, scores, groups, matches, pairs, outcomes) or
-``logged_values`` (values logged with ``evalstore log``); the ``run_id`` column lives only in
+``<table>`` is one of the raw tables (runs, scores, groups, matches, pairs, outcomes),
+``logged_values`` (values logged with ``evalstore log``) or a detection run's (det_images,
+det_categories, det_truth, det_boxes); the ``run_id`` column lives only in
 the folder name, where Spark's partition discovery finds it. A run without rows in a table
 has no folder there. DuckDB ENUMs (``task``) and JSON (``runs.params``) are written as text;
 lists, maps and every other type keep their Parquet twin, so an export imports back bit for

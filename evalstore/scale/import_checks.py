@@ -1,14 +1,16 @@
 """The checks of the rows an import has just inserted (inside its transaction, before it
 commits): what ``ingest`` and ``evalstore log`` refuse is refused here too, with one line
 naming the file, the run and an example, so that a hand-edited or damaged export cannot bring
-in a run that no ingest could have made. The checks of ranked items, matches, outcomes and
-logged values are SQL (sql/export/import.sql, mirroring ingest's own checks); the runs row
+in a run that no ingest could have made. The checks of ranked items, matches, outcomes,
+detections and logged values are SQL (sql/export/import.sql, import_detections.sql, mirroring
+ingest's own checks); the runs row
 and logged metric names are checked by the functions ingest and ``evalstore log`` use
 (:func:`evalstore.runs.registry.parse_params`, :func:`evalstore.runs.logged.check_name`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Mapping
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
+import pyarrow.parquet as pq
 
 from evalstore.db import queries
 from evalstore.db.schema import ROW_TABLES
@@ -31,6 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "check_added_positives",
+    "check_detections",
+    "check_distinct_ids",
     "check_items",
     "check_listed_groups",
     "check_logged",
@@ -233,3 +238,59 @@ def check_added_positives(
             check_unlisted(con, run_id, task, f"{part}: run {ref}")
         except InvalidInput as exc:
             raise EvalstoreError(f"{exc}; {_DAMAGED}") from None
+
+
+_DETECTION_PROBLEMS = {
+    "image": "an image the run lacks (no det_images row of the run; e.g. image {example!r})",
+    "category": "a category the run lacks (no det_categories row of the run; e.g. category "
+    "{example!r})",
+    "position": "an x or y that is NaN or infinite (e.g. {example})",
+    "side": "a w or h that is NaN, infinite or negative (e.g. {example})",
+    "score": "a NaN score (e.g. det_id {example})",
+    "det_id": "a det_id (the input position, 0 to n-1) out of range or twice (e.g. {example})",
+    "corners": "corners x1, y1, x2, y2 given in part or other than the box x, y, w, h (e.g. "
+    "row {example!r})",
+}
+#: The id column of the detection tables whose ids the readers give once per run.
+_DISTINCT_IDS = {"det_images": "image_id", "det_categories": "category_id"}
+
+
+def check_distinct_ids(con: duckdb.DuckDBPyConnection, part: Path, ref: str, table: str) -> None:
+    """Refuse a det_images or det_categories partition (before it is inserted)
+    that holds an id twice: each reader refuses a repeated image or category id."""
+    column = _DISTINCT_IDS.get(table)
+    if column is None:
+        return
+    con.register("_import_ids", pq.read_table(part, columns=[column]))  # one id per image
+    try:
+        text = queries.template(
+            "export/imported_duplicate_ids", id=queries.quote_ident(column, {column})
+        )
+        n, example, times = con.execute(text).fetchall()[0]
+    finally:
+        with contextlib.suppress(duckdb.Error):  # fails in an aborted transaction
+            con.unregister("_import_ids")
+    if n:
+        raise EvalstoreError(
+            f"{part}: run {ref}: {column} {example!r} {times} times ({n:,} id(s) repeated); "
+            f"each id is given once; {_DAMAGED}"
+        )
+
+
+def check_detections(
+    con: duckdb.DuckDBPyConnection, root: Path, entry: Mapping[str, Any], run_id: int
+) -> None:
+    """Refuse the import when the run's ground-truth boxes or detections are what the
+    detection readers refuse (sql/export/import_detections.sql)."""
+    rows = entry["rows"]
+    if not int(rows.get("det_truth", 0)) and not int(rows.get("det_boxes", 0)):
+        return
+    found = queries.fetch_rows(con, "export/imported_detection_problems", {"run_id": run_id})
+    if found:
+        problem, table, n, example = found[0]
+        part = partition_path(root, table, entry["run_id"])
+        what = _DETECTION_PROBLEMS[problem].format(example=example)
+        raise EvalstoreError(
+            f"{part}: run {entry['experiment']}/{entry['name']}: {n:,} row(s) with {what}; "
+            f"{_DAMAGED}"
+        )

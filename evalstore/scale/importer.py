@@ -25,6 +25,8 @@ from evalstore.scale.checksums import NO_CHECKSUMS
 from evalstore.scale.export import table_columns
 from evalstore.scale.import_checks import (
     check_added_positives,
+    check_detections,
+    check_distinct_ids,
     check_items,
     check_listed_groups,
     check_logged,
@@ -100,7 +102,10 @@ def import_runs(
     list, n_positives below the list's positives or adding more than ingest's bound beyond
     them, a list without its groups row, a groups row of no list, non-finite match
     coordinates, a match without its pair, counts negative or beyond 2^53 (each, and a
-    group's sum); logged values as ``evalstore log`` checks them). Scores must be DOUBLE
+    group's sum); an image or category id twice, a box or detection of an image or category
+    the run lacks, a NaN or infinite coordinate, a negative side, a NaN score, a det_id
+    out of place, corners other than the box; logged values as ``evalstore log`` checks
+    them). Scores must be DOUBLE
     or FLOAT, which the store holds as they are. The first problem stops the import and
     nothing of it stays: a failed, interrupted or killed import leaves the store as it was,
     so it can simply be run again. Cached metric values are not part of an export: run
@@ -274,6 +279,7 @@ def _import_run(
                     ),
                 )
             else:
+                check_distinct_ids(con, part, ref, table)  # det_images, det_categories
                 text = queries.template(
                     "export/import_rows",
                     table=queries.quote_ident(table, set(ALL_TABLES)),
@@ -307,5 +313,6 @@ def _import_run(
     if run_id is None:  # the runs table is imported first; a missing row fails above
         raise EvalstoreError(f"{root}: no runs row imported for {ref}")
     check_rows(con, root, entry, run_id)
+    check_detections(con, root, entry, run_id)
     check_logged(store, root, entry, run_id)
     return run_id

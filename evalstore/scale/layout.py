@@ -7,11 +7,16 @@ Layout of an export folder ``DIR``::
     DIR/<table>/run_id=<id>/part-0.parquet    one folder per (table, run), hive-style
 
 ``<table>`` is one of :data:`ALL_TABLES`: the raw tables that metrics are computed from
-(:data:`TABLES`, what Spark reads) and ``logged_values`` (values logged with ``evalstore log``).
+(:data:`TABLES`, what Spark reads), ``logged_values`` (values logged with ``evalstore log``)
+and a detection run's boxes (:data:`DETECTION_TABLES`).
 Format version 2 (this one) records the SHA-256 of every file it writes; an import checks
 each file against it before it reads the file. Version 1 (before checksums and
 ``logged_values``) is still read: its files cannot be checked for damage, so its import
-warns (:mod:`evalstore.scale.checksums`).
+warns (:mod:`evalstore.scale.checksums`). The detection tables (schema 17) did not change the
+format: a table is a folder and a manifest entry like any other, an export without them
+(schema 16 and before) imports as it did, and one exported into takes them on (as it takes
+any table it lacks). An older evalstore's import refuses the manifest's unknown table rather
+than leave rows out; its Spark source reads the tables it knows (it has no detection metric).
 
 Staging folders (``.tmp-*``), folders moved aside (``.old-*``) and journals (``.journal-*``)
 start with ``.``, so Spark's partition discovery skips them. :func:`apply_journal` swaps a
@@ -45,6 +50,7 @@ from evalstore.errors import EvalstoreError
 __all__ = [
     "ALL_TABLES",
     "BATCH_ROWS",
+    "DETECTION_TABLES",
     "FORMAT",
     "FORMAT_VERSION",
     "LOCK",
@@ -75,9 +81,13 @@ __all__ = [
 #: view over the row tables of sql/schema/007_lean_rows.sql: an imported run's ranked items
 #: go to the leanest one that holds them exactly (see importer.py).
 TABLES: tuple[str, ...] = ("runs", "scores", "groups", "pairs", "matches", "outcomes")
-#: Every exported table: the raw ones and the values logged with ``evalstore log`` (exports
-#: of format version 1 have no logged_values).
-ALL_TABLES: tuple[str, ...] = (*TABLES, "logged_values")
+#: A detection run's raw rows (sql/schema/017_detections.sql), images and categories before
+#: the boxes that name them. No metric SQL reads them yet, so Spark does not register them.
+DETECTION_TABLES: tuple[str, ...] = ("det_images", "det_categories", "det_truth", "det_boxes")
+#: Every exported table: the raw ones, the values logged with ``evalstore log`` (exports of
+#: format version 1 have no logged_values) and a detection run's rows (exports before schema
+#: 17 have none: their runs import without them).
+ALL_TABLES: tuple[str, ...] = (*TABLES, "logged_values", *DETECTION_TABLES)
 FORMAT = "evalstore-export"
 #: 2: every run's files carry their SHA-256 (``sha256`` of a manifest run), logged_values.
 FORMAT_VERSION = 2

@@ -21,6 +21,9 @@ from evalstore.db.connection import Database, Progress, WaitNotice
 from evalstore.db.private_files import private_path, remove_stale, remove_store_files
 from evalstore.errors import InvalidInput
 from evalstore.ingest import IngestResult, Source
+from evalstore.ingest.detections import ingest_detections
+from evalstore.ingest.formats.boxes import read_boxes
+from evalstore.ingest.formats.coco import read_coco
 from evalstore.runs import edit, logged, selection
 from evalstore.runs import registry as runs
 from evalstore.runs.meta import RunMeta, run_meta
@@ -285,6 +288,28 @@ class Store(Database):
         return _ingest.ingest_outcomes(
             self, data, meta=meta, fmt=fmt, columns=columns, progress=progress
         )
+
+    def ingest_detections(
+        self,
+        detections: Any,
+        ground_truth: Any,
+        *,
+        meta: RunMeta,
+        box_format: str = "xywh",
+    ) -> IngestResult:
+        """Ingest a detector's boxes and the ground truth (task ``detection``): box tables
+        (Parquet, CSV or NDJSON paths, polars or pandas DataFrames, pyarrow tables) or
+        torchmetrics-style lists of per-image dicts of arrays, with boxes in ``box_format``
+        (``xyxy``, ``xywh`` or ``cxcywh``); see :mod:`evalstore.ingest.formats.boxes`."""
+        data = read_boxes(detections, ground_truth, box_format)
+        return ingest_detections(self, data, meta=meta)
+
+    def ingest_coco(
+        self, results: str | os.PathLike[str], annotations: str | os.PathLike[str], *, meta: RunMeta
+    ) -> IngestResult:
+        """Ingest a COCO results file against its annotation file (task ``detection``)."""
+        data = read_coco(results, annotations)
+        return ingest_detections(self, data, meta=meta, files=[str(results), str(annotations)])
 
 
 def write_store(

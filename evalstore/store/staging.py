@@ -4,8 +4,9 @@ store, then one short transaction that copies the run in.
 DuckDB lets one process write a file at a time, and readers wait for a writer too. An ingest
 that held the store while it read, validated, sorted and indexed its input kept every other
 ingest, and every reader, out for as long as that took. :func:`ingest_staged` runs the ingest
-(``Store.ingest``, ``ingest_keypoints`` or ``ingest_outcomes``) on a staging store, a private
-file beside the store (``.<name>.<pid>-<token>.stage``, so it spills to the same disk), and
+(``Store.ingest``, ``ingest_keypoints``, ``ingest_outcomes`` or ``ingest_detections``) on a
+staging store, a private file beside the store (``.<name>.<pid>-<token>.stage``, so it spills
+to the same disk), and
 only then opens the store, waiting its turn for the lock (``lock_timeout``; ``on_wait`` is
 told once when it must wait), to copy the run in (``sql/store/merge.sql``): the lock is held
 for the copy and the commit alone. A run that exists already is refused before the work when
@@ -44,6 +45,11 @@ from evalstore.store.facade import Store, write_store
 __all__ = ["ingest_files", "ingest_staged", "merge_staged", "staging_path"]
 
 LOG = logging.getLogger(__name__)
+
+#: The tables copied by store/merge_<table> after the lists: the list index, and the rows of
+#: keypoint, outcome and detection runs (sql/schema/017_detections.sql).
+_MERGED = ("list_stats", "positive_ranks", "pairs", "matches", "outcomes",
+           "det_images", "det_categories", "det_truth", "det_boxes")  # fmt: skip
 
 
 def staging_path(store_path: Path) -> Path:
@@ -99,7 +105,7 @@ def merge_staged(
             for table in sorted(ROW_TABLES):
                 text = rows_sql("store/merge_rows", table)
                 con.execute(text, queries.bind(text, moved))
-            for name in ("list_stats", "positive_ranks", "pairs", "matches", "outcomes"):
+            for name in _MERGED:
                 queries.run(con, f"store/merge_{name}", moved)
             queries.run(con, "store/set_next_list_id", {"next": first + hi - lo})
         if on_commit is not None:

@@ -14,3 +14,15 @@ delete from matches where run_id = $run_id;
 
 -- name: delete_run_outcomes
 delete from outcomes where run_id = $run_id;
+
+-- name: delete_run_det_images
+delete from det_images where run_id = $run_id;
+
+-- name: delete_run_det_categories
+delete from det_categories where run_id = $run_id;
+
+-- name: delete_run_det_truth
+delete from det_truth where run_id = $run_id;
+
+-- name: delete_run_det_boxes
+delete from det_boxes where run_id = $run_id;

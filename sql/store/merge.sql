@@ -57,3 +57,24 @@ from __evalstore_stage.matches;
 insert into outcomes by name
 select * replace ($run_id::integer as run_id)
 from __evalstore_stage.outcomes;
+
+-- name: merge_det_images
+-- A detection run's rows (sql/schema/017_detections.sql): ids are the run's own, not list ids.
+insert into det_images by name
+select * replace ($run_id::integer as run_id)
+from __evalstore_stage.det_images;
+
+-- name: merge_det_categories
+insert into det_categories by name
+select * replace ($run_id::integer as run_id)
+from __evalstore_stage.det_categories;
+
+-- name: merge_det_truth
+insert into det_truth by name
+select * replace ($run_id::integer as run_id)
+from __evalstore_stage.det_truth;
+
+-- name: merge_det_boxes
+insert into det_boxes by name
+select * replace ($run_id::integer as run_id)
+from __evalstore_stage.det_boxes;

@@ -38,6 +38,9 @@ with per_task as (
     from pairs where run_id = $run_id having count(*) > 0
     union all
     select 'outcomes', count(*), count(*) from outcomes where run_id = $run_id having count(*) > 0
+    union all  -- detections: rows are the detections, lists the images
+    select 'detection', (select count(*) from det_boxes where run_id = $run_id), count(*)
+    from det_images where run_id = $run_id having count(*) > 0
 )
 select r.run_id, r.experiment, r.name, r.created_at, r.git_commit, r.params, r.tags, r.notes,
        (select list({'task': p.task, 'rows': p.n, 'lists': p.lists} order by p.task)
@@ -60,6 +63,10 @@ with per_task as (
     select run_id, 'keypoints', 0 from pairs group by run_id
     union all
     select run_id, 'outcomes', count(*) from outcomes group by run_id
+    union all
+    select run_id, 'detection', count(*) from det_boxes group by run_id
+    union all
+    select run_id, 'detection', 0 from det_images group by run_id
 ),
 counts as (
     select run_id, string_agg(distinct task, ',' order by task) as tasks,

@@ -1,0 +1,43 @@
+"""Ingest of a detection run: the images, categories, ground-truth boxes and detections that
+a reader (:mod:`evalstore.ingest.formats.coco`, ``voc_det``, ``boxes``) returns, stored raw in
+one transaction, so that each detection protocol recomputes its matching from the rows."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evalstore.ingest.formats.detection import DetectionInput
+from evalstore.ingest.frames import write_tables
+from evalstore.ingest.write import IngestResult
+from evalstore.runs.meta import RunMeta
+
+if TYPE_CHECKING:
+    from evalstore.db.connection import Database
+
+__all__ = ["ingest_detections"]
+
+
+def ingest_detections(
+    store: Database, data: DetectionInput, *, meta: RunMeta, files: list[str] | None = None
+) -> IngestResult:
+    """Store a detection run (task ``detection``): every image, category, ground-truth box
+    and detection of ``data``, all or nothing. ``rows`` counts the detections and ``lists``
+    the images."""
+    frames = {
+        "_det_images": data.images,
+        "_det_categories": data.categories,
+        "_det_truth": data.ground_truth,
+        "_det_boxes": data.detections,
+    }
+    run_id, replaced = write_tables(store, meta, "detection", meta.replace, meta.append, frames)
+    return IngestResult(
+        run_id=run_id,
+        experiment=meta.experiment,
+        name=meta.name,
+        task="detection",
+        rows=data.detections.num_rows,
+        lists=data.images.num_rows,
+        not_retrieved=0,
+        replaced=replaced,
+        files=files or [],
+    )

@@ -1,0 +1,65 @@
+-- Schema 17: a detector's boxes and the ground truth they are judged against, stored raw (as
+-- the readers give them: evalstore/ingest/formats/detection.py), so that every detection
+-- protocol (COCO, the VOC devkits, TIDE) recomputes its matching from these rows. Ids are
+-- text (COCO's integer ids as their decimal text); boxes are COCO's [x, y, w, h] in float64,
+-- with the corners as written (x1..y2: VOC's +1-pixel protocols read them) where the input had
+-- corners, else NULL. Deleting a run deletes its rows (store/delete_run_det_*).
+--   det_images: the run's images (an image without boxes still counts in the protocols'
+--     averages); width, height and file_name where the input gave them.
+--   det_categories: the run's categories.
+--   det_truth: the ground-truth boxes; area: the annotation's `area` (COCO's area ranges read
+--     it, not w*h) or w*h; iscrowd; ignore (COCO's field, NULL where absent; pycocotools
+--     overwrites it with iscrowd); difficult (VOC's flag, NULL where absent).
+--   det_boxes: the detections; det_id: the position in the input, from 0 (the order of equal
+--     scores in the references' stable sorts); area: w*h, as pycocotools' loadRes sets it.
+create table det_images (
+    run_id     integer not null,
+    image_id   varchar not null,
+    file_name  varchar,
+    width      bigint,
+    height     bigint,
+    primary key (run_id, image_id)
+);
+
+create table det_categories (
+    run_id       integer not null,
+    category_id  varchar not null,
+    name         varchar,
+    primary key (run_id, category_id)
+);
+
+create table det_truth (
+    run_id       integer not null,
+    gt_id        varchar not null,
+    image_id     varchar not null,
+    category_id  varchar not null,
+    x            double not null,
+    y            double not null,
+    w            double not null,
+    h            double not null,
+    area         double not null,
+    iscrowd      boolean not null,
+    ignore       boolean,
+    difficult    boolean,
+    x1           double,
+    y1           double,
+    x2           double,
+    y2           double
+);
+
+create table det_boxes (
+    run_id       integer not null,
+    det_id       bigint not null,
+    image_id     varchar not null,
+    category_id  varchar not null,
+    x            double not null,
+    y            double not null,
+    w            double not null,
+    h            double not null,
+    score        double not null,
+    area         double not null,
+    x1           double,
+    y1           double,
+    x2           double,
+    y2           double
+);
