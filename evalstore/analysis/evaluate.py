@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import duckdb
 import polars as pl
 
-from evalstore.analysis import estimates
+from evalstore.analysis import det_matching
 from evalstore.core.ranking import TIES
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
@@ -113,8 +113,8 @@ def _compute(
     if remote is None and metric.path is not None:  # a user's SQL: in the sandbox
         remote = user.compute(store.con, metric, run_ids, bind)
     with store.transaction():
-        if remote is None and metric.name in estimates.NEEDS_ESTIMATES:  # made on first use
-            estimates.ensure_estimates(store, run_ids, needed_by=metric.name)
+        if remote is None:  # the estimates and matches its SQL reads, made on first use
+            det_matching.ensure_derived(store, metric.name, run_ids)
         if remote is None:  # our own SQL file; values are bound, never spliced in
             stage = queries.template("eval/stage_raw", query=text)
             con.execute(stage, queries.bind(stage, bind))
@@ -253,6 +253,7 @@ def evaluate(
         "scores": "eval/runs_with_task",
         "pairs": "eval/runs_with_pairs",
         "outcomes": "eval/runs_with_outcomes",
+        "detections": "eval/runs_with_detections",
     }
     for task in ALL_TASKS:
         candidates = _candidates(task, metrics, chosen)
@@ -328,11 +329,9 @@ def _candidates(
 ) -> list[Metric]:
     """The metrics to compute for ``task``: those named, else the protocol's, else the task's
     defaults; under a protocol, only metrics it reports."""
-    if protocol is None:
-        return metrics_for(task, list(metrics or []))
-    own = protocol.metrics.get(task, ())
-    if not metrics:
-        return metrics_for(task, list(own)) if own else []
+    own = () if protocol is None else protocol.metrics.get(task, ())
+    if protocol is None or not metrics:
+        return [] if protocol is not None and not own else metrics_for(task, list(metrics or own))
     named = metrics_for(task, list(metrics))
     every = {m for names in protocol.metrics.values() for m in names}
     foreign = [m.name for m in named if m.name not in every]

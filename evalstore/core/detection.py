@@ -37,6 +37,7 @@ __all__ = [
     "COCO_RECALL_THRESHOLDS",
     "CocoParams",
     "Columns",
+    "DetectionRun",
     "box_iou",
     "detection_columns",
     "paired_iou",
@@ -73,6 +74,24 @@ COCO_AREA_RANGES: tuple[tuple[float, float], ...] = (
     (96**2, 1e5**2),
 )
 COCO_AREA_LABELS = ("all", "small", "medium", "large")
+
+
+@dataclass(frozen=True)
+class DetectionRun:
+    """The stored rows of one detection run, as a metric's NumPy reference reads them.
+
+    Attributes:
+        images, categories: (I,), (C,) the run's image and category ids (text).
+        detections: columns ``image_id``, ``category_id``, ``id`` (the input position + 1, as
+            pycocotools' ``loadRes`` numbers them), ``x, y, w, h``, ``score``, in input order.
+        ground_truth: columns ``image_id``, ``category_id``, ``id``, ``x, y, w, h``, ``area``,
+            ``iscrowd``, in input order.
+    """
+
+    images: np.ndarray
+    categories: np.ndarray
+    detections: Mapping[str, np.ndarray]
+    ground_truth: Mapping[str, np.ndarray]
 
 
 @dataclass(frozen=True)

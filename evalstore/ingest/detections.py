@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+import pyarrow as pa
+
 from evalstore.ingest.formats.detection import DetectionInput
 from evalstore.ingest.frames import write_tables
 from evalstore.ingest.write import IngestResult
@@ -26,7 +29,11 @@ def ingest_detections(
     frames = {
         "_det_images": data.images,
         "_det_categories": data.categories,
-        "_det_truth": data.ground_truth,
+        # seq: the boxes' order in the input, which COCO's matching reads (a later box wins
+        # an equal IoU)
+        "_det_truth": data.ground_truth.append_column(
+            "seq", pa.array(np.arange(data.ground_truth.num_rows, dtype=np.int64))
+        ),
         "_det_boxes": data.detections,
     }
     run_id, replaced = write_tables(store, meta, "detection", meta.replace, meta.append, frames)

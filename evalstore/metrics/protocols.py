@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from evalstore.errors import InvalidInput
+from evalstore.metrics.det_references import COCO_METRICS
 
 __all__ = ["PROTOCOLS", "Protocol", "Source", "get"]
 
@@ -175,9 +176,13 @@ PROTOCOLS: dict[str, Protocol] = {
             "coco",
             "pycocotools COCOeval.accumulate: 101-point interpolated AP",
             _COCO,
-            dict.fromkeys((*_RANKED, "classification"), ("ap_coco",)),
+            {
+                **dict.fromkeys((*_RANKED, "classification"), ("ap_coco",)),
+                "detection": tuple(COCO_METRICS),
+            },
             "input",
-            "ties in input order (np.argsort kind='mergesort', stable)",
+            "ties in input order (np.argsort kind='mergesort', stable); detection runs: "
+            "COCOeval(iouType='bbox')'s matching and its 12 numbers (AP .. ARl), per category",
         ),
         Protocol(
             "trec",

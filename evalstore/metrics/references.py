@@ -3,7 +3,8 @@ function of :mod:`evalstore.core` that signature.
 
 ``reference(inputs, params) -> Result``: ``inputs`` holds the stored rows of one run as NumPy
 arrays (:class:`RankedLists` for the ``scores`` source, :class:`KeypointRun` for ``pairs``,
-:class:`Outcomes` for ``outcomes``), ``params`` the tie policy, ``k`` and the sweep values
+:class:`Outcomes` for ``outcomes``, :class:`~evalstore.core.detection.DetectionRun` for
+``detections``), ``params`` the tie policy, ``k`` and the sweep values
 (:class:`Params`; a metric reads only those it takes), and the :class:`Result` has one row
 per row of the metric's SQL. :mod:`evalstore.metrics.registry` registers one per metric.
 """
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from evalstore.core import graded, matching, point_metrics, ranking
+from evalstore.core.detection import DetectionRun
 from evalstore.core.points import docid_order
 from evalstore.errors import InvalidInput
 
@@ -35,8 +37,6 @@ __all__ = [
     "graded_reference",
     "homography_accuracy_reference",
     "homography_accuracy_superpoint_reference",
-    "iou_micro_reference",
-    "iou_reference",
     "per_list_reference",
     "pr_curve_reference",
     "reprojection_error_reference",
@@ -122,8 +122,10 @@ THRESHOLDS = tuple(float(t) for t in range(1, 11))
 EPS = (1.0, 3.0, 5.0)
 
 #: What a metric reads, by its ``source``.
-Inputs = RankedLists | KeypointRun | Outcomes
-_SOURCE_TYPE: dict[str, type] = {"scores": RankedLists, "pairs": KeypointRun, "outcomes": Outcomes}
+Inputs = RankedLists | KeypointRun | Outcomes | DetectionRun
+_SOURCE_TYPE: dict[str, type] = {
+    "scores": RankedLists, "pairs": KeypointRun, "outcomes": Outcomes, "detections": DetectionRun
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -374,27 +376,3 @@ def homography_accuracy_superpoint_reference(inputs: Inputs, params: Params) -> 
     [1.0]
     """
     return homography_accuracy_reference(inputs, params, corners="superpoint")
-
-
-def iou_reference(inputs: Inputs, params: Params) -> Result:
-    """``TP / (TP + FP + FN)`` of every group: :func:`evalstore.core.matching.iou`.
-
-    >>> counts = Outcomes(*map(np.array, (["a", "b"], [3, 0], [1, 0], [2, 0])))
-    >>> iou_reference(counts, Params()).value.tolist()  # 3 / (3 + 1 + 2); nothing counted
-    [0.5, nan]
-    """
-    out: Outcomes = _expect(inputs, "outcomes", "iou")
-    return Result(np.asarray(out.group), matching.iou(out.tp, out.fp, out.fn))
-
-
-def iou_micro_reference(inputs: Inputs, params: Params) -> Result:
-    """Pooled ``sum TP / sum (TP + FP + FN)``, one row for the run (group None):
-    :func:`evalstore.core.matching.iou_micro`.
-
-    >>> counts = Outcomes(*map(np.array, (["a", "b"], [3, 1], [1, 2], [2, 1])))
-    >>> iou_micro_reference(counts, Params()).value.tolist()  # (3 + 1) / (6 + 4)
-    [0.4]
-    """
-    out: Outcomes = _expect(inputs, "outcomes", "iou_micro")
-    group = np.array([None], dtype=object)
-    return Result(group, np.array([matching.iou_micro(out.tp, out.fp, out.fn)]))

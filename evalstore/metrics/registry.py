@@ -32,6 +32,8 @@ from evalstore.core import point_metrics
 from evalstore.core.points import TIES
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
+from evalstore.metrics.det_references import COCO_METRICS, coco_reference
+from evalstore.metrics.outcome_references import iou_micro_reference, iou_reference
 from evalstore.metrics.references import (
     EPS,
     SIGMAS,
@@ -47,34 +49,16 @@ from evalstore.metrics.references import (
     graded_reference,
     homography_accuracy_reference,
     homography_accuracy_superpoint_reference,
-    iou_micro_reference,
-    iou_reference,
     per_list_reference,
     pr_curve_reference,
     reprojection_error_reference,
 )
 
 __all__ = [
-    "ALL_TASKS",
-    "BUILT_IN",
-    "DEFAULTS",
-    "HEADLINE",
-    "LIST_NOUN",
-    "METRICS",
-    "Inputs",
-    "KeypointRun",
-    "Metric",
-    "Outcomes",
-    "Params",
-    "RankedLists",
-    "Reference",
-    "Result",
-    "Sweep",
-    "get",
-    "metrics_for",
-    "register",
-    "unregister",
-]
+    "ALL_TASKS", "BUILT_IN", "DEFAULTS", "HEADLINE", "LIST_NOUN", "METRICS", "Inputs",
+    "KeypointRun", "Metric", "Outcomes", "Params", "RankedLists", "Reference", "Result",
+    "Sweep", "get", "metrics_for", "register", "unregister",
+]  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- registry
@@ -108,7 +92,7 @@ class Metric:
         params: the parameters it takes besides runs, task and ties (e.g. ``k``).
         kind: ``per_list`` (one value per list) or ``curve`` (points, not cached).
         source: the table it reads: ``scores`` (ranked lists), ``pairs`` (keypoint matches
-            and image pairs) or ``outcomes`` (TP/FP/FN counts).
+            and image pairs), ``outcomes`` (TP/FP/FN counts) or ``detections`` (boxes).
         sweep: for metrics computed at several parameter values at once.
         value_column: the SQL output column holding the value.
         x_column: a curve's x column in the SQL output (``recall``).
@@ -192,6 +176,7 @@ class Metric:
 _ALL = ("verification", "matching", "retrieval", "classification")
 _KP = ("keypoints",)
 _OUT = ("outcomes",)
+_DET = ("detection",)
 _K = ("k",)  # the parameters of a metric with a cut-off
 
 
@@ -213,6 +198,12 @@ def _ranked(
     :mod:`evalstore.core.point_metrics`) over every list."""
     reference = per_list_reference(points, takes_k="k" in params)
     return Metric(name, reference, _ALL, higher, mean_name, params, by_ties=by_ties or {})
+
+
+def _coco(name: str) -> Metric:
+    """One of COCO's 12 numbers of detection runs, per category; its mean has COCO's name."""
+    usual, doc = COCO_METRICS[name]
+    return Metric(name, coco_reference(name), _DET, True, usual, source="detections", doc=doc)
 
 
 def _graded(name: str, mean_name: str, params: tuple[str, ...] = ()) -> Metric:
@@ -298,6 +289,7 @@ METRICS: dict[str, Metric] = {
         ),
         Metric("iou", iou_reference, _OUT, True, "iou_macro", source="outcomes"),
         Metric("iou_micro", iou_micro_reference, _OUT, True, "iou_micro", source="outcomes"),
+        *(_coco(name) for name in COCO_METRICS),
     ]
 }
 #: The standard metrics of each task, computed when ``eval`` is given no ``--metric``.
@@ -308,6 +300,7 @@ DEFAULTS: dict[str, tuple[str, ...]] = {
     "classification": ("ap_voc07", "ap_voc10"),
     "keypoints": ("precision_at_sigma", "mma", "reprojection_error", "homography_accuracy"),
     "outcomes": ("iou", "iou_micro"),
+    "detection": tuple(COCO_METRICS),
 }
 
 #: The headline values of each task (metric, sweep value or None), the columns of
@@ -319,10 +312,11 @@ HEADLINE: dict[str, tuple[tuple[str, float | None], ...]] = {
     "classification": (("ap_voc07", None), ("ap_voc10", None)),
     "keypoints": (("precision_at_sigma", 3.0), ("mma", 3.0), ("homography_accuracy", 3.0)),
     "outcomes": (("iou", None),),
+    "detection": (("coco_ap", None), ("coco_ap50", None)),
 }
 
 #: Every task, in the order results are reported.
-ALL_TASKS: tuple[str, ...] = (*_ALL, *_KP, *_OUT)
+ALL_TASKS: tuple[str, ...] = (*_ALL, *_KP, *_OUT, *_DET)
 
 #: What one ranked list is called in each task (``--by class`` gives per-class values).
 LIST_NOUN: dict[str, str] = {
@@ -332,6 +326,7 @@ LIST_NOUN: dict[str, str] = {
     "classification": "class",
     "keypoints": "pair",
     "outcomes": "group",
+    "detection": "category",
 }
 
 #: The names of the built-in metrics and of their means: a user's metric takes none of them.

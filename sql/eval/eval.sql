@@ -174,3 +174,7 @@ select distinct k from (
     union all
     select unnest(map_keys(slices)) from pairs where list_contains($runs, run_id)
 );
+
+-- name: runs_with_detections
+-- Which of $runs hold detections (boxes and ground truth).
+select distinct run_id from det_images where list_contains($runs, run_id);

@@ -7,7 +7,8 @@
 --   det_images: the run's images (an image without boxes still counts in the protocols'
 --     averages); width, height and file_name where the input gave them.
 --   det_categories: the run's categories.
---   det_truth: the ground-truth boxes; area: the annotation's `area` (COCO's area ranges read
+--   det_truth: the ground-truth boxes, seq their place in the input (from 0: a later box wins
+--     an equal IoU in COCO's matching); area: the annotation's `area` (COCO's area ranges read
 --     it, not w*h) or w*h; iscrowd; ignore (COCO's field, NULL where absent; pycocotools
 --     overwrites it with iscrowd); difficult (VOC's flag, NULL where absent).
 --   det_boxes: the detections; det_id: the position in the input, from 0 (the order of equal
@@ -31,6 +32,7 @@ create table det_categories (
 create table det_truth (
     run_id       integer not null,
     gt_id        varchar not null,
+    seq          bigint not null,
     image_id     varchar not null,
     category_id  varchar not null,
     x            double not null,
@@ -62,4 +64,45 @@ create table det_boxes (
     y1           double,
     x2           double,
     y2           double
+);
+
+-- The matches a protocol makes, on first use, from the rows above (evalstore/analysis/
+-- det_matching.py), as keypoint runs' homographies are estimated: one ranked list per
+-- (matching, category, IoU threshold, area range), the maxDets cut read from `rank`.
+--   det_matches: one row per kept detection and IoU threshold; seq: its place in the
+--     category's ranking (descending score, then images in the protocol's order, then rank);
+--     rank: its rank in its image and category; label: +1 matched, -1 unmatched, 0 ignored
+--     under the area range all, label_small .. label_large under COCO's other ranges (NULL
+--     for a matching without them).
+--   det_positives: the ground truth each list must find (non-ignored boxes) per category and
+--     area range: unmatched ground truth counts as not retrieved.
+--   det_matched: the runs whose matches are made, per matching.
+create table det_matches (
+    run_id        integer not null,
+    matching      varchar not null,
+    category_id   varchar not null,
+    iou_index     smallint not null,
+    det_id        bigint not null,
+    seq           bigint not null,
+    rank          integer not null,
+    score         double not null,
+    label         tinyint not null,
+    label_small   tinyint,
+    label_medium  tinyint,
+    label_large   tinyint
+);
+
+create table det_positives (
+    run_id       integer not null,
+    matching     varchar not null,
+    category_id  varchar not null,
+    area         varchar not null,
+    n_positives  bigint not null
+);
+
+create table det_matched (
+    run_id      integer not null,
+    matching    varchar not null,
+    thresholds  double[] not null,
+    primary key (run_id, matching)
 );

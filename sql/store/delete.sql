@@ -26,3 +26,12 @@ delete from det_truth where run_id = $run_id;
 
 -- name: delete_run_det_boxes
 delete from det_boxes where run_id = $run_id;
+
+-- name: delete_run_det_matches
+delete from det_matches where run_id = $run_id;
+
+-- name: delete_run_det_positives
+delete from det_positives where run_id = $run_id;
+
+-- name: delete_run_det_matched
+delete from det_matched where run_id = $run_id;

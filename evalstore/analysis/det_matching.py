@@ -1,0 +1,178 @@
+"""The matches of detection runs, made when a protocol first needs them.
+
+A detection run stores its boxes raw (``det_images``, ``det_categories``, ``det_truth``,
+``det_boxes``). The first evaluation under COCO's protocol matches them as pycocotools'
+``COCOeval.evaluateImg`` does (:func:`evalstore.core.detection_match.coco_match`, checked
+against pycocotools itself), inside that evaluation's write transaction, and stores the
+outcome (``det_matches``, ``det_positives``, ``det_matched``): one ranked list per (category,
+IoU threshold, area range) whose labels the metric SQL (``sql/metrics/coco_*.sql``) reads, as
+the keypoint runs' homographies are estimated on first use (:mod:`evalstore.analysis.estimates`).
+
+The order pycocotools ranks a category's detections in is kept in ``seq``: descending score,
+equal scores in the order of ``accumulate``'s concatenation (images in ``np.unique`` order of
+their ids, numerically when every id is an integer, then the rank in the image).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import duckdb
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from evalstore.analysis import estimates
+from evalstore.core.detection import CocoParams
+from evalstore.core.detection_match import box_pairs, coco_match
+from evalstore.db import queries
+from evalstore.errors import InvalidInput
+from evalstore.metrics.det_references import COCO_METRICS
+
+if TYPE_CHECKING:
+    from evalstore.db.connection import Database
+
+__all__ = ["COCO_AREAS", "NEEDS_MATCHES", "ensure_derived", "ensure_matches", "id_order"]
+
+#: the label columns of det_matches, one per COCO area range
+COCO_AREAS = {
+    "all": "label", "small": "label_small", "medium": "label_medium", "large": "label_large"
+}  # fmt: skip
+#: the metrics whose SQL reads COCO's matches
+NEEDS_MATCHES = frozenset(COCO_METRICS)
+
+
+def ensure_derived(store: Database, metric: str, run_ids: Sequence[int]) -> None:
+    """Make what ``metric``'s SQL reads and is made on first use, inside a transaction of
+    ``store``: the homographies of keypoint runs, the matches of detection runs."""
+    if metric in estimates.NEEDS_ESTIMATES:
+        estimates.ensure_estimates(store, run_ids, needed_by=metric)
+    if metric in NEEDS_MATCHES:
+        ensure_matches(store, run_ids, needed_by=metric)
+
+
+def ensure_matches(store: Database, run_ids: Sequence[int], *, needed_by: str) -> int:
+    """Make and store COCO's matches of the detection runs among ``run_ids`` that have none
+    yet; call it inside a transaction of ``store``. Returns how many runs were matched.
+
+    Raises:
+        InvalidInput: a read-only store with runs to match (it cannot store them).
+    """
+    bind = {"runs": list(run_ids), "matching": "coco"}
+    pending = queries.fetch_rows(store.con, "store/pending_det_runs", bind)
+    if pending and store.read_only:
+        raise InvalidInput(
+            f"run {pending[0][1]}/{pending[0][2]}: {needed_by} needs the matches of its "
+            "detections, which are made on first use and stored; evaluate it once on a "
+            "writable store (not read-only)"
+        )
+    for run_id, _, _ in pending:
+        _match_coco(store, int(run_id))
+    return len(pending)
+
+
+def id_order(ids: np.ndarray) -> np.ndarray:
+    """The position of each id in pycocotools' order of its ids (``np.unique``): numeric when
+    every id is an integer's decimal text (as COCO's are), else by text."""
+    series = pl.Series(ids, dtype=pl.String)
+    numbers = series.cast(pl.Int64, strict=False)
+    if numbers.null_count() == 0 and numbers.n_unique() == series.len():
+        keys: np.ndarray = numbers.to_numpy()
+    else:
+        keys = series.to_numpy().astype(str)
+    order = np.argsort(keys, kind="stable")
+    position = np.empty(order.size, dtype=np.int64)
+    position[order] = np.arange(order.size)
+    return position
+
+
+def _codes(values: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """Each value's index in ``known`` (every value is one of them: the store checked)."""
+    index = pl.DataFrame({"v": known, "i": np.arange(known.size)})
+    out = pl.DataFrame({"v": values}).join(index, on="v", how="left", maintain_order="left")
+    return out["i"].to_numpy()
+
+
+def _match_coco(store: Database, run_id: int) -> None:
+    con = store.con
+    p = CocoParams()
+    bind = {"run_id": run_id}
+    images = queries.fetch(con, "store/det_run_images", bind)["image_id"].to_numpy()
+    cats = queries.fetch(con, "store/det_run_categories", bind)["category_id"].to_numpy()
+    dets = queries.fetch(con, "store/det_run_boxes", bind)
+    gts = queries.fetch(con, "store/det_run_truth", bind)
+    image_pos = id_order(images)  # images[i] is at image_pos[i] in pycocotools' order
+    n_cat = max(cats.size, 1)
+    d_img = image_pos[_codes(dets["image_id"].to_numpy(), images)]
+    d_cat = _codes(dets["category_id"].to_numpy(), cats)
+    g_img = image_pos[_codes(gts["image_id"].to_numpy(), images)]
+    g_cat = _codes(gts["category_id"].to_numpy(), cats)
+    d_group, g_group = d_img * n_cat + d_cat, g_img * n_cat + g_cat
+    score = dets["score"].to_numpy()
+    det_id = dets["det_id"].to_numpy()
+    # the rank in its (image, category) by -score, equal scores in input order; keep maxDets
+    order = np.lexsort((det_id, -score, d_group))
+    starts = np.flatnonzero(np.r_[True, d_group[order][1:] != d_group[order][:-1]])
+    lengths = np.diff(np.r_[starts, order.size])
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size) - np.repeat(starts, lengths)
+    kept = np.flatnonzero(rank < p.max_dets[-1])
+    d_box = dets.select("x", "y", "w", "h").to_numpy()[kept]
+    g_box = gts.select("x", "y", "w", "h").to_numpy()
+    g_area = gts["area"].to_numpy()
+    g_crowd = gts["iscrowd"].to_numpy().astype(bool)
+    areas = np.array(p.area_rng, dtype=np.float64)
+    thresholds = np.array(p.iou_thrs, dtype=np.float64)
+    matched = coco_match(
+        det_rank=rank[kept],
+        det_area=dets["area"].to_numpy()[kept],
+        gt_area=g_area,
+        gt_crowd=g_crowd,
+        pairs=box_pairs(d_group[kept], d_box, g_group, g_box, g_crowd),
+        iou_thresholds=thresholds,
+        area_ranges=areas,
+    )
+    # seq: the place in the category's ranking (-score, image order, rank)
+    k_cat, k_score, k_rank = d_cat[kept], score[kept], rank[kept]
+    by_cat = np.lexsort((k_rank, d_img[kept], -k_score, k_cat))
+    cat_sorted = k_cat[by_cat]
+    first = np.flatnonzero(np.r_[True, cat_sorted[1:] != cat_sorted[:-1]])
+    seq = np.empty(kept.size, dtype=np.int64)
+    seq[by_cat] = np.arange(kept.size) - np.repeat(first, np.diff(np.r_[first, kept.size]))
+    n_t = thresholds.size
+    columns: dict[str, pa.Array] = {
+        "category_id": pa.DictionaryArray.from_arrays(
+            pa.array(np.tile(k_cat, n_t), pa.int32()), pa.array(cats, pa.string())
+        ),
+        "iou_index": pa.array(np.repeat(np.arange(n_t, dtype=np.int16), kept.size)),
+        "det_id": pa.array(np.tile(det_id[kept], n_t)),
+        "seq": pa.array(np.tile(seq, n_t)),
+        "rank": pa.array(np.tile(k_rank.astype(np.int32), n_t)),
+        "score": pa.array(np.tile(k_score, n_t)),
+    }
+    for a, label in enumerate(COCO_AREAS.values()):
+        columns[label] = pa.array(matched.label[a].reshape(-1))
+    positives = []
+    for a, name in enumerate(COCO_AREAS):
+        counted = ~matched.gt_ignored[a]
+        n = np.bincount(g_cat[counted], minlength=cats.size) if cats.size else np.zeros(0)
+        positives.append(
+            pl.DataFrame(
+                {"category_id": cats, "area": name, "n_positives": n.astype(np.int64)},
+                schema={"category_id": pl.String, "area": pl.String, "n_positives": pl.Int64},
+            )
+        )
+    con.register("_det_matches", pa.table(columns))
+    con.register("_det_positives", pl.concat(positives).to_arrow())
+    try:
+        keys = {"run_id": run_id, "matching": "coco", "thresholds": thresholds.tolist()}
+        for name in ("store_det_matches", "store_det_positives", "mark_det_matched"):
+            queries.run(con, f"store/{name}", keys)
+    finally:
+        for table in ("_det_matches", "_det_positives"):
+            # in a transaction that an error or a Ctrl-C aborted this fails too, and would
+            # stand in for what stopped it
+            with contextlib.suppress(duckdb.Error):
+                con.unregister(table)

@@ -1,0 +1,79 @@
+"""The NumPy references of the detection metrics (source ``detections``): COCO's 12 numbers
+of each category, from the stored boxes through the transcription of pycocotools
+(:func:`~evalstore.core.detection_coco.coco_lists`, ``coco_accumulate``,
+``coco_summarize_by_category``). The SQL reads the matches that
+:mod:`evalstore.analysis.det_matching` made with the vectorised matcher; this twin matches
+again with the plain loop of ``evaluateImg``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evalstore.core.detection import CocoParams, DetectionRun
+from evalstore.core.detection_coco import coco_lists
+from evalstore.core.detection_summary import coco_accumulate, coco_summarize_by_category
+from evalstore.errors import InvalidInput
+from evalstore.metrics.references import Inputs, Params, Reference, Result
+
+__all__ = ["COCO_METRICS", "coco_reference", "pycocotools_ids"]
+
+#: registry name -> (COCO's name of the number, its description)
+COCO_METRICS: dict[str, tuple[str, str]] = {
+    "coco_ap": ("AP", "AP over IoU .50:.05:.95, every area, 100 detections per image"),
+    "coco_ap50": ("AP50", "AP at IoU .50"),
+    "coco_ap75": ("AP75", "AP at IoU .75"),
+    "coco_ap_small": ("APs", "AP of small objects (area < 32^2)"),
+    "coco_ap_medium": ("APm", "AP of medium objects (32^2 to 96^2)"),
+    "coco_ap_large": ("APl", "AP of large objects (area > 96^2)"),
+    "coco_ar1": ("AR1", "AR given 1 detection per image and category"),
+    "coco_ar10": ("AR10", "AR given 10 detections per image and category"),
+    "coco_ar100": ("AR100", "AR given 100 detections per image and category"),
+    "coco_ar_small": ("ARs", "AR of small objects, 100 detections"),
+    "coco_ar_medium": ("ARm", "AR of medium objects, 100 detections"),
+    "coco_ar_large": ("ARl", "AR of large objects, 100 detections"),
+}
+
+
+def pycocotools_ids(ids: np.ndarray) -> np.ndarray:
+    """Ids as pycocotools would hold them: integers when every id is an integer's decimal
+    text (COCO's are; ``np.unique`` then sorts them numerically), else the text."""
+    text = np.asarray(ids, dtype=str)
+    try:
+        numbers = np.array([int(v) for v in text.tolist()], dtype=np.int64)
+    except ValueError:
+        return text
+    if np.unique(numbers).size != np.unique(text).size:
+        return text
+    return numbers
+
+
+def coco_reference(name: str) -> Reference:
+    """The reference of ``coco_<stat>``: the number ``COCO_METRICS[name][0]`` of each category
+    (NaN for pycocotools' -1), the group being the category id."""
+    stat = COCO_METRICS[name][0]
+
+    def reference(inputs: Inputs, params: Params) -> Result:
+        if not isinstance(inputs, DetectionRun):
+            raise InvalidInput(f"{name} reads DetectionRun, got {type(inputs).__name__}")
+        cats = np.asarray(inputs.categories, dtype=str)
+        dt = dict(inputs.detections)
+        gt = dict(inputs.ground_truth)
+        for cols in (dt, gt):
+            cols["image_id"] = pycocotools_ids(np.asarray(cols["image_id"], dtype=str))
+            cols["category_id"] = np.asarray(cols["category_id"], dtype=str)
+        gt["id"] = np.asarray(gt["id"], dtype=str)  # text ids: never read as 0
+        p = CocoParams(
+            img_ids=tuple(pycocotools_ids(np.asarray(inputs.images, dtype=str)).tolist()),
+            cat_ids=tuple(cats.tolist()),
+        )
+        lists = coco_lists(dt, gt, p)
+        by_cat = coco_summarize_by_category(*coco_accumulate(lists), lists.params)
+        values = [by_cat[c][stat] for c in lists.params.cat_ids or ()]
+        group = np.array(list(lists.params.cat_ids or ()), dtype=object)
+        value = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+        return Result(group, value)
+
+    reference.__name__ = f"{name}_reference"
+    reference.__doc__ = f"COCO's {stat} of each category (pycocotools, bbox)."
+    return reference
