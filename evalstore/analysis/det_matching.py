@@ -27,21 +27,27 @@ import pyarrow as pa
 from evalstore.analysis import estimates
 from evalstore.core.detection import CocoParams
 from evalstore.core.detection_match import box_pairs, coco_match
+from evalstore.core.detection_voc import voc_lists
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
-from evalstore.metrics.det_references import COCO_METRICS
+from evalstore.metrics.det_references import COCO_METRICS, VOC_METRICS
 
 if TYPE_CHECKING:
     from evalstore.db.connection import Database
 
-__all__ = ["COCO_AREAS", "NEEDS_MATCHES", "ensure_derived", "ensure_matches", "id_order"]
+__all__ = [
+    "COCO_AREAS", "NEEDS_MATCHES", "ensure_derived", "ensure_matches", "id_order", "voc_inputs"
+]  # fmt: skip
 
 #: the label columns of det_matches, one per COCO area range
 COCO_AREAS = {
     "all": "label", "small": "label_small", "medium": "label_medium", "large": "label_large"
 }  # fmt: skip
-#: the metrics whose SQL reads COCO's matches
-NEEDS_MATCHES = frozenset(COCO_METRICS)
+#: the metrics whose SQL reads a matching's rows, and which matching
+NEEDS_MATCHES: dict[str, str] = {
+    **dict.fromkeys(COCO_METRICS, "coco"),
+    **{name: reference for name, (reference, _, _) in VOC_METRICS.items()},
+}
 
 
 def ensure_derived(store: Database, metric: str, run_ids: Sequence[int]) -> None:
@@ -50,17 +56,20 @@ def ensure_derived(store: Database, metric: str, run_ids: Sequence[int]) -> None
     if metric in estimates.NEEDS_ESTIMATES:
         estimates.ensure_estimates(store, run_ids, needed_by=metric)
     if metric in NEEDS_MATCHES:
-        ensure_matches(store, run_ids, needed_by=metric)
+        ensure_matches(store, run_ids, needed_by=metric, matching=NEEDS_MATCHES[metric])
 
 
-def ensure_matches(store: Database, run_ids: Sequence[int], *, needed_by: str) -> int:
-    """Make and store COCO's matches of the detection runs among ``run_ids`` that have none
-    yet; call it inside a transaction of ``store``. Returns how many runs were matched.
+def ensure_matches(
+    store: Database, run_ids: Sequence[int], *, needed_by: str, matching: str = "coco"
+) -> int:
+    """Make and store the matches (``coco``, ``voc_eval`` or ``vocevaldet``) of the detection
+    runs among ``run_ids`` that have none yet; call it inside a transaction of ``store``.
+    Returns how many runs were matched.
 
     Raises:
         InvalidInput: a read-only store with runs to match (it cannot store them).
     """
-    bind = {"runs": list(run_ids), "matching": "coco"}
+    bind = {"runs": list(run_ids), "matching": matching}
     pending = queries.fetch_rows(store.con, "store/pending_det_runs", bind)
     if pending and store.read_only:
         raise InvalidInput(
@@ -69,7 +78,10 @@ def ensure_matches(store: Database, run_ids: Sequence[int], *, needed_by: str) -
             "writable store (not read-only)"
         )
     for run_id, _, _ in pending:
-        _match_coco(store, int(run_id))
+        if matching == "coco":
+            _match_coco(store, int(run_id))
+        else:
+            _match_voc(store, int(run_id), matching)
     return len(pending)
 
 
@@ -164,10 +176,22 @@ def _match_coco(store: Database, run_id: int) -> None:
                 schema={"category_id": pl.String, "area": pl.String, "n_positives": pl.Int64},
             )
         )
-    con.register("_det_matches", pa.table(columns))
-    con.register("_det_positives", pl.concat(positives).to_arrow())
+    _store(store, run_id, "coco", pa.table(columns), pl.concat(positives), thresholds.tolist())
+
+
+def _store(
+    store: Database,
+    run_id: int,
+    matching: str,
+    matches: pa.Table,
+    positives: pl.DataFrame,
+    thresholds: list[float],
+) -> None:
+    con = store.con
+    con.register("_det_matches", matches)
+    con.register("_det_positives", positives.to_arrow())
     try:
-        keys = {"run_id": run_id, "matching": "coco", "thresholds": thresholds.tolist()}
+        keys = {"run_id": run_id, "matching": matching, "thresholds": thresholds}
         for name in ("store_det_matches", "store_det_positives", "mark_det_matched"):
             queries.run(con, f"store/{name}", keys)
     finally:
@@ -176,3 +200,53 @@ def _match_coco(store: Database, run_id: int) -> None:
             # stand in for what stopped it
             with contextlib.suppress(duckdb.Error):
                 con.unregister(table)
+
+
+def voc_inputs(
+    dets: pl.DataFrame, gts: pl.DataFrame
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The columns :func:`~evalstore.core.detection_voc.voc_lists` reads, from the stored
+    rows: the corners as written where the input had them, else ``x, y, x + w, y + h``."""
+    out = []
+    for frame in (dets, gts):
+        cols = {"image_id": frame["image_id"].to_numpy(), "class": frame["category_id"].to_numpy()}
+        for corner, base, side in (
+            ("x1", "x", None),
+            ("y1", "y", None),
+            ("x2", "x", "w"),
+            ("y2", "y", "h"),
+        ):
+            made = pl.col(base) if side is None else pl.col(base) + pl.col(side)
+            cols[corner] = frame.select(pl.coalesce(pl.col(corner), made))[:, 0].to_numpy()
+        out.append(cols)
+    d, g = out
+    d["score"] = dets["score"].to_numpy()
+    g["difficult"] = gts["difficult"].fill_null(False).to_numpy()
+    return d, g
+
+
+def _match_voc(store: Database, run_id: int, reference: str) -> None:
+    con = store.con
+    bind = {"run_id": run_id}
+    images = queries.fetch(con, "store/det_run_images", bind)["image_id"].to_numpy()
+    cats = queries.fetch(con, "store/det_run_categories", bind)["category_id"].to_numpy()
+    dets = queries.fetch(con, "store/det_run_boxes", bind)
+    d, g = voc_inputs(dets, queries.fetch(con, "store/det_run_truth", bind))
+    lists = voc_lists(d, g, reference=reference, ties="stable", images=images)
+    matches = pa.table(
+        {
+            "category_id": pa.array(lists.classes[lists.group].astype(str)),
+            "iou_index": pa.array(np.zeros(lists.group.size, dtype=np.int16)),
+            "det_id": pa.array(dets["det_id"].to_numpy()[lists.row]),
+            "seq": pa.array(lists.seq.astype(np.int64)),
+            "rank": pa.array(np.zeros(lists.group.size, dtype=np.int32)),
+            "score": pa.array(lists.score),
+            "label": pa.array(lists.label),
+        }
+    )
+    counted = dict(zip(lists.classes.astype(str).tolist(), lists.n_positives.tolist(), strict=True))
+    positives = pl.DataFrame(
+        {"category_id": cats, "area": "all", "n_positives": [counted.get(c, 0) for c in cats]},
+        schema={"category_id": pl.String, "area": pl.String, "n_positives": pl.Int64},
+    )
+    _store(store, run_id, reference, matches, positives, [0.5])

@@ -13,10 +13,11 @@ import numpy as np
 from evalstore.core.detection import CocoParams, DetectionRun
 from evalstore.core.detection_coco import coco_lists
 from evalstore.core.detection_summary import coco_accumulate, coco_summarize_by_category
+from evalstore.core.detection_voc import voc_ap_of_lists, voc_lists
 from evalstore.errors import InvalidInput
 from evalstore.metrics.references import Inputs, Params, Reference, Result
 
-__all__ = ["COCO_METRICS", "coco_reference", "pycocotools_ids"]
+__all__ = ["COCO_METRICS", "VOC_METRICS", "coco_reference", "pycocotools_ids", "voc_reference"]
 
 #: registry name -> (COCO's name of the number, its description)
 COCO_METRICS: dict[str, tuple[str, str]] = {
@@ -32,6 +33,15 @@ COCO_METRICS: dict[str, tuple[str, str]] = {
     "coco_ar_small": ("ARs", "AR of small objects, 100 detections"),
     "coco_ar_medium": ("ARm", "AR of medium objects, 100 detections"),
     "coco_ar_large": ("ARl", "AR of large objects, 100 detections"),
+}
+
+
+#: registry name -> (the matching: voc_lists' reference, voc_ap_of_lists' formula, title)
+VOC_METRICS: dict[str, tuple[str, str, str]] = {
+    "ap_voc07_det": ("voc_eval", "voc_ap_07", "py-faster-rcnn voc_eval, 11-point AP"),
+    "ap_voc10_det": ("voc_eval", "voc_ap", "py-faster-rcnn voc_eval, area under the envelope"),
+    "ap_voc07_devkit_det": ("vocevaldet", "vocevaldet_07", "VOC2007 devkit, 11-point AP"),
+    "ap_voc10_devkit_det": ("vocevaldet", "vocap", "VOC2010+ devkit VOCap.m"),
 }
 
 
@@ -76,4 +86,53 @@ def coco_reference(name: str) -> Reference:
 
     reference.__name__ = f"{name}_reference"
     reference.__doc__ = f"COCO's {stat} of each category (pycocotools, bbox)."
+    return reference
+
+
+def _corners(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``x1, y1, x2, y2`` as written where given (finite), else ``x, y, x + w, y + h``."""
+    out = dict(cols)
+    for corner, base, side in (
+        ("x1", "x", ""),
+        ("y1", "y", ""),
+        ("x2", "x", "w"),
+        ("y2", "y", "h"),
+    ):
+        made = np.asarray(cols[base], dtype=np.float64)
+        if side:
+            made = made + np.asarray(cols[side], dtype=np.float64)
+        given = np.asarray(cols.get(corner, np.full(made.size, np.nan)), dtype=np.float64)
+        out[corner] = np.where(np.isfinite(given), given, made)
+    out["class"] = np.asarray(cols["category_id"], dtype=str)
+    out["image_id"] = np.asarray(cols["image_id"], dtype=str)
+    return out
+
+
+def voc_reference(name: str) -> Reference:
+    """The reference of ``ap_voc*_det``: each class's AP as its VOC code computes it
+    (:func:`~evalstore.core.detection_voc.voc_lists` with equal scores in input order, then
+    ``voc_ap_of_lists``); NaN for a class without objects to find."""
+    reference_code, formula, title = VOC_METRICS[name]
+
+    def reference(inputs: Inputs, params: Params) -> Result:
+        if not isinstance(inputs, DetectionRun):
+            raise InvalidInput(f"{name} reads DetectionRun, got {type(inputs).__name__}")
+        gt = _corners(dict(inputs.ground_truth))
+        gt["difficult"] = np.asarray(gt.get("difficult", np.zeros(gt["x"].size)), dtype=bool)
+        lists = voc_lists(
+            _corners(dict(inputs.detections)), gt, reference=reference_code, ties="stable",
+            images=np.asarray(inputs.images, dtype=str),
+        )  # fmt: skip
+        # voc_eval's precision as fixed in d66cc2bf (max(tp + fp, eps)): before it, a class
+        # whose best detection finds a difficult object has AP NaN
+        ap = voc_ap_of_lists(lists, formula=formula, eps_precision=reference_code == "voc_eval")
+        found = {c: (v if n > 0 else np.nan) for c, v, n in
+                 zip(lists.classes.astype(str).tolist(), ap.tolist(), lists.n_positives.tolist(),
+                     strict=True)}  # fmt: skip
+        cats = np.asarray(inputs.categories, dtype=str)
+        value = np.array([found.get(c, np.nan) for c in cats.tolist()], dtype=np.float64)
+        return Result(cats.astype(object), value)
+
+    reference.__name__ = f"{name}_reference"
+    reference.__doc__ = f"PASCAL VOC detection AP of each class ({title})."
     return reference

@@ -93,6 +93,12 @@ _HPATCHES_PYTHON = Source(
 _VOC07 = Source(
     "npinto/VOCdevkit", "VOCcode/VOCevalcls.m", "b0890ec6a94d4f692b3cc8ae1f4c0fa3b1ac1fc8"
 )
+_VOC07_DET = Source(
+    "npinto/VOCdevkit", "VOCcode/VOCevaldet.m", "2b8c01c3ec2c78bb854fa528d2142450a476de3b"
+)
+_VOC10_DET = Source(
+    "npinto/VOCdevkit", "VOCcode/VOCevaldet.m", "0ac38d1ae3f8c5cc46d811a5283d17ba902c462c"
+)
 _FASTER_RCNN = Source(
     "rbgirshick/py-faster-rcnn",
     "lib/datasets/voc_eval.py",
@@ -183,6 +189,41 @@ PROTOCOLS: dict[str, Protocol] = {
             "input",
             "ties in input order (np.argsort kind='mergesort', stable); detection runs: "
             "COCOeval(iouType='bbox')'s matching and its 12 numbers (AP .. ARl), per category",
+        ),
+        Protocol(
+            "voc07-det",
+            "py-faster-rcnn voc_eval + voc_ap(use_07_metric=True): VOC2007 detection mAP",
+            _FASTER_RCNN,
+            {"detection": ("ap_voc07_det",)},
+            "input",
+            "IoU > 0.5 with +1-pixel boxes, difficult objects ignored, a second detection of "
+            "a matched object a false positive, precision over max(tp + fp, eps) (d66cc2bf); "
+            "equal scores in input order (voc_eval's np.argsort is not stable: its order of "
+            "ties depends on NumPy and the CPU); a class without objects is left out",
+        ),
+        Protocol(
+            "voc10-det",
+            "py-faster-rcnn voc_eval + voc_ap(use_07_metric=False): area under the envelope",
+            _FASTER_RCNN,
+            {"detection": ("ap_voc10_det",)},
+            "input",
+            "as voc07-det, with VOC2010+'s all-point AP",
+        ),
+        Protocol(
+            "voc07-det-devkit",
+            "VOC2007 devkit VOCevaldet.m: 11-point AP over MATLAB's 0:0.1:1",
+            _VOC07_DET,
+            {"detection": ("ap_voc07_devkit_det",)},
+            "input",
+            "IoU >= 0.5 (voc_eval: > 0.5); MATLAB's stable sort of equal scores",
+        ),
+        Protocol(
+            "voc10-det-devkit",
+            "VOC2010+ devkit VOCevaldet.m + VOCap.m: area under the envelope",
+            _VOC10_DET,
+            {"detection": ("ap_voc10_devkit_det",)},
+            "input",
+            "IoU >= 0.5 (voc_eval: > 0.5); MATLAB's stable sort of equal scores",
         ),
         Protocol(
             "trec",

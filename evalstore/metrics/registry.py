@@ -32,7 +32,12 @@ from evalstore.core import point_metrics
 from evalstore.core.points import TIES
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
-from evalstore.metrics.det_references import COCO_METRICS, coco_reference
+from evalstore.metrics.det_references import (
+    COCO_METRICS,
+    VOC_METRICS,
+    coco_reference,
+    voc_reference,
+)
 from evalstore.metrics.outcome_references import iou_micro_reference, iou_reference
 from evalstore.metrics.references import (
     EPS,
@@ -290,6 +295,10 @@ METRICS: dict[str, Metric] = {
         Metric("iou", iou_reference, _OUT, True, "iou_macro", source="outcomes"),
         Metric("iou_micro", iou_micro_reference, _OUT, True, "iou_micro", source="outcomes"),
         *(_coco(name) for name in COCO_METRICS),
+        *(
+            Metric(n, voc_reference(n), _DET, True, f"m{n}", source="detections")
+            for n in VOC_METRICS
+        ),
     ]
 }
 #: The standard metrics of each task, computed when ``eval`` is given no ``--metric``.
