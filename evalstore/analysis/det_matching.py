@@ -30,7 +30,13 @@ from evalstore.core.detection_match import box_pairs, coco_match
 from evalstore.core.detection_voc import voc_lists
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
-from evalstore.metrics.det_references import COCO_METRICS, VOC_METRICS
+from evalstore.metrics.det_references import (
+    COCO_METRICS,
+    TIDE_METRICS,
+    VOC_METRICS,
+    stored_run,
+    tide_inputs,
+)
 
 if TYPE_CHECKING:
     from evalstore.db.connection import Database
@@ -47,6 +53,7 @@ COCO_AREAS = {
 NEEDS_MATCHES: dict[str, str] = {
     **dict.fromkeys(COCO_METRICS, "coco"),
     **{name: reference for name, (reference, _, _) in VOC_METRICS.items()},
+    **dict.fromkeys(TIDE_METRICS, "tide"),
 }
 
 
@@ -80,6 +87,8 @@ def ensure_matches(
     for run_id, _, _ in pending:
         if matching == "coco":
             _match_coco(store, int(run_id))
+        elif matching == "tide":
+            _tide(store, int(run_id))
         else:
             _match_voc(store, int(run_id), matching)
     return len(pending)
@@ -250,3 +259,31 @@ def _match_voc(store: Database, run_id: int, reference: str) -> None:
         schema={"category_id": pl.String, "area": pl.String, "n_positives": pl.Int64},
     )
     _store(store, run_id, reference, matches, positives, [0.5])
+
+
+def _tide(store: Database, run_id: int) -> None:
+    """TIDE's breakdown of the run and of each category, stored in det_tide."""
+    con = store.con
+    r = tide_inputs(stored_run(con, run_id))
+    rows: list[tuple[str | None, str, float, int | None]] = [(None, "AP", r.ap, None)]
+    rows += [(None, k, v, r.counts.get(k)) for k, v in {**r.main, **r.special}.items()]
+    for cat, c in r.per_category.items():
+        rows += [(str(cat), "AP", c.ap, None)]
+        rows += [(str(cat), k, v, None) for k, v in {**c.main, **c.special}.items()]
+    table = pl.DataFrame(
+        rows,
+        schema={"category_id": pl.String, "error": pl.String, "value": pl.Float64,
+                "n_errors": pl.Int64},
+        orient="row",
+    ).to_arrow()  # fmt: skip
+    con.register("_det_tide", table)
+    try:
+        queries.run(con, "store/store_det_tide", {"run_id": run_id})
+        queries.run(
+            con,
+            "store/mark_det_matched",
+            {"run_id": run_id, "matching": "tide", "thresholds": [0.5, 0.1]},
+        )
+    finally:
+        with contextlib.suppress(duckdb.Error):  # as in _store
+            con.unregister("_det_tide")

@@ -8,16 +8,22 @@ again with the plain loop of ``evaluateImg``.
 
 from __future__ import annotations
 
+import duckdb
 import numpy as np
 
 from evalstore.core.detection import CocoParams, DetectionRun
 from evalstore.core.detection_coco import coco_lists
 from evalstore.core.detection_summary import coco_accumulate, coco_summarize_by_category
+from evalstore.core.detection_tide import TideResult, tide_errors
 from evalstore.core.detection_voc import voc_ap_of_lists, voc_lists
+from evalstore.db import queries
 from evalstore.errors import InvalidInput
 from evalstore.metrics.references import Inputs, Params, Reference, Result
 
-__all__ = ["COCO_METRICS", "VOC_METRICS", "coco_reference", "pycocotools_ids", "voc_reference"]
+__all__ = [
+    "COCO_METRICS", "TIDE_METRICS", "VOC_METRICS", "coco_reference", "pycocotools_ids",
+    "stored_run", "tide_inputs", "tide_reference", "voc_reference",
+]  # fmt: skip
 
 #: registry name -> (COCO's name of the number, its description)
 COCO_METRICS: dict[str, tuple[str, str]] = {
@@ -43,6 +49,37 @@ VOC_METRICS: dict[str, tuple[str, str, str]] = {
     "ap_voc07_devkit_det": ("vocevaldet", "vocevaldet_07", "VOC2007 devkit, 11-point AP"),
     "ap_voc10_devkit_det": ("vocevaldet", "vocap", "VOC2010+ devkit VOCap.m"),
 }
+
+
+#: registry name -> (tidecv's short name of the error, or AP; what it is)
+TIDE_METRICS: dict[str, tuple[str, str]] = {
+    "tide_ap": ("AP", "TIDE's mAP at IoU 0.5 (tidecv run.ap)"),
+    "tide_cls": ("Cls", "dAP of fixing the classification errors"),
+    "tide_loc": ("Loc", "dAP of fixing the localisation errors"),
+    "tide_both": ("Both", "dAP of fixing the errors of both class and localisation"),
+    "tide_dupe": ("Dupe", "dAP of removing the duplicate detections"),
+    "tide_bkg": ("Bkg", "dAP of removing the background detections"),
+    "tide_miss": ("Miss", "dAP of finding the missed ground truth"),
+    "tide_false_pos": ("FalsePos", "dAP of removing every false positive"),
+    "tide_false_neg": ("FalseNeg", "dAP of finding every false negative"),
+}
+
+
+def stored_run(con: duckdb.DuckDBPyConnection, run_id: int) -> DetectionRun:
+    """A stored detection run's rows as the references read them: detections in input order
+    with pycocotools' ids (input position + 1), ground truth in input order."""
+    bind = {"run_id": run_id}
+    images = queries.fetch(con, "store/det_run_images", bind)["image_id"].to_numpy()
+    cats = queries.fetch(con, "store/det_run_categories", bind)["category_id"].to_numpy()
+    dets = queries.fetch(con, "store/det_run_boxes", bind)
+    gts = queries.fetch(con, "store/det_run_truth", bind)
+    dt = {c: dets[c].to_numpy() for c in dets.columns}
+    dt["id"] = dt["det_id"] + 1
+    gt = {c: gts[c].to_numpy() for c in gts.columns}
+    gt["id"] = gt["gt_id"]
+    gt["iscrowd"] = gt["iscrowd"].astype(np.int64)
+    gt["difficult"] = gts["difficult"].fill_null(False).to_numpy()
+    return DetectionRun(images, cats, dt, gt)
 
 
 def pycocotools_ids(ids: np.ndarray) -> np.ndarray:
@@ -135,4 +172,31 @@ def voc_reference(name: str) -> Reference:
 
     reference.__name__ = f"{name}_reference"
     reference.__doc__ = f"PASCAL VOC detection AP of each class ({title})."
+    return reference
+
+
+def tide_inputs(run: DetectionRun) -> TideResult:
+    """tidecv's ``TIDE().evaluate(gt, preds, mode=TIDE.BOX)`` of a stored run (its defaults:
+    pos 0.5, background 0.1, 100 detections per image), images in pycocotools' id order."""
+    images = pycocotools_ids(np.asarray(run.images, dtype=str))
+    dt, gt = dict(run.detections), dict(run.ground_truth)
+    for cols in (dt, gt):
+        cols["image_id"] = pycocotools_ids(np.asarray(cols["image_id"], dtype=str))
+        cols["category_id"] = np.asarray(cols["category_id"], dtype=str)
+    return tide_errors(dt, gt, images=np.sort(images).tolist())
+
+
+def tide_reference(name: str) -> Reference:
+    """The reference of ``tide_*``: the run's value (one row, group None), percent."""
+    error, title = TIDE_METRICS[name]
+
+    def reference(inputs: Inputs, params: Params) -> Result:
+        if not isinstance(inputs, DetectionRun):
+            raise InvalidInput(f"{name} reads DetectionRun, got {type(inputs).__name__}")
+        r = tide_inputs(inputs)
+        value = r.ap if error == "AP" else {**r.main, **r.special}[error]
+        return Result(np.array([None], dtype=object), np.array([value], dtype=np.float64))
+
+    reference.__name__ = f"{name}_reference"
+    reference.__doc__ = f"TIDE: {title} (tidecv 1.0.1), percent."
     return reference

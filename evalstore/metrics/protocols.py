@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from evalstore.errors import InvalidInput
-from evalstore.metrics.det_references import COCO_METRICS
+from evalstore.metrics.det_references import COCO_METRICS, TIDE_METRICS
 
 __all__ = ["PROTOCOLS", "Protocol", "Source", "get"]
 
@@ -99,6 +99,7 @@ _VOC07_DET = Source(
 _VOC10_DET = Source(
     "npinto/VOCdevkit", "VOCcode/VOCevaldet.m", "0ac38d1ae3f8c5cc46d811a5283d17ba902c462c"
 )
+_TIDE = Source("dbolya/tide", "tidecv/quantify.py", "49a5d2a4aeb56795e93a3ed7cc7e6d25757bb4c1")
 _FASTER_RCNN = Source(
     "rbgirshick/py-faster-rcnn",
     "lib/datasets/voc_eval.py",
@@ -224,6 +225,16 @@ PROTOCOLS: dict[str, Protocol] = {
             {"detection": ("ap_voc10_devkit_det",)},
             "input",
             "IoU >= 0.5 (voc_eval: > 0.5); MATLAB's stable sort of equal scores",
+        ),
+        Protocol(
+            "tide",
+            "TIDE (tidecv 1.0.1): mAP at IoU 0.5 and the dAP of fixing each error type",
+            _TIDE,
+            {"detection": tuple(TIDE_METRICS)},
+            "input",
+            "tidecv's matching (IoU >= 0.5, every class's boxes of an image by score, 100 per "
+            "image), its 101-point AP in percent; images in id order (tidecv: the annotation "
+            "file's), which only equal scores can tell apart",
         ),
         Protocol(
             "trec",

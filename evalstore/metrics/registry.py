@@ -32,12 +32,7 @@ from evalstore.core import point_metrics
 from evalstore.core.points import TIES
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
-from evalstore.metrics.det_references import (
-    COCO_METRICS,
-    VOC_METRICS,
-    coco_reference,
-    voc_reference,
-)
+from evalstore.metrics import det_references as det
 from evalstore.metrics.outcome_references import iou_micro_reference, iou_reference
 from evalstore.metrics.references import (
     EPS,
@@ -205,10 +200,21 @@ def _ranked(
     return Metric(name, reference, _ALL, higher, mean_name, params, by_ties=by_ties or {})
 
 
-def _coco(name: str) -> Metric:
-    """One of COCO's 12 numbers of detection runs, per category; its mean has COCO's name."""
-    usual, doc = COCO_METRICS[name]
-    return Metric(name, coco_reference(name), _DET, True, usual, source="detections", doc=doc)
+def _detection(name: str) -> Metric:
+    """A metric of detection runs (:mod:`evalstore.metrics.det_references`): COCO's numbers
+    (their means named as COCO names them), the VOC APs, TIDE's values (a dAP is better lower)."""
+    if name in det.COCO_METRICS:
+        usual, doc = det.COCO_METRICS[name]
+        return Metric(
+            name, det.coco_reference(name), _DET, True, usual, source="detections", doc=doc
+        )
+    if name in det.VOC_METRICS:
+        doc = det.VOC_METRICS[name][2]
+        return Metric(
+            name, det.voc_reference(name), _DET, True, f"m{name}", source="detections", doc=doc
+        )
+    ref, doc = det.tide_reference(name), det.TIDE_METRICS[name][1]
+    return Metric(name, ref, _DET, name == "tide_ap", name, source="detections", doc=doc)
 
 
 def _graded(name: str, mean_name: str, params: tuple[str, ...] = ()) -> Metric:
@@ -294,11 +300,7 @@ METRICS: dict[str, Metric] = {
         ),
         Metric("iou", iou_reference, _OUT, True, "iou_macro", source="outcomes"),
         Metric("iou_micro", iou_micro_reference, _OUT, True, "iou_micro", source="outcomes"),
-        *(_coco(name) for name in COCO_METRICS),
-        *(
-            Metric(n, voc_reference(n), _DET, True, f"m{n}", source="detections")
-            for n in VOC_METRICS
-        ),
+        *(_detection(n) for n in (*det.COCO_METRICS, *det.VOC_METRICS, *det.TIDE_METRICS)),
     ]
 }
 #: The standard metrics of each task, computed when ``eval`` is given no ``--metric``.
@@ -309,7 +311,7 @@ DEFAULTS: dict[str, tuple[str, ...]] = {
     "classification": ("ap_voc07", "ap_voc10"),
     "keypoints": ("precision_at_sigma", "mma", "reprojection_error", "homography_accuracy"),
     "outcomes": ("iou", "iou_micro"),
-    "detection": tuple(COCO_METRICS),
+    "detection": tuple(det.COCO_METRICS),
 }
 
 #: The headline values of each task (metric, sweep value or None), the columns of

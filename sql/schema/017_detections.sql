@@ -76,7 +76,12 @@ create table det_boxes (
 --     for a matching without them).
 --   det_positives: the ground truth each list must find (non-ignored boxes) per category and
 --     area range: unmatched ground truth counts as not retrieved.
---   det_matched: the runs whose matches are made, per matching.
+--   det_matched: the runs whose matches are made, per matching (coco, voc_eval, vocevaldet,
+--     tide).
+--   det_tide: TIDE's breakdown (tidecv 1.0.1, evalstore/core/detection_tide.py), made on first
+--     use: per error type (Cls, Loc, Both, Dupe, Bkg, Miss, FalsePos, FalseNeg) the dAP of
+--     fixing it, and the AP itself (error 'AP'), in percent as tidecv gives them, for the
+--     run (category_id NULL) and per category; n_errors: count_errors() (the run's rows).
 create table det_matches (
     run_id        integer not null,
     matching      varchar not null,
@@ -105,4 +110,12 @@ create table det_matched (
     matching    varchar not null,
     thresholds  double[] not null,
     primary key (run_id, matching)
+);
+
+create table det_tide (
+    run_id       integer not null,
+    category_id  varchar,
+    error        varchar not null,
+    value        double not null,
+    n_errors     bigint
 );

@@ -35,3 +35,6 @@ delete from det_positives where run_id = $run_id;
 
 -- name: delete_run_det_matched
 delete from det_matched where run_id = $run_id;
+
+-- name: delete_run_det_tide
+delete from det_tide where run_id = $run_id;

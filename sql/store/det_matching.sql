@@ -46,3 +46,8 @@ select $run_id as run_id, $matching as matching, * from _det_positives;
 -- name: mark_det_matched
 -- $run_id, $matching, $thresholds DOUBLE[]: the IoU thresholds of iou_index 0, 1, ...
 insert into det_matched values ($run_id, $matching, $thresholds);
+
+-- name: store_det_tide
+-- $run_id; the caller registers _det_tide (det_tide's columns but run_id).
+insert into det_tide by name
+select $run_id as run_id, * from _det_tide;

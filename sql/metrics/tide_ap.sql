@@ -1,0 +1,4 @@
+-- tide_ap: TIDE's mAP at IoU 0.5 (tidecv run.ap), percent.
+-- TIDE (Bolya et al., tidecv 1.0.1), in percent, one value per run.
+-- Parameters: $runs integer[]. Output: run_id, group_id (NULL), value.
+-- @include lib/tide.sql error=AP

@@ -1,0 +1,4 @@
+-- tide_loc: dAP of fixing localisation errors (right class, IoU in [0.1, 0.5)).
+-- TIDE (Bolya et al., tidecv 1.0.1), in percent, one value per run.
+-- Parameters: $runs integer[]. Output: run_id, group_id (NULL), value.
+-- @include lib/tide.sql error=Loc
