@@ -21,6 +21,8 @@ from evalstore.analysis.compare import compare
 from evalstore.analysis.evaluate import evaluate
 from evalstore.analysis.leaderboard import leaderboard
 from evalstore.dashboards.board import board, board_html
+from evalstore.runs.meta import RunMeta
+from tests.conformance.detsets import make_detset
 
 XSS_RUN = "<img src=x onerror=alert(1)>"
 XSS_TAG = "<script>alert(2)</script>"
@@ -352,7 +354,11 @@ def figure_data(page: str) -> dict[str, dict[str, Any]]:
 
 
 def test_every_default_panel_draws_on_the_sample(pages: dict[str, str]) -> None:
-    assert "No data for this panel" not in "".join(pages.values())
+    # the sample has no detection run: test_detection_curves draws that panel
+    empty = re.findall(r"No data for this panel: ([^<]*)<", "".join(pages.values()))
+    assert empty == [
+        "no detection run of the selection (evalstore ingest --format coco, then evalstore eval)."
+    ]
     for name in ("comparison", "curves", "heatmap", "hpatches"):
         for plot, fig in figure_data(pages[name]).items():
             assert fig["data"], (name, plot)
@@ -711,3 +717,36 @@ def test_leaderboard_ranks_in_the_direction_of_its_first_column() -> None:
     spec = dash.load_spec(dash.dashboards_dir() / "overview.toml")
     assert spec.panels[0].kind == "leaderboard"
     assert spec.panels[-1].title == "All runs (newest first)"
+
+
+def test_detection_curves(tmp_path: Path) -> None:
+    """The curves page draws COCO's per-category precision-recall of detection runs: one facet
+    per category with ground truth and their mean, a curve per run, whose mean over the
+    101 recall points is the run's AP50 (and a category's, that category's)."""
+    gt, dets = make_detset(3, n_images=20, n_categories=3)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    with Store(tmp_path / "det.duckdb") as store:
+        for name in ("det/a", "det/b"):
+            meta = RunMeta(name, git_commit=False)
+            store.ingest_coco(tmp_path / "dt.json", tmp_path / "gt.json", meta=meta)
+        store.con.execute("update det_boxes set score = 1 - score where run_id = 2")  # test-only
+        ap50 = evaluate(store, ["det/a", "det/b"], metrics=["AP50"], by=["category"])
+        written = dash.write_dashboards(store, tmp_path / "out")
+    page = next(p for p in written if p.stem == "curves").read_text()
+    (fig,) = [
+        f for f in figure_data(page).values() if any(t.get("name") == "det/a" for t in f["data"])
+    ]
+    names = {a["text"] for a in fig["layout"]["annotations"]}
+    annotated = {a["category_id"] for a in gt["annotations"]}
+    with_truth = {str(c["name"]) for c in gt["categories"] if c["id"] in annotated}
+    assert names == {"(all)", *with_truth}
+    assert len(fig["data"]) == 2 * len(names) and all(len(t["y"]) == 101 for t in fig["data"])
+    runs = ap50["run"].to_list()
+    want = sorted(
+        (r, round(v, 12))
+        for r, v in zip(runs, ap50["value"].to_list(), strict=True)
+        if v is not None
+    )
+    got = sorted((t["name"], round(sum(t["y"]) / 101, 12)) for t in fig["data"])
+    assert got == want

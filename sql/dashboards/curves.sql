@@ -38,22 +38,8 @@ with
 ,
 -- @include lib/envelope.sql
 ,
-grid as (
-    select k, k * 0.01::double as t
-    from (select unnest(range(0, 101)) as k)
-),
-spans as (
-    -- point i serves the grid values in (R_{i-1}, R_i]; the first point serves [0, R_1]
-    select run_id, group_id, rec, env,
-           coalesce(lag(rec) over (partition by run_id, group_id order by rn), -1.0)
-               as prev_rec
-    from enveloped
-),
-at_grid as (
-    select s.run_id, s.group_id, g.k, s.env
-    from spans s
-    join grid g on g.t > s.prev_rec and g.t <= s.rec
-),
+-- @include lib/pr_grid.sql
+,
 counted as (
     select run_id, count(*) as n_lists from lists where n_pos > 0 group by run_id
 )
@@ -77,3 +63,42 @@ where base_metric = 'mma' and slice = ''
   and ($experiments is null or list_contains($experiments, experiment))
   and ($runs is null or list_contains($runs, run_id))
 order by created_at, run_id, threshold;
+
+-- name: det_pr_curves
+-- COCO's precision-recall curve of each category of the detection runs (pycocotools'
+-- precision[0, :, k, 0, -1]: IoU 0.50, every area, 100 detections per image): the
+-- interpolated precision at recall 0, 0.01, ..., 1 (0 where the recall is never reached),
+-- and the mean over the run's categories with ground truth (category "(all)").
+-- Parameters: $experiments varchar[], $runs integer[] (NULL = all).
+-- Output: run, category, recall, precision.
+with
+-- @include lib/coco_det_curve.sql area=all label=label maxdets=100 iou=0.5::double
+,
+-- @include lib/envelope.sql
+,
+-- @include lib/pr_grid.sql
+,
+chosen as (
+    select l.run_id, r.run, r.created_at, l.group_id, coalesce(c.name, l.group_id) as category
+    from lists l
+    join v_runs r on r.run_id = l.run_id
+    left join det_categories c on c.run_id = l.run_id and c.category_id = l.group_id
+    where l.n_pos > 0
+      and ($experiments is null or list_contains($experiments, r.experiment))
+),
+points as (
+    select c.run, c.created_at, c.run_id, c.category, g.k, g.t as recall,
+           coalesce(a.env, 0.0::double) as precision
+    from chosen c
+    cross join grid g
+    left join at_grid a on a.run_id = c.run_id and a.group_id = c.group_id and a.k = g.k
+)
+select run, category, recall, precision
+from (
+    select run, created_at, run_id, category, k, recall, precision from points
+    union all
+    select run, created_at, run_id, '(all)', k, recall, avg(precision)
+    from points
+    group by run, created_at, run_id, k, recall
+) p
+order by category = '(all)' desc, category, created_at, run_id, k;

@@ -3,7 +3,7 @@
 -- (run, category, IoU threshold) under the area range {area} (label column {label}), the
 -- detections of rank < {maxdets} in their image and category, at the IoU threshold {iou}
 -- (null: every threshold).
--- Parameters: $runs integer[].
+-- Parameters: $runs integer[] (NULL: every run).
 -- CTEs it defines:
 --   lists(run_id, list_id, group_id, iou_index, n_pos): group_id = the category; n_pos = its
 --       non-ignored ground truth in the area range (unmatched ground truth is not retrieved).
@@ -13,7 +13,7 @@ thresholds as (
     from (
         select run_id, thresholds, unnest(range(len(thresholds))) as iou_index
         from det_matched
-        where list_contains($runs, run_id) and matching = 'coco'
+        where ($runs is null or list_contains($runs, run_id)) and matching = 'coco'
     ) t
 ),
 lists as (
@@ -23,7 +23,8 @@ lists as (
            ) as list_id
     from det_positives p
     join thresholds t on t.run_id = p.run_id
-    where list_contains($runs, p.run_id) and p.matching = 'coco' and p.area = '{area}'
+    where ($runs is null or list_contains($runs, p.run_id))
+      and p.matching = 'coco' and p.area = '{area}'
       and ({iou} is null or t.iou = {iou})
 ),
 kept as (
