@@ -27,12 +27,17 @@ The doctest examples are small hand-worked cases; :func:`one_list` builds a one-
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from pycocotools.coco import COCO
+from pycocotools.cocoeval import COCOeval
 
+from evalstore.core.detection import DetectionRun
 from evalstore.metrics.registry import KeypointRun, Outcomes, Params, RankedLists, Result
 
 NAN = float("nan")
@@ -890,6 +895,110 @@ def r_precision(inputs: RankedLists, params: Params) -> Result:
     return _per_list(inputs, params, lambda lst: _tp_at_k(lst, lst.p) / lst.p)
 
 
+# ----------------------------------------------------------------------------- detection
+#
+# COCO's numbers are defined by pycocotools' own code, so their slow definition is pycocotools
+# 2.0.11 itself (PyPI; its cocoeval.py is cocodataset/cocoapi PythonAPI/pycocotools/cocoeval.py
+# @ 8c9bcc3cf640524c4c20a9c40e89cb6a2f2fa0e9 but for np.float -> float), run on the stored rows
+# one category at a time: ``params.catIds = [c]``, then evaluate, accumulate and summarize, whose
+# ``_summarize`` is the mean of ``precision[:, :, k, a, m]`` (or ``recall[:, k, a, m]``) over the
+# cells > -1, -1 where there is none (NaN here). The 12 numbers in summarize's order
+# (``_summarizeDets``, same file):
+#
+#     stats[0] = _summarize(1)
+#     stats[1] = _summarize(1, iouThr=.5, maxDets=self.params.maxDets[2])
+#     stats[2] = _summarize(1, iouThr=.75, maxDets=self.params.maxDets[2])
+#     stats[3] = _summarize(1, areaRng='small', maxDets=self.params.maxDets[2])
+#     stats[4] = _summarize(1, areaRng='medium', maxDets=self.params.maxDets[2])
+#     stats[5] = _summarize(1, areaRng='large', maxDets=self.params.maxDets[2])
+#     stats[6] = _summarize(0, maxDets=self.params.maxDets[0])
+#     stats[7] = _summarize(0, maxDets=self.params.maxDets[1])
+#     stats[8] = _summarize(0, maxDets=self.params.maxDets[2])
+#     stats[9] = _summarize(0, areaRng='small', maxDets=self.params.maxDets[2])
+#     stats[10] = _summarize(0, areaRng='medium', maxDets=self.params.maxDets[2])
+#     stats[11] = _summarize(0, areaRng='large', maxDets=self.params.maxDets[2])
+
+COCO_STATS = (
+    "coco_ap", "coco_ap50", "coco_ap75", "coco_ap_small", "coco_ap_medium", "coco_ap_large",
+    "coco_ar1", "coco_ar10", "coco_ar100", "coco_ar_small", "coco_ar_medium", "coco_ar_large",
+)  # fmt: skip
+_COCO_RUNS: dict[bytes, dict[Any, list[float]]] = {}  # one pycocotools run per stored run
+
+
+def _coco_id(text: Any) -> Any:
+    """An id as a COCO file writes it: the integer where the text is one, else the text."""
+    try:
+        return int(text)
+    except ValueError:
+        return str(text)
+
+
+def coco_files(run: DetectionRun) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The run as COCO's two files: the annotation file (every image and category, the
+    annotations in input order with their ids) and the results list in input order (whose
+    ids ``loadRes`` numbers from 1, as ``DetectionRun.detections["id"]`` holds them)."""
+    gt, dt = run.ground_truth, run.detections
+
+    def box(cols: Any, i: int) -> list[float]:
+        return [float(cols[c][i]) for c in ("x", "y", "w", "h")]
+
+    annotations = [
+        {"id": _coco_id(gt["id"][i]), "image_id": _coco_id(gt["image_id"][i]),
+         "category_id": _coco_id(gt["category_id"][i]), "bbox": box(gt, i),
+         "area": float(gt["area"][i]), "iscrowd": int(gt["iscrowd"][i])}
+        for i in range(len(gt["id"]))
+    ]  # fmt: skip
+    results = [
+        {"image_id": _coco_id(dt["image_id"][i]), "category_id": _coco_id(dt["category_id"][i]),
+         "bbox": box(dt, i), "score": float(dt["score"][i])}
+        for i in range(len(dt["id"]))
+    ]  # fmt: skip
+    dataset = {
+        "images": [{"id": _coco_id(i)} for i in run.images],
+        "categories": [{"id": _coco_id(c), "name": str(c)} for c in run.categories],
+        "annotations": annotations,
+    }
+    return dataset, results
+
+
+def pycocotools_by_category(run: DetectionRun) -> dict[Any, list[float]]:
+    """Each category's 12 numbers (summarize's order, NaN for -1): pycocotools run on the
+    category alone. One run per stored run: the 12 metrics read the same numbers."""
+    dataset, results = coco_files(run)
+    key = repr((dataset, results)).encode()
+    if key not in _COCO_RUNS:
+        out = {}
+        with contextlib.redirect_stdout(io.StringIO()):  # pycocotools prints as it goes
+            coco = COCO()
+            coco.dataset = dataset
+            coco.createIndex()
+            detections = coco.loadRes(results)
+            for cat in dataset["categories"]:
+                ev = COCOeval(coco, detections, "bbox")
+                ev.params.catIds = [cat["id"]]
+                ev.evaluate()
+                ev.accumulate()
+                ev.summarize()
+                out[str(cat["id"])] = [NAN if v == -1 else float(v) for v in ev.stats]
+        _COCO_RUNS.clear()  # keep one run
+        _COCO_RUNS[key] = out
+    return _COCO_RUNS[key]
+
+
+def _coco(name: str) -> Slow:
+    index = COCO_STATS.index(name)
+
+    def slow(inputs: DetectionRun, params: Params) -> Result:
+        by_cat = pycocotools_by_category(inputs)
+        return Result(_ids(list(by_cat)), np.array([v[index] for v in by_cat.values()]))
+
+    slow.__name__ = name
+    slow.__doc__ = (
+        f"pycocotools' stats[{index}] of each category alone (COCOeval, bbox, summarize)."
+    )
+    return slow
+
+
 #: Registry name -> slow definition, with the signature of ``Metric.reference``.
 SLOW: dict[str, Slow] = {
     "ap": ap,
@@ -918,4 +1027,5 @@ SLOW: dict[str, Slow] = {
     "homography_accuracy_superpoint": homography_accuracy_superpoint,
     "iou": iou,
     "iou_micro": iou_micro,
+    **{name: _coco(name) for name in COCO_STATS},
 }

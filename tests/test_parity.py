@@ -3,8 +3,10 @@
 One test walks the registry. For each metric, hypothesis generates runs of the metric's source
 (ranked lists with heavy ties, ignored items, lists without positives, not-retrieved items,
 n_positives overrides and one-item lists; keypoint runs whose match offsets land exactly on
-the thresholds; outcome counts), ingests them, reads the stored rows back as the metric's
-inputs and compares, for every tie policy the SQL takes, three results to 1e-12:
+the thresholds; outcome counts; detection runs with crowd regions, tied scores, boxes on the
+area bounds and IoUs exactly on thresholds), ingests them, makes what the metric's SQL reads
+and is made on first use (the matches of detection runs), reads the stored rows back as the
+metric's inputs and compares, for every tie policy the SQL takes, three results to 1e-12:
 
 - the SQL in ``sql/metrics/<name>.sql`` (what evalstore runs),
 - ``metric.reference(inputs, params)`` (the vectorised NumPy core, evalstore/core/),
@@ -32,7 +34,9 @@ from definitions import SLOW
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalstore import Store
+from evalstore import RunMeta, Store
+from evalstore.analysis.det_matching import ensure_derived
+from evalstore.core.detection import DetectionRun
 from evalstore.core.ranking import TIES
 from evalstore.db import queries
 from evalstore.metrics.registry import (
@@ -280,6 +284,109 @@ def _read_outcomes(store: Store, run_id: int) -> Outcomes:
     )
 
 
+# -- detection runs (source "detections") --------------------------------------------------------
+
+#: image ids whose text order differs from their numeric order ("10" < "200" < "21" < "3"):
+#: pycocotools ranks equal scores across images in numeric id order
+IMAGE_IDS = ("3", "10", "200", "21", "7")
+CATEGORY_IDS = ("1", "12", "5")
+#: ground-truth sides: small, on the bound 32^2, medium, on the bound 96^2, large, thin
+SIDES = ((20.0, 20.0), (32.0, 32.0), (50.0, 60.0), (96.0, 96.0), (120.0, 100.0), (8.0, 30.0))
+#: a detection of a ground truth (dx, dy, w factor, h factor): the box itself, IoU exactly 0.75
+#: and 0.5 (on COCO's thresholds), near misses, a quarter of it, a shifted copy
+NEAR = (
+    (0.0, 0.0, 1.0, 1.0), (0.0, 0.0, 1.0, 0.75), (0.0, 0.0, 1.0, 0.5), (2.0, 1.0, 1.0, 1.0),
+    (5.0, -3.0, 1.1, 0.9), (0.0, 0.0, 0.5, 0.5), (15.0, 10.0, 1.0, 1.0),
+)  # fmt: skip
+SCORES = (0.3, 0.5, 0.5, 0.7, 0.9)  # few: ties within an image and across images
+#: the annotation's own area: the box's (None), exactly on a bound, a mask's half of the box
+AREAS = (None, None, None, 1024.0, 9216.0, 0.5)
+
+
+def _detections(pick: Callable[[list[Any]], Any], crowded: int) -> dict[str, list[tuple]]:
+    """Ground truth (some crowd regions, areas on the range bounds, repeated boxes) on 2 to 5
+    images, the first without ground truth and the second without detections, in 1 to 3
+    categories; detections near the ground truth or anywhere, of its category or another,
+    with tied scores; ``crowded`` more on the last image in the first category."""
+    images = IMAGE_IDS[: pick([2, 3, 4, 5])]
+    cats = list(CATEGORY_IDS[: pick([1, 2, 3])])
+    truth: list[tuple] = []
+    dets: list[tuple] = []
+    for i, image in enumerate(images):
+        for _ in range(0 if i == 0 else pick([1, 2, 3, 4])):
+            cat, (w, h) = pick(cats), pick(list(SIDES))
+            x, y = pick([0.0, 10.0, 40.0]), pick([0.0, 25.0])
+            area = pick(list(AREAS))
+            area = w * h if area is None else w * h * area if area < 1 else area
+            crowd = pick([0, 0, 0, 0, 1])
+            truth.append((str(len(truth) + 1), image, cat, x, y, w, h, area, crowd))
+            for _ in range(0 if i == 1 else pick([0, 1, 1, 2, 3])):
+                dx, dy, fw, fh = pick(list(NEAR))
+                label = pick([cat, cat, cat, pick(cats)])
+                dets.append((image, label, x + dx, y + dy, w * fw, h * fh, pick(list(SCORES))))
+        if i == 1:
+            continue
+        extra = pick([0, 1, 2]) + (crowded if i == len(images) - 1 else 0)
+        for j in range(extra):  # anywhere, of any category (the crowded ones of the first)
+            (w, h), cat = pick(list(SIDES)), cats[0] if j >= extra - crowded else pick(cats)
+            x, y = pick([0.0, 10.0, 40.0, 150.0]), pick([0.0, 25.0, 150.0])
+            dets.append((image, cat, x, y, w, h, pick(list(SCORES))))
+    if not dets:  # pycocotools' loadRes needs one result
+        dets.append((images[0], cats[0], 0.0, 0.0, 20.0, 20.0, 0.5))
+    return {"truth": truth, "detections": dets}
+
+
+@st.composite
+def detection_runs(draw: Any) -> dict[str, list[tuple]]:
+    return _detections(lambda xs: draw(st.sampled_from(xs)), crowded=0)
+
+
+def _seeded_detections(rng: np.random.Generator) -> dict[str, list[tuple]]:
+    """A run with an image whose first category has more than 100 detections (maxDets)."""
+    return _detections(lambda xs: xs[int(rng.integers(len(xs)))], crowded=110)
+
+
+def _ingest_detections(store: Store, data: dict[str, list[tuple]]) -> int:
+    box = {c: pl.Float64 for c in ("x", "y", "w", "h")}
+    key = {"image_id": pl.String, "category": pl.String}
+    truth = pl.DataFrame(
+        data["truth"],
+        schema={"id": pl.String, **key, **box, "area": pl.Float64, "iscrowd": pl.Int64},
+        orient="row",
+    )
+    dets = pl.DataFrame(
+        data["detections"], schema={**key, **box, "score": pl.Float64}, orient="row"
+    )
+    meta = RunMeta(_run_name(), git_commit=False)
+    return store.ingest_detections(dets, truth, meta=meta, box_format="xywh").run_id
+
+
+def _read_detections(store: Store, run_id: int) -> DetectionRun:
+    """The stored run as the references read it: detections in input order with pycocotools'
+    ids (det_id + 1, as loadRes numbers them), ground truth in input order (seq)."""
+    images = _read(store, "select image_id from det_images where run_id = $r", run_id)
+    cats = _read(store, "select category_id from det_categories where run_id = $r", run_id)
+    dets = _read(
+        store,
+        "select det_id, image_id, category_id, x, y, w, h, score, area from det_boxes"
+        " where run_id = $r order by det_id",
+        run_id,
+    )
+    gts = _read(
+        store,
+        "select gt_id, image_id, category_id, x, y, w, h, area, iscrowd, difficult from det_truth"
+        " where run_id = $r order by seq",
+        run_id,
+    )
+    dt = {c: dets[c].to_numpy() for c in dets.columns}
+    dt["id"] = dt["det_id"] + 1
+    gt = {c: gts[c].to_numpy() for c in gts.columns if c != "difficult"}
+    gt["id"] = gt["gt_id"]
+    gt["iscrowd"] = gt["iscrowd"].astype(np.int64)
+    gt["difficult"] = gts["difficult"].fill_null(False).to_numpy()
+    return DetectionRun(images["image_id"].to_numpy(), cats["category_id"].to_numpy(), dt, gt)
+
+
 # -- the sources, by Metric.source --------------------------------------------------------------
 
 
@@ -302,6 +409,14 @@ SOURCES = {
     ),
     "outcomes": Source(
         "outcomes", outcome_runs, _seeded_outcomes, _ingest_outcomes, _read_outcomes, 0.0
+    ),
+    "detections": Source(
+        "detection",
+        detection_runs(),
+        _seeded_detections,
+        _ingest_detections,
+        _read_detections,
+        0.0,
     ),
 }
 
@@ -350,6 +465,8 @@ def _assert_same(have: Result, want: Result, atol: float, what: str) -> None:
 def _check(store: Store, metric: Metric, run_ids: list[int], params: Params) -> None:
     """SQL over all ``run_ids`` at once, NumPy core and slow loop of each run agree."""
     source = SOURCES[metric.source]
+    with store.transaction():  # what the SQL reads and evaluate makes on first use (matches)
+        ensure_derived(store, metric.name, run_ids)
     inputs = {run_id: source.read(store, run_id) for run_id in run_ids}
     for ties in _ties(metric):
         p = replace(params, ties=ties)
