@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import tempfile
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -21,10 +22,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from definitions import SLOW
 
-from evalstore import Store
+from evalstore import RunMeta, Store
 from evalstore.analysis.evaluate import evaluate
 from evalstore.core import geometry
+from evalstore.core.detection import DetectionRun
 from evalstore.db import queries
 from evalstore.metrics.registry import (
     METRICS,
@@ -34,12 +37,15 @@ from evalstore.metrics.registry import (
     Outcomes,
     Params,
     RankedLists,
+    Result,
 )
 
 FOLDER = queries.sql_dir() / "metrics" / "fixtures"
 NAMES = sorted(p.stem for p in FOLDER.glob("*.txt"))
-TABLES = ("scores", "groups", "matches", "pairs", "outcomes")
-TASK = {"scores": "retrieval", "pairs": "keypoints", "outcomes": "outcomes"}
+TABLES = ("scores", "groups", "matches", "pairs", "outcomes", "images", "truth", "detections")
+TASK = {
+    "scores": "retrieval", "pairs": "keypoints", "outcomes": "outcomes", "detections": "detection"
+}  # fmt: skip
 HOMOGRAPHY = ("h", "e", "r")  # pairs columns of 9 comma-separated numbers, row-major, or -
 _RUN = itertools.count()
 
@@ -151,6 +157,93 @@ def _pairs_frame(rows: list[dict[str, str]]) -> pl.DataFrame:
     return pl.DataFrame(columns)
 
 
+def _coco_id(text: str) -> int | str:
+    """An id as a COCO file writes it: an integer where the text is one, else the text."""
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def _boxes(rows: list[dict[str, str]]) -> dict[str, np.ndarray]:
+    return {c: np.array([float(r[c]) for r in rows], dtype=np.float64) for c in "xywh"}
+
+
+def _detection_tables(
+    fixture: Fixture,
+) -> tuple[list[str], list[str], list[dict[str, str]], list[dict[str, str]]]:
+    """The images (the ``images`` table, else those the boxes name, in order), the categories
+    (those the boxes name, ground truth first), the ground truth and the detections."""
+    truth, dets = fixture.tables.get("truth", []), fixture.tables["detections"]
+    boxes = [*truth, *dets]
+    listed = fixture.tables.get("images")
+    images = [r["image_id"] for r in listed] if listed else [r["image_id"] for r in boxes]
+    categories = [r["category"] for r in boxes]
+    return list(dict.fromkeys(images)), list(dict.fromkeys(categories)), truth, dets
+
+
+def _coco_files(fixture: Fixture, folder: Path) -> tuple[Path, Path]:
+    """The fixture's detection tables as COCO's two files (annotations, results) in ``folder``."""
+    images, categories, truth, dets = _detection_tables(fixture)
+    sizes = {r["image_id"]: r for r in fixture.tables.get("images", [])}
+    annotations = {
+        "images": [
+            {
+                "id": _coco_id(i),
+                **{k: int(v) for k, v in sizes.get(i, {}).items() if k != "image_id"},
+            }
+            for i in images
+        ],
+        "categories": [{"id": _coco_id(c), "name": c} for c in categories],
+        "annotations": [
+            {
+                "id": _coco_id(r["gt_id"]),
+                "image_id": _coco_id(r["image_id"]),
+                "category_id": _coco_id(r["category"]),
+                "bbox": [float(r[c]) for c in "xywh"],
+                **({"area": float(r["area"])} if "area" in r else {}),
+                "iscrowd": int(r.get("iscrowd", "0")),
+            }
+            for r in truth
+        ],
+    }
+    results = [
+        {
+            "image_id": _coco_id(r["image_id"]),
+            "category_id": _coco_id(r["category"]),
+            "bbox": [float(r[c]) for c in "xywh"],
+            "score": float(r["score"]),
+        }
+        for r in dets
+    ]
+    gt_path, dt_path = folder / "annotations.json", folder / "results.json"
+    gt_path.write_text(json.dumps(annotations), encoding="utf-8")
+    dt_path.write_text(json.dumps(results), encoding="utf-8")
+    return gt_path, dt_path
+
+
+def _detection_run(fixture: Fixture) -> DetectionRun:
+    """The fixture's detection tables as the twin reads a stored run: detections in input
+    order numbered from 1 (as ``loadRes`` numbers them), ground truth in input order."""
+    images, categories, truth, dets = _detection_tables(fixture)
+    detections: dict[str, np.ndarray] = {
+        "image_id": _ids([r["image_id"] for r in dets]),
+        "category_id": _ids([r["category"] for r in dets]),
+        "id": np.arange(1, len(dets) + 1),
+        "score": np.array([float(r["score"]) for r in dets], dtype=np.float64),
+        **_boxes(dets),
+    }
+    ground_truth: dict[str, np.ndarray] = {
+        "image_id": _ids([r["image_id"] for r in truth]),
+        "category_id": _ids([r["category"] for r in truth]),
+        "id": _ids([r["gt_id"] for r in truth]),
+        **_boxes(truth),
+        "iscrowd": np.array([int(r.get("iscrowd", "0")) for r in truth], dtype=np.int64),
+        "difficult": np.zeros(len(truth), dtype=bool),
+    }
+    ground_truth["area"] = np.array(
+        [float(r["area"]) if "area" in r else float(r["w"]) * float(r["h"]) for r in truth]
+    )
+    return DetectionRun(_ids(images), _ids(categories), detections, ground_truth)
+
+
 def ingest(store: Store, metric: Metric, fixture: Fixture) -> tuple[str, int]:
     """Store the fixture's rows as a new run; returns its name and id."""
     run, tables = f"fixture/{metric.name}-{next(_RUN)}", fixture.tables
@@ -195,6 +288,10 @@ def ingest(store: Store, metric: Metric, fixture: Fixture) -> tuple[str, int]:
                         "pair": row["pair_id"],
                     },
                 )
+    elif metric.source == "detections":
+        with tempfile.TemporaryDirectory() as folder:
+            gt_path, dt_path = _coco_files(fixture, Path(folder))
+            result = store.ingest_coco(dt_path, gt_path, meta=RunMeta(run, git_commit=False))
     else:
         rows = tables["outcomes"]
         counts = {c: [int(r[c]) for r in rows] for c in ("tp", "fp", "fn")}
@@ -240,6 +337,8 @@ def twin_inputs(metric: Metric, fixture: Fixture) -> Inputs:
             width=np.array([float(r["width"]) for r in pairs]),
             height=np.array([float(r["height"]) for r in pairs]),
         )
+    if metric.source == "detections":
+        return _detection_run(fixture)
     rows = tables["outcomes"]
     return Outcomes(
         group=_ids([r["group_id"] for r in rows]),
@@ -281,7 +380,16 @@ def through_sql(
 
 
 def through_twin(metric: Metric, fixture: Fixture, params: Params) -> Got:
-    result = metric.reference(twin_inputs(metric, fixture), params)
+    return _rows(metric.reference(twin_inputs(metric, fixture), params))
+
+
+def through_reference_code(metric: Metric, fixture: Fixture, params: Params) -> Got:
+    """A detection metric's slow definition, which is its reference's own code run on the
+    rows (pycocotools for COCO's numbers: tests/definitions.py)."""
+    return _rows(SLOW[metric.name](twin_inputs(metric, fixture), params))
+
+
+def _rows(result: Result) -> Got:
     at = [None] * result.value.size if result.at is None else result.at.tolist()
     return list(zip(result.group.tolist(), at, result.value.tolist(), strict=True))
 
@@ -368,6 +476,9 @@ def test_sql_and_twin_give_the_values_worked_by_hand(store: Store, name: str) ->
         if means is not None:
             compare_means(means, metric, expect, fixture)
         compare(through_twin(metric, fixture, expect.params), expect, fixture, "NumPy twin")
+        if metric.source == "detections":  # the hand values are the reference code's too
+            got = through_reference_code(metric, fixture, expect.params)
+            compare(got, expect, fixture, "reference code")
 
 
 @pytest.mark.parametrize(
