@@ -1,6 +1,6 @@
 """The demo: real evaluation runs recorded over several weeks, metrics and dashboards.
 
-Two experiments, from data that ships with scikit-learn and scikit-image (no network):
+Three experiments, from data that ships with scikit-learn and scikit-image (no network):
 
 - ``digits``: multi-label classification, PASCAL VOC style. Real classifiers (logistic
   regression at three regularisations, naive Bayes, k-NN, two MLPs) trained on scikit-learn's
@@ -12,13 +12,20 @@ Two experiments, from data that ships with scikit-learn and scikit-image (no net
   AKAZE, BRISK and a deliberately weakened SIFT give patch verification, image matching and
   patch retrieval lists, plus real keypoint matches for precision@sigma, MMA and homography
   accuracy.
+- ``detection``: object detection from boxes, evaluated as pycocotools does (``--protocol
+  coco``: AP, AP50 .. ARl, per category). OpenCV's Hough circles and scikit-image's LoG, DoG
+  and DoH blob detectors on scikit-image's ``coins`` and ``hubble_deep_field`` and seeded
+  augmentations of them, against ground truth made by segmenting the images.
 
 The package: :mod:`~evalstore.demo.digits` (the digits experiment),
 :mod:`~evalstore.demo.hpatches` (the hpatches experiment) and the HPatches-style data it
 records: :mod:`~evalstore.demo.sequences`, :mod:`~evalstore.demo.patches`,
 :mod:`~evalstore.demo.descriptors`, :mod:`~evalstore.demo.tasks` and
-:mod:`~evalstore.demo.matches`; :func:`build` records both experiments. scikit-learn,
-scikit-image and OpenCV are imported when the demo is built, not with the package.
+:mod:`~evalstore.demo.matches`; the detection experiment
+(:mod:`~evalstore.demo.detection_runs`) and its images and detectors
+(:mod:`~evalstore.demo.detection_data`, :mod:`~evalstore.demo.detection`); :func:`build`
+records the three experiments. scikit-learn, scikit-image and OpenCV are imported when the
+demo is built, not with the package.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from typing import TYPE_CHECKING
 
 from evalstore.analysis.evaluate import evaluate
 from evalstore.dashboards import write_dashboards
-from evalstore.demo import digits, hpatches
+from evalstore.demo import detection_runs, digits, hpatches
 
 if TYPE_CHECKING:
     from evalstore.db.connection import Progress
@@ -52,7 +59,11 @@ class DemoResult:
 
 
 #: The official protocols the demo also evaluates under (``evalstore protocols``).
-PROTOCOLS_SHOWN = {"digits": ("voc07", "voc07-numpy"), "hpatches": ("hpatches", "superpoint")}
+PROTOCOLS_SHOWN = {
+    "digits": ("voc07", "voc07-numpy"),
+    "hpatches": ("hpatches", "superpoint"),
+    "detection": ("coco",),
+}
 
 
 def build(
@@ -68,6 +79,7 @@ def build(
     result = DemoResult()
     result.runs += digits.ingest_runs(store, start=START, quick=quick, progress=progress)
     result.runs += hpatches.ingest_runs(store, start=START, quick=quick, progress=progress)
+    result.runs += detection_runs.ingest_runs(store, start=START, quick=quick, progress=progress)
     evaluate(store, result.runs, by=("class",), progress=progress)
     hpatches_runs = [r for r in result.runs if r.startswith("hpatches/")]
     evaluate(store, hpatches_runs, by=("noise", "kind"), progress=progress)
@@ -77,6 +89,10 @@ def build(
         evaluate(store, digits_runs, by=("class",), protocol=name, progress=progress)
     for name in PROTOCOLS_SHOWN["hpatches"]:
         evaluate(store, hpatches_runs, protocol=name, progress=progress)
+    detection = [r for r in result.runs if r.startswith("detection/")]
+    evaluate(store, detection, by=("category",), progress=progress)
+    for name in PROTOCOLS_SHOWN["detection"]:
+        evaluate(store, detection, by=("category",), protocol=name, progress=progress)
     if out is not None:
         result.dashboards = write_dashboards(store, out, progress=progress)
     result.seconds = time.perf_counter() - started
