@@ -1,4 +1,4 @@
-"""evalstore ingest: ranked lists, keypoint matches and outcomes into a run."""
+"""evalstore ingest: ranked lists, keypoint matches, outcomes and detections into a run."""
 
 from __future__ import annotations
 
@@ -60,7 +60,8 @@ Files = Annotated[
     list[Path],
     typer.Argument(
         help="Parquet, CSV/TSV, NDJSON or .npz files; with --format hpatches, the descriptor "
-        "folder DESC.",
+        "folder DESC; with --format coco, the results JSON; with --format voc-det, the "
+        "devkit's comp4_det_<set>_<class>.txt files.",
         show_default=False,
     ),
 ]
@@ -68,8 +69,9 @@ RunOpt = Annotated[str, _opt("--run", "-r", help="Run name: NAME or EXPERIMENT/N
 TaskOpt = Annotated[
     str | None,
     _opt("--task", "-t", shown=False, help="verification | matching | retrieval | "
-         "classification | keypoints | outcomes [required, but with --format hpatches: all "
-         "three HPatches tasks unless given]."),
+         "classification | keypoints | outcomes | detection [required, but with --format "
+         "hpatches: all three HPatches tasks unless given; with --format coco | voc-det: "
+         "detection]."),
 ]  # fmt: skip
 ExperimentOpt = Annotated[
     str | None, _opt("--experiment", "-e", help="Experiment of a bare run name [default: default].")
@@ -131,6 +133,28 @@ EstimateOpt = Annotated[
     _opt("--estimate",
          help="keypoints: estimate the homographies now [default: when a metric needs them]."),
 ]  # fmt: skip
+CocoGtOpt = Annotated[
+    Path | None,
+    _opt("--coco-gt", help="With --format coco: the annotation file (instances_val2017.json)."),
+]
+VocAnnOpt = Annotated[
+    Path | None,
+    _opt("--voc-annotations", help="With --format voc-det: the folder of <image_id>.xml files."),
+]
+VocSetOpt = Annotated[
+    Path | None,
+    _opt("--voc-imageset", help="With --format voc-det: the image set file (ImageSets/Main/"
+         "<set>.txt)."),
+]  # fmt: skip
+BoxesGtOpt = Annotated[
+    Path | None,
+    _opt("--boxes-gt", help="With -t detection: the ground-truth boxes (Parquet, CSV or NDJSON)."),
+]
+BoxFormatOpt = Annotated[
+    str | None,
+    _opt("--box-format", shown=False,
+         help="With -t detection: the box columns, xyxy | xywh | cxcywh [default: xywh]."),
+]  # fmt: skip
 ReplaceOpt = Annotated[bool, _opt("--replace", help="Replace a run of the same name atomically.")]
 AppendOpt = Annotated[bool, _opt("--append", help="Add this task to an existing run.")]
 ParamOpt = Annotated[
@@ -174,6 +198,11 @@ def ingest_cmd(
     disparity_dir: DDirOpt = None,
     disparity_scale: DScaleOpt = None,
     estimate: EstimateOpt = False,
+    coco_gt: CocoGtOpt = None,
+    voc_annotations: VocAnnOpt = None,
+    voc_imageset: VocSetOpt = None,
+    boxes_gt: BoxesGtOpt = None,
+    box_format: BoxFormatOpt = None,
     replace: ReplaceOpt = False,
     append: AppendOpt = False,
     param: ParamOpt = None,
@@ -187,15 +216,18 @@ def ingest_cmd(
     lock_timeout: LockOpt = 120.0,
     output: OutputOpt = Fmt.table,
 ) -> None:
-    """Ingest ranked lists, keypoint matches or counted outcomes into a new run."""
+    """Ingest ranked lists, keypoint matches, counted outcomes or detections into a new
+    run."""
     from evalstore.db.connection import default_path
     from evalstore.ingest.options import IngestOptions
     from evalstore.runs.meta import RunMeta
     from evalstore.store.staging import ingest_files
 
-    if task is None and fmt != "hpatches":
+    detection = (coco_gt, voc_annotations, voc_imageset, boxes_gt, box_format)
+    if task is None and fmt not in ("hpatches", "coco", "voc-det") and detection == (None,) * 5:
         raise typer.BadParameter(
-            "missing; it is required unless --format hpatches is given",
+            "missing; it is required unless --format hpatches is given (or --format coco | "
+            "voc-det, whose task is detection)",
             param_hint="'--task' / '-t'",
         )
     options = IngestOptions(
@@ -203,7 +235,9 @@ def ingest_cmd(
         groups=groups, voc_gt=voc_gt, qrels=qrels, pairs=pairs, homography_dir=homography_dir,
         disparity_dir=disparity_dir, disparity_scale=disparity_scale, estimate=estimate,
         hpatches_tasks=hpatches_tasks, distance=distance, hpatches_split=hpatches_split,
-        hpatches_distractors=hpatches_distractors,
+        hpatches_distractors=hpatches_distractors, coco_gt=coco_gt,
+        voc_annotations=voc_annotations, voc_imageset=voc_imageset, boxes_gt=boxes_gt,
+        box_format=box_format,
     )  # fmt: skip
     meta = RunMeta(run, experiment=experiment, params=param, tags=tag or (), notes=notes,
                    created_at=created_at, git_commit=True if git_commit is None else git_commit,
@@ -222,6 +256,8 @@ def _report(results: list[IngestResult], output: Fmt) -> None:
     """Each warning on stderr, then a line per task (or the results as a frame)."""
     import polars as pl
 
+    from evalstore.ingest.detections import DetectionResult
+
     for warning in [w for each in results for w in each.warnings]:
         err.print(f"Warning: {warning}", markup=False)
     if output is not Fmt.table:
@@ -229,6 +265,16 @@ def _report(results: list[IngestResult], output: Fmt) -> None:
         return
     for result in results:
         verb = "replaced" if result.replaced else "ingested"
+        if isinstance(result, DetectionResult):
+            out.print(
+                f"{verb} run {result.ref} (id {result.run_id}): "
+                f"{_n(result.rows, 'detection', 'detections')} of "
+                f"{_n(result.ground_truth_boxes, 'ground-truth box', 'ground-truth boxes')} in "
+                f"{_n(result.lists, 'image', 'images')}, "
+                f"{_n(result.categories, 'category', 'categories')}",
+                markup=False,
+            )
+            continue
         labelled = (
             ""
             if result.positives is None
@@ -240,3 +286,8 @@ def _report(results: list[IngestResult], output: Fmt) -> None:
             f"in {result.lists:,} list(s), {result.not_retrieved:,} not retrieved{labelled}",
             markup=False,
         )
+
+
+def _n(count: int, one: str, many: str) -> str:
+    """``count`` and its noun: ``1 category``, ``1,234 detections``."""
+    return f"{count:,} {one if count == 1 else many}"

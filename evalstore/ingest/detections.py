@@ -4,6 +4,7 @@ one transaction, so that each detection protocol recomputes its matching from th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -17,12 +18,22 @@ from evalstore.runs.meta import RunMeta
 if TYPE_CHECKING:
     from evalstore.db.connection import Database
 
-__all__ = ["ingest_detections"]
+__all__ = ["DetectionResult", "ingest_detections"]
+
+
+@dataclass
+class DetectionResult(IngestResult):
+    """What a detection ingest wrote: ``rows`` counts the detections and ``lists`` the
+    images, as for every task; ``ground_truth_boxes`` and ``categories`` what else it
+    stored."""
+
+    ground_truth_boxes: int = 0
+    categories: int = 0
 
 
 def ingest_detections(
     store: Database, data: DetectionInput, *, meta: RunMeta, files: list[str] | None = None
-) -> IngestResult:
+) -> DetectionResult:
     """Store a detection run (task ``detection``): every image, category, ground-truth box
     and detection of ``data``, all or nothing. ``rows`` counts the detections and ``lists``
     the images."""
@@ -37,7 +48,7 @@ def ingest_detections(
         "_det_boxes": data.detections,
     }
     run_id, replaced = write_tables(store, meta, "detection", meta.replace, meta.append, frames)
-    return IngestResult(
+    return DetectionResult(
         run_id=run_id,
         experiment=meta.experiment,
         name=meta.name,
@@ -47,4 +58,6 @@ def ingest_detections(
         not_retrieved=0,
         replaced=replaced,
         files=files or [],
+        ground_truth_boxes=data.ground_truth.num_rows,
+        categories=data.categories.num_rows,
     )

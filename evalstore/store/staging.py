@@ -35,7 +35,7 @@ from evalstore.db.private_files import private_path, remove_stale, remove_store_
 from evalstore.db.schema import ROW_TABLES, rows_sql
 from evalstore.errors import SchemaError, StoreLocked
 from evalstore.ingest import IngestResult
-from evalstore.ingest.options import IngestOptions, check_hpatches, dispatch
+from evalstore.ingest.options import IngestOptions, check_detection, check_hpatches, dispatch
 from evalstore.ingest.sources import Source
 from evalstore.ingest.write import check_list_ids
 from evalstore.runs import registry as runs
@@ -218,6 +218,8 @@ def ingest_files(
     """
     if options.kind == "hpatches":
         check_hpatches(files, meta)  # before the store is opened or the lock waited for
+    elif options.kind == "detection":
+        check_detection(files, options)
     results: list[IngestResult] = []
 
     def action(store: Store) -> IngestResult:
