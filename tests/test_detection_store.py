@@ -20,6 +20,7 @@ from evalstore import RunMeta, Store
 from evalstore.errors import EvalstoreError, InvalidInput, RunExists
 from evalstore.scale.export import export_runs, partition_path
 from evalstore.scale.importer import import_runs
+from evalstore.scale.layout import DETECTION_DERIVED
 from evalstore.scale.verify import check_export
 from evalstore.store.staging import ingest_staged
 from tests.conftest import export_lists, snapshot
@@ -163,7 +164,9 @@ def test_export_import_round_trip_is_row_for_row(source: Source, store: Store) -
     assert {t: r1["rows"][t] for t in DET_TABLES} == {
         "det_images": 2, "det_categories": 2, "det_truth": 3, "det_boxes": 3,
     }  # fmt: skip
-    assert set(r1["sha256"]) == {"runs", *DET_TABLES}
+    # and the matches the export made for Spark, which an import does not take (it derives
+    # them again on first use)
+    assert set(r1["sha256"]) == {"runs", *DET_TABLES, *DETECTION_DERIVED}
     store.ingest_outcomes(  # the imported runs get ids other than the source's
         {"group_id": ["g"], "tp": [1], "fp": [0], "fn": [0]}, run="pad/0", git_commit=None
     )
@@ -174,6 +177,7 @@ def test_export_import_round_trip_is_row_for_row(source: Source, store: Store) -
         assert all(want[t] for t in DET_TABLES) and _det_rows(store, ref) == want, ref
         assert store.run(ref)["tasks"] == source.tasks[ref]
     assert not any(_det_rows(store, "exp/ranked").values())
+    assert all(_count(store, t) == 0 for t in DETECTION_DERIVED)
     # the corners of the xyxy run travel, the xywh run has none; r2's flags too
     assert {r[-1] for r in _det_rows(store, "det/r2")["det_boxes"]} == {None}
     assert None not in {r[-1] for r in _det_rows(store, "det/r1")["det_boxes"]}
@@ -184,7 +188,7 @@ def _before_schema_17(out: Path) -> None:
     """The export as schema 16 wrote it: the ranked run alone, no detection tables."""
     manifest = json.loads((out / "manifest.json").read_text())
     manifest["runs"] = [e for e in manifest["runs"] if e["experiment"] == "exp"]
-    for table in DET_TABLES:
+    for table in (*DET_TABLES, *DETECTION_DERIVED):
         del manifest["tables"][table]
         shutil.rmtree(out / table)
         del manifest["runs"][0]["rows"][table]

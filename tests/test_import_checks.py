@@ -572,7 +572,8 @@ DAMAGE: dict[str, tuple[Callable[[Path], None], str, str]] = {
         lambda out: (out / "notes.txt").write_text("mine"),
         "notes.txt",
         r"not a file of an evalstore export "
-        r"\(here: det_boxes, det_categories, det_images, det_truth, groups, logged_values, "
+        r"\(here: det_boxes, det_categories, det_images, det_matched, det_matches, "
+        r"det_positives, det_thresholds, det_tide, det_truth, groups, logged_values, "
         r"manifest\.json, .* only\)",
     ),
     "an unknown file in a partition": (

@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -33,7 +34,9 @@ from evalstore.db import queries
 from evalstore.errors import EvalstoreError, InvalidInput
 from evalstore.metrics.registry import METRICS, unregister
 from evalstore.metrics.user import load_metrics
+from evalstore.runs.meta import RunMeta
 from evalstore.scale.export import export_runs
+from tests.conformance.detsets import make_detset
 from tools import write_spark_golden as golden
 
 RTOL = 1e-12
@@ -268,6 +271,18 @@ def _ingest_all(store: Store) -> dict[str, list[int]]:
     ids["outcomes"].append(store.ingest_outcomes(outcomes, run="out/a").run_id)
     zeros = {"group_id": ["x", "y"], "tp": [0, 0], "fp": [0, 0], "fn": [0, 0]}
     ids["outcomes"].append(store.ingest_outcomes(zeros, run="out/zero").run_id)
+    # detection runs (COCO's crowd regions, ties, a category without ground truth, images
+    # with more than 100 detections): their matches are made by the export
+    for seed in (0, 1):
+        gt, dets = make_detset(seed, n_images=14, n_categories=3)
+        folder = Path(tempfile.mkdtemp())
+        (folder / "gt.json").write_text(json.dumps(gt))
+        (folder / "dt.json").write_text(json.dumps(dets))
+        meta = RunMeta(f"det/{seed}", git_commit=False)
+        ids.setdefault("detection", []).append(
+            store.ingest_coco(folder / "dt.json", folder / "gt.json", meta=meta).run_id
+        )
+        shutil.rmtree(folder)
     # a run that is exported but never asked for: it must not leak into the results
     store.ingest(_ranking_random(99)[0], task="retrieval", run="rank/other", git_commit=None)
     return ids
@@ -375,6 +390,8 @@ def _cases(ids: dict[str, list[int]]) -> list[tuple[str, str, dict[str, Any]]]:
                 values = sorted({*metric.sweep.default, *extra[metric.sweep.column]})
                 params[metric.sweep.param] = values
             cases.append((name, "keypoints", params))
+        elif metric.source == "detections":
+            cases.append((name, "detection", {"runs": ids["detection"], "task": "detection"}))
         else:
             cases.append((name, "outcomes", {"runs": ids["outcomes"], "task": "outcomes"}))
     return cases

@@ -42,13 +42,16 @@ if TYPE_CHECKING:
     from evalstore.db.connection import Database
 
 __all__ = [
-    "COCO_AREAS", "NEEDS_MATCHES", "ensure_derived", "ensure_matches", "id_order", "voc_inputs"
+    "COCO_AREAS", "MATCHINGS", "NEEDS_MATCHES", "ensure_derived", "ensure_matches", "id_order",
+    "voc_inputs",
 ]  # fmt: skip
 
 #: the label columns of det_matches, one per COCO area range
 COCO_AREAS = {
     "all": "label", "small": "label_small", "medium": "label_medium", "large": "label_large"
 }  # fmt: skip
+#: every matching a detection metric reads
+MATCHINGS = ("coco", "voc_eval", "vocevaldet", "tide")
 #: the metrics whose SQL reads a matching's rows, and which matching
 NEEDS_MATCHES: dict[str, str] = {
     **dict.fromkeys(COCO_METRICS, "coco"),
@@ -201,7 +204,8 @@ def _store(
     con.register("_det_positives", positives.to_arrow())
     try:
         keys = {"run_id": run_id, "matching": matching, "thresholds": thresholds}
-        for name in ("store_det_matches", "store_det_positives", "mark_det_matched"):
+        names = ("store_det_matches", "store_det_positives", "store_det_thresholds")
+        for name in (*names, "mark_det_matched"):
             queries.run(con, f"store/{name}", keys)
     finally:
         for table in ("_det_matches", "_det_positives"):
@@ -279,11 +283,7 @@ def _tide(store: Database, run_id: int) -> None:
     con.register("_det_tide", table)
     try:
         queries.run(con, "store/store_det_tide", {"run_id": run_id})
-        queries.run(
-            con,
-            "store/mark_det_matched",
-            {"run_id": run_id, "matching": "tide", "thresholds": [0.5, 0.1]},
-        )
+        queries.run(con, "store/mark_det_matched", {"run_id": run_id, "matching": "tide"})
     finally:
         with contextlib.suppress(duckdb.Error):  # as in _store
             con.unregister("_det_tide")

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pyarrow.parquet as pq
 
-from evalstore.analysis import estimates
+from evalstore.analysis import det_matching, estimates
 from evalstore.db import queries
 from evalstore.errors import EvalstoreError, SchemaError
 from evalstore.scale.checksums import file_sha256
@@ -284,6 +284,10 @@ def _estimate_first(store: Store, run_ids: Sequence[int]) -> None:
     if pending:
         with store.transaction():
             estimates.ensure_estimates(store, pending, needed_by="export")
+    # and the matches of detection runs under every protocol (the metric SQL reads them)
+    for matching in det_matching.MATCHINGS:
+        with store.transaction():
+            det_matching.ensure_matches(store, run_ids, needed_by="export", matching=matching)
 
 
 def _export_run(

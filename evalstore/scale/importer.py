@@ -38,6 +38,7 @@ from evalstore.scale.import_checks import (
 from evalstore.scale.layout import (
     ALL_TABLES,
     BATCH_ROWS,
+    DETECTION_DERIVED,
     MANIFEST,
     PART,
     locked,
@@ -216,8 +217,8 @@ def _import_run(
     queries.run(con, "export/no_list_map")  # until the run's scores give one
     for table in ALL_TABLES:  # pairs before matches: a match of an old export names its pair
         expected = int(entry["rows"].get(table, 0))
-        if table != "runs" and expected == 0:
-            continue
+        if (table != "runs" and expected == 0) or table in DETECTION_DERIVED:
+            continue  # detection matches: this store derives them again on first use
         part = partition_path(root, table, entry["run_id"]) / PART
         allowed = target[table]
         try:

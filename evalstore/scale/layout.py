@@ -50,6 +50,7 @@ from evalstore.errors import EvalstoreError
 __all__ = [
     "ALL_TABLES",
     "BATCH_ROWS",
+    "DETECTION_DERIVED",
     "DETECTION_TABLES",
     "FORMAT",
     "FORMAT_VERSION",
@@ -57,6 +58,7 @@ __all__ = [
     "MANIFEST",
     "PART",
     "PARTITION_COLUMN",
+    "SPARK_TABLES",
     "TABLES",
     "apply_journal",
     "check_empty",
@@ -82,12 +84,20 @@ __all__ = [
 #: go to the leanest one that holds them exactly (see importer.py).
 TABLES: tuple[str, ...] = ("runs", "scores", "groups", "pairs", "matches", "outcomes")
 #: A detection run's raw rows (sql/schema/017_detections.sql), images and categories before
-#: the boxes that name them. No metric SQL reads them yet, so Spark does not register them.
+#: the boxes that name them.
 DETECTION_TABLES: tuple[str, ...] = ("det_images", "det_categories", "det_truth", "det_boxes")
+#: What the protocols derive from them on first use (evalstore/analysis/det_matching.py), which
+#: the detection metrics' SQL reads: exported for Spark (an export makes them first on a
+#: writable store), never imported (the importing store derives them again).
+DETECTION_DERIVED: tuple[str, ...] = (
+    "det_thresholds", "det_positives", "det_matches", "det_matched", "det_tide"
+)  # fmt: skip
+#: What Spark registers as views: the raw tables and the detection matches.
+SPARK_TABLES: tuple[str, ...] = (*TABLES, *DETECTION_DERIVED)
 #: Every exported table: the raw ones, the values logged with ``evalstore log`` (exports of
 #: format version 1 have no logged_values) and a detection run's rows (exports before schema
 #: 17 have none: their runs import without them).
-ALL_TABLES: tuple[str, ...] = (*TABLES, "logged_values", *DETECTION_TABLES)
+ALL_TABLES: tuple[str, ...] = (*TABLES, "logged_values", *DETECTION_TABLES, *DETECTION_DERIVED)
 FORMAT = "evalstore-export"
 #: 2: every run's files carry their SHA-256 (``sha256`` of a manifest run), logged_values.
 FORMAT_VERSION = 2

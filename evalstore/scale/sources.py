@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from evalstore.db import queries
 from evalstore.errors import EvalstoreError
-from evalstore.scale.layout import MANIFEST, PARTITION_COLUMN, TABLES, check_manifest
+from evalstore.scale.layout import (
+    DETECTION_DERIVED,
+    MANIFEST,
+    PARTITION_COLUMN,
+    SPARK_TABLES,
+    check_manifest,
+)
 from evalstore.scale.transpile import to_spark_sql
 
 if TYPE_CHECKING:
@@ -132,8 +138,10 @@ def forget_source(spark: SparkSession) -> None:
 
 
 def _register(spark: SparkSession, source: str, manifest: Mapping[str, Any]) -> None:
-    for table in TABLES:
+    for table in SPARK_TABLES:
         spec = manifest["tables"].get(table)
+        if spec is None and table in DETECTION_DERIVED:
+            continue  # an export before detection runs: their metrics find no table
         if spec is None:
             raise EvalstoreError(f"{source}: the manifest has no table {table!r}")
         if table in ("scores", "groups") and "list_id" not in {c["name"] for c in spec["columns"]}:

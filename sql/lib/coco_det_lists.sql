@@ -1,5 +1,5 @@
 -- The ranked lists of a COCO evaluation of detection runs, from the stored matches
--- (det_matches, det_positives, det_matched: evalstore/analysis/det_matching.py): one list per
+-- (det_matches, det_positives, det_thresholds: evalstore/analysis/det_matching.py): one list per
 -- (run, category, IoU threshold) under the area range {area} (label column {label}), the
 -- detections of rank < {maxdets} in their image and category, at the IoU threshold {iou}
 -- (null: every threshold).
@@ -9,12 +9,9 @@
 --       non-ignored ground truth in the area range (unmatched ground truth is not retrieved).
 --   kept(run_id, list_id, seq, label): the list's detections, ignored ones (label 0) left out.
 thresholds as (
-    select run_id, iou_index, thresholds[iou_index + 1] as iou
-    from (
-        select run_id, thresholds, unnest(range(len(thresholds))) as iou_index
-        from det_matched
-        where ($runs is null or list_contains($runs, run_id)) and matching = 'coco'
-    ) t
+    select run_id, iou_index, iou
+    from det_thresholds
+    where ($runs is null or list_contains($runs, run_id)) and matching = 'coco'
 ),
 lists as (
     select p.run_id, p.category_id as group_id, t.iou_index, p.n_positives as n_pos,

@@ -77,7 +77,7 @@ create table det_boxes (
 --   det_positives: the ground truth each list must find (non-ignored boxes) per category and
 --     area range: unmatched ground truth counts as not retrieved.
 --   det_matched: the runs whose matches are made, per matching (coco, voc_eval, vocevaldet,
---     tide).
+--     tide); det_thresholds: the IoU threshold of each iou_index of a matching.
 --   det_tide: TIDE's breakdown (tidecv 1.0.1, evalstore/core/detection_tide.py), made on first
 --     use: per error type (Cls, Loc, Both, Dupe, Bkg, Miss, FalsePos, FalseNeg) the dAP of
 --     fixing it, and the AP itself (error 'AP'), in percent as tidecv gives them, for the
@@ -108,8 +108,14 @@ create table det_positives (
 create table det_matched (
     run_id      integer not null,
     matching    varchar not null,
-    thresholds  double[] not null,
     primary key (run_id, matching)
+);
+
+create table det_thresholds (
+    run_id     integer not null,
+    matching   varchar not null,
+    iou_index  smallint not null,
+    iou        double not null
 );
 
 create table det_tide (

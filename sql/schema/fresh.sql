@@ -8,9 +8,10 @@ CREATE TYPE task_kind AS ENUM ( 'verification', 'matching', 'retrieval', 'classi
 CREATE TABLE det_boxes(run_id INTEGER NOT NULL, det_id BIGINT NOT NULL, image_id VARCHAR NOT NULL, category_id VARCHAR NOT NULL, x DOUBLE NOT NULL, y DOUBLE NOT NULL, w DOUBLE NOT NULL, h DOUBLE NOT NULL, score DOUBLE NOT NULL, area DOUBLE NOT NULL, x1 DOUBLE, y1 DOUBLE, x2 DOUBLE, y2 DOUBLE);
 CREATE TABLE det_categories(run_id INTEGER, category_id VARCHAR, "name" VARCHAR, PRIMARY KEY(run_id, category_id));
 CREATE TABLE det_images(run_id INTEGER, image_id VARCHAR, file_name VARCHAR, width BIGINT, height BIGINT, PRIMARY KEY(run_id, image_id));
-CREATE TABLE det_matched(run_id INTEGER, matching VARCHAR, thresholds DOUBLE[] NOT NULL, PRIMARY KEY(run_id, matching));
+CREATE TABLE det_matched(run_id INTEGER, matching VARCHAR, PRIMARY KEY(run_id, matching));
 CREATE TABLE det_matches(run_id INTEGER NOT NULL, matching VARCHAR NOT NULL, category_id VARCHAR NOT NULL, iou_index SMALLINT NOT NULL, det_id BIGINT NOT NULL, seq BIGINT NOT NULL, rank INTEGER NOT NULL, score DOUBLE NOT NULL, "label" TINYINT NOT NULL, label_small TINYINT, label_medium TINYINT, label_large TINYINT);
 CREATE TABLE det_positives(run_id INTEGER NOT NULL, matching VARCHAR NOT NULL, category_id VARCHAR NOT NULL, area VARCHAR NOT NULL, n_positives BIGINT NOT NULL);
+CREATE TABLE det_thresholds(run_id INTEGER NOT NULL, matching VARCHAR NOT NULL, iou_index SMALLINT NOT NULL, iou DOUBLE NOT NULL);
 CREATE TABLE det_tide(run_id INTEGER NOT NULL, category_id VARCHAR, "error" VARCHAR NOT NULL, "value" DOUBLE NOT NULL, n_errors BIGINT);
 CREATE TABLE det_truth(run_id INTEGER NOT NULL, gt_id VARCHAR NOT NULL, seq BIGINT NOT NULL, image_id VARCHAR NOT NULL, category_id VARCHAR NOT NULL, x DOUBLE NOT NULL, y DOUBLE NOT NULL, w DOUBLE NOT NULL, h DOUBLE NOT NULL, area DOUBLE NOT NULL, iscrowd BOOLEAN NOT NULL, "ignore" BOOLEAN, difficult BOOLEAN, x1 DOUBLE, y1 DOUBLE, x2 DOUBLE, y2 DOUBLE);
 CREATE TABLE "groups"(run_id INTEGER NOT NULL, task task_kind NOT NULL, group_id VARCHAR, n_positives INTEGER, slices MAP(VARCHAR, VARCHAR) DEFAULT("map"()) NOT NULL, list_id INTEGER);

@@ -38,3 +38,6 @@ delete from det_matched where run_id = $run_id;
 
 -- name: delete_run_det_tide
 delete from det_tide where run_id = $run_id;
+
+-- name: delete_run_det_thresholds
+delete from det_thresholds where run_id = $run_id;

@@ -44,8 +44,14 @@ insert into det_positives by name
 select $run_id as run_id, $matching as matching, * from _det_positives;
 
 -- name: mark_det_matched
+-- $run_id, $matching: the run's matches under $matching are made.
+insert into det_matched values ($run_id, $matching);
+
+-- name: store_det_thresholds
 -- $run_id, $matching, $thresholds DOUBLE[]: the IoU thresholds of iou_index 0, 1, ...
-insert into det_matched values ($run_id, $matching, $thresholds);
+insert into det_thresholds
+select $run_id, $matching, cast(i - 1 as smallint), $thresholds[i]
+from (select unnest(range(1, len($thresholds) + 1)) as i);
 
 -- name: store_det_tide
 -- $run_id; the caller registers _det_tide (det_tide's columns but run_id).

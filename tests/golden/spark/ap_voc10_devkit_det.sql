@@ -1,0 +1,77 @@
+-- GENERATED from sql/metrics/ap_voc10_devkit_det.sql by sqlglot (duckdb -> spark); do not
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
+-- ap_voc10_devkit_det: PASCAL VOC detection AP of each class, as the VOC2010+ devkit's
+-- VOCevaldet.m (ovmax >= 0.5) and VOCap.m: the area under the precision envelope.
+-- Parameters: $runs integer[]. Output: run_id, group_id (the class), value.
+WITH lists AS (
+  SELECT
+    run_id,
+    category_id AS group_id,
+    n_positives AS n_pos,
+    CAST(run_id AS BIGINT) * 4294967296 + ROW_NUMBER() OVER (PARTITION BY run_id ORDER BY category_id NULLS LAST) AS list_id
+  FROM det_positives
+  WHERE
+    ARRAY_CONTAINS(:runs, run_id) AND matching = 'vocevaldet' AND area = 'all'
+), counted AS (
+  SELECT
+    l.run_id,
+    l.list_id,
+    l.group_id,
+    l.n_pos,
+    ROW_NUMBER() OVER w AS rn,
+    SUM(CASE WHEN m.label = 1 THEN 1 ELSE 0 END) OVER w AS tp,
+    SUM(CASE WHEN m.label = -1 THEN 1 ELSE 0 END) OVER w AS fp
+  FROM det_matches AS m
+  JOIN lists AS l
+    ON l.run_id = m.run_id AND l.group_id = m.category_id
+  WHERE
+    m.matching = 'vocevaldet' AND m.label <> 0
+  WINDOW w AS (
+    PARTITION BY l.list_id
+    ORDER BY m.seq NULLS LAST
+    rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+  )
+), curve AS (
+  SELECT
+    run_id,
+    list_id,
+    group_id,
+    rn,
+    n_pos,
+    CAST(tp AS DOUBLE) / NULLIF(CAST(tp + fp AS DOUBLE), 0) AS prec,
+    CAST(tp AS DOUBLE) / NULLIF(CAST(n_pos AS DOUBLE), 0) AS rec
+  FROM counted
+), enveloped AS (
+  SELECT
+    c.*,
+    MAX(c.prec) OVER (
+      PARTITION BY c.list_id
+      ORDER BY c.rn NULLS LAST
+      rows BETWEEN CURRENT ROW AND UNBOUNDED following
+    ) AS env
+  FROM curve AS c
+), areas AS (
+  SELECT
+    run_id,
+    list_id,
+    (
+      rec - LAG(rec, 1, CAST(0.0 AS DOUBLE)) OVER (PARTITION BY list_id ORDER BY rn NULLS LAST)
+    ) * env AS a
+  FROM enveloped
+), per_list AS (
+  SELECT
+    run_id,
+    list_id,
+    CAST(SUM(CAST(a * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS s
+  FROM areas
+  GROUP BY
+    run_id,
+    list_id
+)
+SELECT
+  l.run_id,
+  l.group_id,
+  CASE WHEN l.n_pos = 0 THEN NULL ELSE COALESCE(p.s, CAST(0.0 AS DOUBLE)) END AS value
+FROM lists AS l
+LEFT JOIN per_list AS p
+  ON p.run_id = l.run_id AND p.list_id = l.list_id

@@ -1,0 +1,163 @@
+-- GENERATED from sql/metrics/coco_ap.sql by sqlglot (duckdb -> spark); do not
+-- edit. Regenerate: python tools/write_spark_golden.py --write-golden
+-- coco_ap: COCO's AP (pycocotools COCOeval.summarize, bbox): AP over IoU .50:.05:.95, all areas, 100 detections per image; per category,
+-- its mean over categories with ground truth is AP.
+-- Parameters: $runs integer[]. Output: run_id, group_id (the category), value.
+WITH thresholds AS (
+  SELECT
+    run_id,
+    iou_index,
+    iou
+  FROM det_thresholds
+  WHERE
+    (
+      :runs IS NULL OR ARRAY_CONTAINS(:runs, run_id)
+    ) AND matching = 'coco'
+), lists AS (
+  SELECT
+    p.run_id,
+    p.category_id AS group_id,
+    t.iou_index,
+    p.n_positives AS n_pos,
+    CAST(p.run_id AS BIGINT) * 4294967296 + ROW_NUMBER() OVER (PARTITION BY p.run_id ORDER BY p.category_id NULLS LAST, t.iou_index NULLS LAST) AS list_id
+  FROM det_positives AS p
+  JOIN thresholds AS t
+    ON t.run_id = p.run_id
+  WHERE
+    (
+      :runs IS NULL OR ARRAY_CONTAINS(:runs, p.run_id)
+    )
+    AND p.matching = 'coco'
+    AND p.area = 'all'
+    AND (
+      NULL IS NULL OR t.iou = NULL
+    )
+), kept AS (
+  SELECT
+    l.run_id,
+    l.list_id,
+    m.seq,
+    m.label AS label
+  FROM det_matches AS m
+  JOIN lists AS l
+    ON l.run_id = m.run_id AND l.group_id = m.category_id AND l.iou_index = m.iou_index
+  WHERE
+    m.matching = 'coco' AND m.label <> 0 AND m.rank < 100
+), counted AS (
+  SELECT
+    k.run_id,
+    k.list_id,
+    l.group_id,
+    l.n_pos,
+    ROW_NUMBER() OVER w AS rn,
+    SUM(CASE WHEN k.label = 1 THEN 1 ELSE 0 END) OVER w AS tp,
+    SUM(CASE WHEN k.label = -1 THEN 1 ELSE 0 END) OVER w AS fp
+  FROM kept AS k
+  JOIN lists AS l
+    ON l.list_id = k.list_id
+  WINDOW w AS (
+    PARTITION BY k.list_id
+    ORDER BY k.seq NULLS LAST
+    rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+  )
+), curve AS (
+  SELECT
+    run_id,
+    list_id,
+    group_id,
+    rn,
+    n_pos,
+    CAST(tp AS DOUBLE) / NULLIF(CAST(fp AS DOUBLE) + CAST(tp AS DOUBLE) + CAST(2.220446049250313e-16 AS DOUBLE), 0) AS prec,
+    CAST(tp AS DOUBLE) / NULLIF(CAST(n_pos AS DOUBLE), 0) AS rec
+  FROM counted
+), enveloped AS (
+  SELECT
+    c.*,
+    MAX(c.prec) OVER (
+      PARTITION BY c.list_id
+      ORDER BY c.rn NULLS LAST
+      rows BETWEEN CURRENT ROW AND UNBOUNDED following
+    ) AS env
+  FROM curve AS c
+), grid AS (
+  SELECT
+    *,
+    k0 * CAST(0.01 AS DOUBLE) AS t_at,
+    (
+      k0 + 1
+    ) * CAST(0.01 AS DOUBLE) AS t_above
+  FROM (
+    SELECT
+      run_id,
+      list_id,
+      rn,
+      env,
+      rec,
+      LEAST(100, GREATEST(0, CAST(FLOOR(rec / CAST(0.01 AS DOUBLE)) AS BIGINT))) AS k0
+    FROM enveloped
+  ) AS e
+), served AS (
+  SELECT
+    run_id,
+    list_id,
+    env,
+    n_le,
+    LAG(n_le, 1, 0) OVER (PARTITION BY list_id ORDER BY rn NULLS LAST) AS n_before
+  FROM (
+    SELECT
+      run_id,
+      list_id,
+      rn,
+      env,
+      1 + CASE
+        WHEN k0 < 100 AND t_above <= rec
+        THEN k0 + 1
+        WHEN k0 > 0 AND t_at > rec
+        THEN k0 - 1
+        ELSE k0
+      END AS n_le
+    FROM grid
+  ) AS g
+), first_reached AS (
+  SELECT
+    run_id,
+    list_id,
+    env,
+    EXPLODE(IF(n_before > (
+      n_le - 1
+    ), ARRAY(), SEQUENCE(n_before, (
+      n_le - 1
+    )))) AS k
+  FROM served
+  WHERE
+    n_le > n_before
+), per_list AS (
+  SELECT
+    l.run_id,
+    l.list_id,
+    l.group_id,
+    CASE
+      WHEN l.n_pos = 0
+      THEN NULL
+      ELSE COALESCE(
+        CAST(SUM(CAST(f.env * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90),
+        CAST(0.0 AS DOUBLE)
+      ) / CAST(101 AS DOUBLE)
+    END AS value
+  FROM lists AS l
+  LEFT JOIN first_reached AS f
+    ON f.run_id = l.run_id AND f.list_id = l.list_id
+  GROUP BY
+    l.run_id,
+    l.list_id,
+    l.group_id,
+    l.n_pos
+)
+SELECT
+  run_id,
+  group_id,
+  CAST(SUM(CAST(value * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) / NULLIF(CAST(COUNT(value) AS DOUBLE), 0) AS value
+FROM per_list
+GROUP BY
+  run_id,
+  group_id
