@@ -40,6 +40,7 @@ from evalstore.metrics.det_references import (
 
 if TYPE_CHECKING:
     from evalstore.db.connection import Database
+    from evalstore.metrics.registry import Metric
 
 __all__ = [
     "COCO_AREAS", "MATCHINGS", "NEEDS_MATCHES", "ensure_derived", "ensure_matches", "id_order",
@@ -60,13 +61,17 @@ NEEDS_MATCHES: dict[str, str] = {
 }
 
 
-def ensure_derived(store: Database, metric: str, run_ids: Sequence[int]) -> None:
+def ensure_derived(store: Database, metric: Metric, run_ids: Sequence[int]) -> None:
     """Make what ``metric``'s SQL reads and is made on first use, inside a transaction of
-    ``store``: the homographies of keypoint runs, the matches of detection runs."""
-    if metric in estimates.NEEDS_ESTIMATES:
-        estimates.ensure_estimates(store, run_ids, needed_by=metric)
-    if metric in NEEDS_MATCHES:
-        ensure_matches(store, run_ids, needed_by=metric, matching=NEEDS_MATCHES[metric])
+    ``store``: the homographies of keypoint runs, the matches of detection runs (every
+    protocol's for a user's metric of detections, whose SQL may read any of them)."""
+    if metric.name in estimates.NEEDS_ESTIMATES:
+        estimates.ensure_estimates(store, run_ids, needed_by=metric.name)
+    if metric.path is not None and metric.source == "detections":
+        for matching in MATCHINGS:
+            ensure_matches(store, run_ids, needed_by=metric.name, matching=matching)
+    elif metric.name in NEEDS_MATCHES:
+        ensure_matches(store, run_ids, needed_by=metric.name, matching=NEEDS_MATCHES[metric.name])
 
 
 def ensure_matches(

@@ -109,12 +109,13 @@ def _compute(
     text = metric.query_for(ties).text  # the registry names each tie policy's SQL file
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     engine_name = "duckdb" if engine is None else engine.name
+    if engine is None:  # the estimates and matches its SQL reads, made on first use
+        with store.transaction():
+            det_matching.ensure_derived(store, metric, run_ids)
     remote = None if engine is None else engine(metric, task, run_ids, bind).to_arrow()
     if remote is None and metric.path is not None:  # a user's SQL: in the sandbox
         remote = user.compute(store.con, metric, run_ids, bind)
     with store.transaction():
-        if remote is None:  # the estimates and matches its SQL reads, made on first use
-            det_matching.ensure_derived(store, metric.name, run_ids)
         if remote is None:  # our own SQL file; values are bound, never spliced in
             stage = queries.template("eval/stage_raw", query=text)
             con.execute(stage, queries.bind(stage, bind))

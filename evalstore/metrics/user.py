@@ -14,7 +14,9 @@ A file is a header of ``-- key: value`` comment lines, then one SQL statement::
 
 - ``metric``: its name (lower case, ``[a-z][a-z0-9_]*``), not a built-in metric's or mean's;
 - ``tasks``: the tasks it applies to (ranked lists: verification, matching, retrieval,
-  classification; or keypoints, or outcomes, which read other tables);
+  classification; or keypoints, outcomes or detection, which read other tables: a detection
+  metric reads the matches of every protocol, made before it runs, det_matches and the others
+  of sql/schema/017_detections.sql);
 - ``direction``: ``higher`` or ``lower`` is better;
 - ``params`` (optional): ``name=default`` pairs, each a ``$name`` of the SQL (``k`` is set by
   ``--k``; the others take their defaults);
@@ -68,6 +70,7 @@ __all__ = [
 ENV = "EVALSTORE_METRICS"
 ENTRY_POINTS = "evalstore.metrics"
 RANKED_TASKS = ("verification", "matching", "retrieval", "classification")
+_SOURCES = {"keypoints": "pairs", "outcomes": "outcomes", "detection": "detections"}
 _HEADER = re.compile(r"^--\s*([a-z_]+)\s*:\s*(.*?)\s*$")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _KEYS = ("metric", "tasks", "direction", "params", "kind", "mean")
@@ -148,10 +151,7 @@ def read_metric(path: Path) -> Metric:
             f"{path}: '-- tasks:' must list tasks among {', '.join(ALL_TASKS)}"
             + (f" (not {unknown[0]!r})" if unknown else "")
         )
-    sources = {
-        "scores" if t in RANKED_TASKS else "pairs" if t == "keypoints" else "outcomes"
-        for t in tasks
-    }
+    sources = {_SOURCES.get(t, "scores") for t in tasks}
     if len(sources) > 1:
         raise InvalidInput(f"{path}: tasks of different tables ({', '.join(tasks)})")
     direction = header.get("direction")
