@@ -43,42 +43,33 @@ WITH thresholds AS (
     ON l.run_id = m.run_id AND l.group_id = m.category_id AND l.iou_index = m.iou_index
   WHERE
     m.matching = 'coco' AND m.label <> 0 AND m.rank < 100
-), counted AS (
+), ranked AS (
   SELECT
-    k.run_id,
-    k.list_id,
-    l.group_id,
-    l.n_pos,
-    ROW_NUMBER() OVER w AS rn,
-    SUM(CASE WHEN k.label = 1 THEN 1 ELSE 0 END) OVER w AS tp,
-    SUM(CASE WHEN k.label = -1 THEN 1 ELSE 0 END) OVER w AS fp
-  FROM kept AS k
-  JOIN lists AS l
-    ON l.list_id = k.list_id
-  WINDOW w AS (
-    PARTITION BY k.list_id
-    ORDER BY k.seq NULLS LAST
-    rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
-  )
-), curve AS (
-  SELECT
-    run_id,
     list_id,
-    group_id,
+    label,
+    ROW_NUMBER() OVER (PARTITION BY list_id ORDER BY seq NULLS LAST) AS rn
+  FROM kept
+), hits AS (
+  SELECT
+    list_id,
     rn,
-    n_pos,
-    CAST(tp AS DOUBLE) / NULLIF(CAST(fp AS DOUBLE) + CAST(tp AS DOUBLE) + CAST(2.220446049250313e-16 AS DOUBLE), 0) AS prec,
-    CAST(tp AS DOUBLE) / NULLIF(CAST(n_pos AS DOUBLE), 0) AS rec
-  FROM counted
+    ROW_NUMBER() OVER (PARTITION BY list_id ORDER BY rn NULLS LAST) AS tp
+  FROM ranked
+  WHERE
+    label = 1
 ), enveloped AS (
   SELECT
-    c.*,
-    MAX(c.prec) OVER (
-      PARTITION BY c.list_id
-      ORDER BY c.rn NULLS LAST
-      rows BETWEEN CURRENT ROW AND UNBOUNDED following
-    ) AS env
-  FROM curve AS c
+    l.run_id,
+    h.list_id,
+    h.rn,
+    CAST(h.tp AS DOUBLE) / NULLIF(
+      CAST(h.rn - h.tp AS DOUBLE) + CAST(h.tp AS DOUBLE) + CAST(2.220446049250313e-16 AS DOUBLE),
+      0
+    ) AS env,
+    CAST(h.tp AS DOUBLE) / NULLIF(CAST(l.n_pos AS DOUBLE), 0) AS rec
+  FROM hits AS h
+  JOIN lists AS l
+    ON l.list_id = h.list_id
 ), grid AS (
   SELECT
     *,
@@ -96,18 +87,14 @@ WITH thresholds AS (
       LEAST(100, GREATEST(0, CAST(FLOOR(rec / CAST(0.01 AS DOUBLE)) AS BIGINT))) AS k0
     FROM enveloped
   ) AS e
-), served AS (
+), steps AS (
   SELECT
-    run_id,
     list_id,
-    env,
     n_le,
-    LAG(n_le, 1, 0) OVER (PARTITION BY list_id ORDER BY rn NULLS LAST) AS n_before
+    MAX(env) AS best
   FROM (
     SELECT
-      run_id,
       list_id,
-      rn,
       env,
       1 + CASE
         WHEN k0 < 100 AND t_above <= rec
@@ -118,9 +105,22 @@ WITH thresholds AS (
       END AS n_le
     FROM grid
   ) AS g
+  GROUP BY
+    list_id,
+    n_le
+), served AS (
+  SELECT
+    list_id,
+    n_le,
+    MAX(best) OVER (
+      PARTITION BY list_id
+      ORDER BY n_le DESC
+      rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+    ) AS env,
+    LAG(n_le, 1, 0) OVER (PARTITION BY list_id ORDER BY n_le NULLS LAST) AS n_before
+  FROM steps
 ), first_reached AS (
   SELECT
-    run_id,
     list_id,
     env,
     EXPLODE(IF(n_before > (
@@ -129,8 +129,6 @@ WITH thresholds AS (
       n_le - 1
     )))) AS k
   FROM served
-  WHERE
-    n_le > n_before
 ), per_list AS (
   SELECT
     l.run_id,
@@ -146,7 +144,7 @@ WITH thresholds AS (
     END AS value
   FROM lists AS l
   LEFT JOIN first_reached AS f
-    ON f.run_id = l.run_id AND f.list_id = l.list_id
+    ON f.list_id = l.list_id
   GROUP BY
     l.run_id,
     l.list_id,
