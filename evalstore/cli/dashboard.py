@@ -184,6 +184,8 @@ def demo_cmd(
         "  evalstore groups -e digits -m map_voc07        (each configuration's seeds)",
         "  evalstore compare -g hidden=32 -g hidden=128 -e digits",
         "  evalstore compare hpatches/sift hpatches/orb hpatches/sift_weak",
+        "  evalstore eval detection/hough detection/log --protocol coco --by category",
+        "  evalstore eval detection/hough --protocol tide   (TIDE's error breakdown)",
         "  evalstore leaderboard",
         "  evalstore history --metric map_voc07 --experiment digits",
         "  evalstore sql \"select run, metric, value from v_metrics where slice = ''\"",
