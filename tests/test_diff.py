@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 from conftest import ingest_lists
 
-from evalstore import Store
+from evalstore import Store, evaluate
 from evalstore.core.ranking import ap
+from evalstore.runs.meta import RunMeta
+from tests.conformance.detsets import make_detset
 
 
 @pytest.fixture
@@ -80,3 +82,30 @@ def test_diff_errors_are_one_line(cli: Any, two: Path) -> None:
         assert bad.exit_code == 1, (args, bad.output)
         lines = bad.stderr.strip().splitlines()
         assert len(lines) == 1 and message in lines[0], (args, bad.stderr)
+
+
+def test_detection_runs_diff_by_category(cli: Any, db: Path, tmp_path: Path) -> None:
+    """A detection run's lists are its categories: diff moves them by COCO's AP50; --items,
+    which looks inside a ranked list, says why it cannot."""
+    gt, dets = make_detset(2, n_images=12, n_categories=4)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    for k in range(2):
+        scored = [dict(d, score=d["score"] if k == 0 else 1 - d["score"]) for d in dets]
+        (tmp_path / f"dt{k}.json").write_text(json.dumps(scored))
+        meta = RunMeta(f"det/r{k}", git_commit=False)
+        with Store(db) as store:
+            store.ingest_coco(tmp_path / f"dt{k}.json", tmp_path / "gt.json", meta=meta)
+    got = cli("diff", "det/r0", "det/r1", "-m", "AP50", "--format", "json")
+    assert got.exit_code == 0, got.output
+    rows = json.loads(got.stdout)
+    with Store(db) as store:
+        per = evaluate(store, ["det/r0", "det/r1"], metrics=["AP50"], by=["category"])
+    value = {(r, s.split("=", 1)[-1]): v for r, s, v in per.select("run", "slice", "value").rows()}
+    moved = [r for r in rows if r["value_a"] is not None]
+    assert len(moved) >= 3 and all(r["metric"] == "coco_ap50" for r in rows)
+    for r in moved:
+        assert r["value_a"] == value[("det/r0", r["group_id"])]
+        assert r["value_b"] == value[("det/r1", r["group_id"])]
+    bad = cli("diff", "det/r0", "det/r1", "--items", "1")
+    assert bad.exit_code == 1 and "has no ranked lists" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1

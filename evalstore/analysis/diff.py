@@ -93,6 +93,11 @@ def diff_items(
         raise InvalidInput(f"--limit must be >= 1, got {limit}")
     ids = resolve_many(store, [a, b])
     tasks = [r[0] for r in queries.fetch_rows(store.con, "store/run_tasks", {"run_id": ids[0]})]
+    if not tasks and task is None:
+        raise InvalidInput(
+            f"run {a} has no ranked lists for --items to look inside (a detection run's "
+            "detections are its own: compare its categories with evalstore diff A B)"
+        )
     t = task or (tasks[0] if len(tasks) == 1 else None)
     if t is None:
         raise InvalidInput(
