@@ -6,11 +6,11 @@
 --
 -- The same sum as lib/interpolated_ap.sql over lib/envelope.sql (grid value t_k gets the
 -- envelope max_{j >= i} P_j of the first point i with R_i >= t_k; R never decreases, so that is
--- the largest P_j of the points with R_j >= t_k), computed without sorting every point twice
--- more: only the true positives are needed, since a false positive's precision is below that
--- of the true positive before it (same tp, larger rank), which has the same recall, or is 0
--- before the first one (t_0 = 0 only, which every true positive also reaches). So:
---   hits: the true positives, their rank rn among the list's kept detections and tp;
+-- the largest P_j of the points with R_j >= t_k), computed from the true positives alone,
+-- without ranking every point three times: a false positive's precision is below that of the
+-- true positive before it (same tp, larger rank), which has the same recall, or is 0 before
+-- the first one (t_0 = 0 only, which every true positive also reaches). So:
+--   hits: the true positives, their rank rn among the list's counted detections and tp;
 --   steps: per list and n_le (how many grid values are <= R, as lib/interpolated_ap.sql
 --       counts them), the largest precision;
 --   served: env of the grid values n_before .. n_le - 1 = the largest precision of the steps
@@ -19,13 +19,29 @@
 -- @include lib/coco_det_lists.sql area={area} label={label} maxdets={maxdets} iou={iou}
 ,
 ranked as (
-    select list_id, label, row_number() over (partition by list_id order by seq) as rn
-    from kept
+    -- the true positives and either the other counted rows (the false positives) or, under the
+    -- area range all, the rows not counted (label 0: ignored, i.e. matched to a crowd region,
+    -- or of rank >= {maxdets}), which are few there; p: the place among them
+    select l.list_id, m.seq, case when m.rank < {maxdets} then m.{label} else 0 end as label,
+           row_number() over (partition by l.list_id order by m.seq) as p
+    from det_matches m
+    join lists l
+      on l.run_id = m.run_id and l.group_id = m.category_id and l.iou_index = m.iou_index
+    where m.matching = 'coco'
+      and case when '{area}' = 'all' then m.{label} >= 0 or m.rank >= {maxdets}
+               else m.{label} <> 0 and m.rank < {maxdets} end
 ),
 hits as (
-    select list_id, rn, row_number() over (partition by list_id order by rn) as tp
-    from ranked
-    where label = 1
+    -- rn: the true positive's rank among the counted rows, from p and tp; under the area range
+    -- all from seq, its place among all the rows of its list (0, 1, ...: det_matches.seq
+    -- numbers a category's detections of rank < 100, which are stored at each threshold)
+    select list_id, tp,
+           case when '{area}' = 'all' then seq + 1 - (p - tp) else p end as rn
+    from (
+        select list_id, seq, p, row_number() over (partition by list_id order by seq) as tp
+        from ranked
+        where label = 1
+    ) t
 ),
 enveloped as (
     -- lib/recall_grid_numpy.sql's input; env is here the point's own precision (fp = rn - tp)
