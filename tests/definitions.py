@@ -39,6 +39,8 @@ from pycocotools.cocoeval import COCOeval
 
 from evalstore.core.detection import DetectionRun
 from evalstore.metrics.registry import KeypointRun, Outcomes, Params, RankedLists, Result
+from tests.conformance import reference_voc_det as voc_det
+from tests.conformance.test_tide import reference as tidecv
 
 NAN = float("nan")
 
@@ -1000,6 +1002,163 @@ def _coco(name: str) -> Slow:
     return slow
 
 
+# VOC's detection APs are defined by their reference code: the slow definitions run the
+# transcriptions in tests/conformance/reference_voc_det.py on the devkit's files made from the
+# stored rows: rbgirshick/py-faster-rcnn lib/datasets/voc_eval.py @
+# 45e0da9a246fab5fd86e8c96dc351be7f145499f (``voc_eval``, verbatim, with the precision of
+# d66cc2bff142ca07f521db06ca3e9e10dbc8df20: ``tp / np.maximum(tp + fp, eps)``), and the
+# devkit's VOCcode/VOCevaldet.m, npinto/VOCdevkit @ 2b8c01c3ec2c78bb854fa528d2142450a476de3b
+# (its 11-point loop) and @ 89f2ff3df5ab5b912b10b845f7458b4940fedb26 (VOCap.m), line by line.
+# The lines that define the number:
+#
+#     # voc_eval: greedy in descending score, IoU with the +1 pixel convention, strictly above
+#     iw = np.maximum(ixmax - ixmin + 1., 0.); ih = np.maximum(iymax - iymin + 1., 0.)
+#     if ovmax > ovthresh:
+#         if not R['difficult'][jmax]:
+#             if not R['det'][jmax]: tp[d] = 1.; R['det'][jmax] = 1
+#             else: fp[d] = 1.
+#     else: fp[d] = 1.
+#     % VOCevaldet.m: the same, but at or above the threshold, and sort(-confidence) is stable
+#     if ovmax>=VOCopts.minoverlap
+#
+# ``voc_eval`` sorts with ``np.argsort(-confidence)``, whose order of equal scores is NumPy's
+# and the CPU's: test_parity gives its runs distinct scores; evalstore and VOCevaldet.m keep
+# input order (MATLAB's sort is stable), and the devkit runs keep their ties.
+
+VOC_DET = {
+    "ap_voc07_det": ("voc_eval", True), "ap_voc10_det": ("voc_eval", False),
+    "ap_voc07_devkit_det": ("vocevaldet", True), "ap_voc10_devkit_det": ("vocevaldet", False),
+}  # fmt: skip
+
+
+def _corner_boxes(cols: Any) -> list[list[float]]:
+    """Each box as VOC writes it, ``[x1, y1, x2, y2]``: the corners as the input wrote them
+    where it did, else ``x, y, x + w, y + h`` (COCO's box)."""
+    out = []
+    for i in range(len(cols["x"])):
+        made = [
+            cols["x"][i],
+            cols["y"][i],
+            cols["x"][i] + cols["w"][i],
+            cols["y"][i] + cols["h"][i],
+        ]
+        given = [cols[c][i] if c in cols else NAN for c in ("x1", "y1", "x2", "y2")]
+        out.append(
+            [float(g) if math.isfinite(g) else float(m) for g, m in zip(given, made, strict=True)]
+        )
+    return out
+
+
+def voc_files(run: DetectionRun) -> tuple[list[str], dict[str, list[dict[str, Any]]], list[tuple]]:
+    """The run as the devkit's files: the image set (the run's images), each image's objects
+    as ``parse_rec`` reads its XML (``name`` / ``class``, ``bbox``, ``difficult``; crowd flags
+    are not VOC's) and the detections ``(image, class, score, box)`` in input order."""
+    gt, dt = run.ground_truth, run.detections
+    images = [str(i) for i in run.images]
+    recs: dict[str, list[dict[str, Any]]] = {i: [] for i in images}
+    difficult = gt.get("difficult", np.zeros(len(gt["x"]), dtype=bool))
+    for i, box in enumerate(_corner_boxes(gt)):
+        cls = str(gt["category_id"][i])
+        recs[str(gt["image_id"][i])].append(
+            {"name": cls, "class": cls, "bbox": box, "difficult": int(difficult[i])}
+        )
+    dets = [
+        (str(dt["image_id"][i]), str(dt["category_id"][i]), float(dt["score"][i]), box)
+        for i, box in enumerate(_corner_boxes(dt))
+    ]
+    return images, recs, dets
+
+
+def _voc(name: str) -> Slow:
+    code, use_07 = VOC_DET[name]
+
+    def slow(inputs: DetectionRun, params: Params) -> Result:
+        images, recs, dets = voc_files(inputs)
+        values = []
+        for cls in (str(c) for c in inputs.categories):
+            mine = [(i, s, b) for i, c, s, b in dets if c == cls]
+            npos = sum(
+                1 for objs in recs.values() for o in objs if o["name"] == cls and not o["difficult"]
+            )
+            if npos == 0:  # the references divide by npos; evalstore has no value (NULL)
+                values.append(NAN)
+            elif code == "voc_eval" and not mine:  # voc_eval indexes an empty BB and raises
+                values.append(0.0)  # IndexError; evalstore: nothing found scores 0, as
+                # VOCevaldet.m does (test_voc_det.check_voc_eval)
+            elif code == "voc_eval":
+                lines = [" ".join([i, repr(s), *map(repr, b)]) + "\n" for i, s, b in mine]
+                r = voc_det.voc_eval(
+                    lines, recs, images, cls, use_07_metric=use_07, eps_precision=True
+                )
+                values.append(float(r["ap"]))
+            else:
+                ids, scores, boxes = (
+                    [i for i, _, _ in mine],
+                    [s for _, s, _ in mine],
+                    [b for *_, b in mine],
+                )
+                r = voc_det.vocevaldet(images, [recs[i] for i in images], cls, ids, scores, boxes)
+                values.append(float(r["ap07" if use_07 else "ap"]))
+        return Result(_ids([str(c) for c in inputs.categories]), np.array(values, dtype=np.float64))
+
+    slow.__name__ = name
+    slow.__doc__ = (
+        f"{'py-faster-rcnn voc_eval' if code == 'voc_eval' else 'VOCevaldet.m'}'s AP of each class"
+        f" ({'11-point' if use_07 else 'area under the envelope'}), transcribed."
+    )
+    return slow
+
+
+# TIDE's numbers are tidecv 1.0.1's own (PyPI; dbolya/tide @
+# 49a5d2a4aeb56795e93a3ed7cc7e6d25757bb4c1), run on the stored rows by
+# tests/conformance/test_tide.py's ``reference``: ``TIDE().evaluate(gt, preds, mode=TIDE.BOX)``
+# with its defaults (pos 0.5, background 0.1, 100 detections per image), crowd regions as
+# ``add_ignore_region`` of their class; ``run.ap``, ``get_main_errors()`` and
+# ``get_special_errors()``, percent. tidecv evaluates the images in the order they were
+# registered (equal scores rank in that order): they are registered first, in the order of
+# their ids as a COCO file holds them (numeric when every id is an integer's text), as
+# evalstore takes them (evalstore/metrics/det_references.py, ``tide_inputs``).
+
+TIDE = {
+    "tide_ap": "AP", "tide_cls": "Cls", "tide_loc": "Loc", "tide_both": "Both",
+    "tide_dupe": "Dupe", "tide_bkg": "Bkg", "tide_miss": "Miss", "tide_false_pos": "FalsePos",
+    "tide_false_neg": "FalseNeg",
+}  # fmt: skip
+_TIDE_RUNS: dict[bytes, dict[str, float]] = {}  # tidecv's numbers of recent runs
+
+
+def tidecv_numbers(run: DetectionRun) -> dict[str, float]:
+    """tidecv's mAP (``AP``) and each error's dAP (short names) of the run."""
+    gt, dt = run.ground_truth, run.detections
+    numeric = all(isinstance(_coco_id(i), int) for i in run.images)
+    as_id = _coco_id if numeric else str  # ids as a COCO file holds them, else text
+    ids = [as_id(i) for i in run.images]
+    det = {k: list(dt[k]) for k in ("image_id", "category_id", "score", "x", "y", "w", "h")}
+    truth = {k: list(gt[k]) for k in ("image_id", "category_id", "x", "y", "w", "h", "iscrowd")}
+    for cols in (det, truth):
+        cols["image_id"] = [as_id(i) for i in cols["image_id"]]
+        cols["category_id"] = [str(c) for c in cols["category_id"]]
+    key = repr((sorted(ids), det, truth)).encode()
+    if key not in _TIDE_RUNS:
+        tide_run, main, special, _ = tidecv(det, truth, images=sorted(ids))
+        if len(_TIDE_RUNS) >= 8:  # keep the last few runs (a test reads two at a time)
+            del _TIDE_RUNS[next(iter(_TIDE_RUNS))]
+        _TIDE_RUNS[key] = {"AP": tide_run.ap, **main, **special}
+    return _TIDE_RUNS[key]
+
+
+def _tide(name: str) -> Slow:
+    error = TIDE[name]
+
+    def slow(inputs: DetectionRun, params: Params) -> Result:
+        value = tidecv_numbers(inputs)[error]
+        return Result(_ids([None]), np.array([value], dtype=np.float64))
+
+    slow.__name__ = name
+    slow.__doc__ = f"tidecv 1.0.1's {error} of the run (TIDE.evaluate, BOX mode), percent."
+    return slow
+
+
 #: Registry name -> slow definition, with the signature of ``Metric.reference``.
 SLOW: dict[str, Slow] = {
     "ap": ap,
@@ -1029,4 +1188,6 @@ SLOW: dict[str, Slow] = {
     "iou": iou,
     "iou_micro": iou_micro,
     **{name: _coco(name) for name in COCO_STATS},
+    **{name: _voc(name) for name in VOC_DET},
+    **{name: _tide(name) for name in TIDE},
 }

@@ -35,10 +35,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalstore import RunMeta, Store
-from evalstore.analysis.det_matching import ensure_derived
+from evalstore.analysis.det_matching import MATCHINGS, NEEDS_MATCHES, ensure_derived
 from evalstore.core.detection import DetectionRun
 from evalstore.core.ranking import TIES
 from evalstore.db import queries
+from evalstore.ingest.formats.boxes import BOX_FORMATS
 from evalstore.metrics.registry import (
     METRICS,
     Inputs,
@@ -303,11 +304,24 @@ SCORES = (0.3, 0.5, 0.5, 0.7, 0.9)  # few: ties within an image and across image
 AREAS = (None, None, None, 1024.0, 9216.0, 0.5)
 
 
-def _detections(pick: Callable[[list[Any]], Any], crowded: int) -> dict[str, list[tuple]]:
+def _detections(
+    pick: Callable[[list[Any]], Any], crowded: int, matching: str = "coco"
+) -> dict[str, Any]:
     """Ground truth (some crowd regions, areas on the range bounds, repeated boxes) on 2 to 5
     images, the first without ground truth and the second without detections, in 1 to 3
     categories; detections near the ground truth or anywhere, of its category or another,
-    with tied scores; ``crowded`` more on the last image in the first category."""
+    with tied scores; ``crowded`` more on the last image in the first category.
+
+    What the reference code of ``matching`` reads (see :func:`_kind`): VOC's runs have
+    ``difficult`` objects and boxes written as corners, ``[x, y, x + w - 1, y + h - 1]`` (the
+    +1 pixel convention: half an object's height is IoU exactly 0.5, on the threshold),
+    some shifted by a fraction; ``voc_eval``'s have distinct scores
+    (its ``np.argsort`` orders equal scores as NumPy and the CPU do); TIDE's have a first
+    object that is not a crowd region and a detection on the first image, which has no
+    object: tidecv divides by zero where no class keeps a detection or an object (a run of
+    crowd regions alone; or a run whose every detection is ignored, once its misses are
+    fixed)."""
+    voc = matching in ("voc_eval", "vocevaldet")
     images = IMAGE_IDS[: pick([2, 3, 4, 5])]
     cats = list(CATEGORY_IDS[: pick([1, 2, 3])])
     truth: list[tuple] = []
@@ -318,64 +332,82 @@ def _detections(pick: Callable[[list[Any]], Any], crowded: int) -> dict[str, lis
             x, y = pick([0.0, 10.0, 40.0]), pick([0.0, 25.0])
             area = pick(list(AREAS))
             area = w * h if area is None else w * h * area if area < 1 else area
-            crowd = pick([0, 0, 0, 0, 1])
-            truth.append((str(len(truth) + 1), image, cat, x, y, w, h, area, crowd))
+            crowd = 0 if matching == "tide" and not truth else pick([0, 0, 0, 0, 1])
+            difficult = pick([0, 0, 0, 1]) if voc else 0
+            truth.append((str(len(truth) + 1), image, cat, x, y, w, h, area, crowd, difficult))
             for _ in range(0 if i == 1 else pick([0, 1, 1, 2, 3])):
                 dx, dy, fw, fh = pick(list(NEAR))
                 label = pick([cat, cat, cat, pick(cats)])
                 dets.append((image, label, x + dx, y + dy, w * fw, h * fh, pick(list(SCORES))))
         if i == 1:
             continue
-        extra = pick([0, 1, 2]) + (crowded if i == len(images) - 1 else 0)
+        # TIDE's first image has a detection: a background error, never in a crowd region
+        extra = pick([1, 2] if matching == "tide" and i == 0 else [0, 1, 2])
+        extra += crowded if i == len(images) - 1 else 0
         for j in range(extra):  # anywhere, of any category (the crowded ones of the first)
             (w, h), cat = pick(list(SIDES)), cats[0] if j >= extra - crowded else pick(cats)
             x, y = pick([0.0, 10.0, 40.0, 150.0]), pick([0.0, 25.0, 150.0])
             dets.append((image, cat, x, y, w, h, pick(list(SCORES))))
     if not dets:  # pycocotools' loadRes needs one result
         dets.append((images[0], cats[0], 0.0, 0.0, 20.0, 20.0, 0.5))
-    return {"truth": truth, "detections": dets}
+    if matching == "voc_eval":  # distinct, in the order SCORES gives (ties: the later first)
+        dets = [(*d[:-1], d[-1] + k * 1e-6) for k, d in enumerate(dets)]
+    if not voc:
+        return {"truth": truth, "detections": dets, "box_format": "xywh"}
+
+    def corners(x: float, y: float, w: float, h: float) -> tuple[float, ...]:
+        x, y = x + pick([0.0, 0.0, 0.1, 0.3]), y + pick([0.0, 0.0, 0.7])
+        return x, y, x + w - 1, y + h - 1
+
+    return {
+        "truth": [(*t[:3], *corners(*t[3:7]), *t[7:]) for t in truth],
+        "detections": [(*d[:2], *corners(*d[2:6]), d[6]) for d in dets],
+        "box_format": "xyxy",
+    }
 
 
 @st.composite
-def detection_runs(draw: Any) -> dict[str, list[tuple]]:
-    return _detections(lambda xs: draw(st.sampled_from(xs)), crowded=0)
+def detection_runs(draw: Any, matching: str) -> dict[str, Any]:
+    return _detections(lambda xs: draw(st.sampled_from(xs)), 0, matching)
 
 
-def _seeded_detections(rng: np.random.Generator) -> dict[str, list[tuple]]:
-    """A run with an image whose first category has more than 100 detections (maxDets)."""
-    return _detections(lambda xs: xs[int(rng.integers(len(xs)))], crowded=110)
+def _seeded_detections(matching: str) -> Callable[[np.random.Generator], dict[str, Any]]:
+    """Runs with an image whose first category has more than 100 detections (maxDets)."""
+    return lambda rng: _detections(lambda xs: xs[int(rng.integers(len(xs)))], 110, matching)
 
 
-def _ingest_detections(store: Store, data: dict[str, list[tuple]]) -> int:
-    box = {c: pl.Float64 for c in ("x", "y", "w", "h")}
+def _ingest_detections(store: Store, data: dict[str, Any]) -> int:
+    box = {c: pl.Float64 for c in BOX_FORMATS[data["box_format"]]}
     key = {"image_id": pl.String, "category": pl.String}
+    flags = {"iscrowd": pl.Int64, "difficult": pl.Int64}
     truth = pl.DataFrame(
-        data["truth"],
-        schema={"id": pl.String, **key, **box, "area": pl.Float64, "iscrowd": pl.Int64},
+        data["truth"], schema={"id": pl.String, **key, **box, "area": pl.Float64, **flags},
         orient="row",
-    )
+    )  # fmt: skip
     dets = pl.DataFrame(
         data["detections"], schema={**key, **box, "score": pl.Float64}, orient="row"
     )
     meta = RunMeta(_run_name(), git_commit=False)
-    return store.ingest_detections(dets, truth, meta=meta, box_format="xywh").run_id
+    return store.ingest_detections(dets, truth, meta=meta, box_format=data["box_format"]).run_id
 
 
 def _read_detections(store: Store, run_id: int) -> DetectionRun:
     """The stored run as the references read it: detections in input order with pycocotools'
-    ids (det_id + 1, as loadRes numbers them), ground truth in input order (seq)."""
+    ids (det_id + 1, as loadRes numbers them), ground truth in input order (seq); the corners
+    x1, y1, x2, y2 as the input wrote them (NaN where it wrote x, y, w, h)."""
     images = _read(store, "select image_id from det_images where run_id = $r", run_id)
     cats = _read(store, "select category_id from det_categories where run_id = $r", run_id)
     dets = _read(
         store,
-        "select det_id, image_id, category_id, x, y, w, h, score, area from det_boxes"
+        "select det_id, image_id, category_id, x, y, w, h, score, area, x1, y1, x2, y2"
+        " from det_boxes"
         " where run_id = $r order by det_id",
         run_id,
     )
     gts = _read(
         store,
-        "select gt_id, image_id, category_id, x, y, w, h, area, iscrowd, difficult from det_truth"
-        " where run_id = $r order by seq",
+        "select gt_id, image_id, category_id, x, y, w, h, area, iscrowd, difficult, x1, y1, x2,"
+        " y2 from det_truth where run_id = $r order by seq",
         run_id,
     )
     dt = {c: dets[c].to_numpy() for c in dets.columns}
@@ -410,15 +442,26 @@ SOURCES = {
     "outcomes": Source(
         "outcomes", outcome_runs, _seeded_outcomes, _ingest_outcomes, _read_outcomes, 0.0
     ),
-    "detections": Source(
-        "detection",
-        detection_runs(),
-        _seeded_detections,
-        _ingest_detections,
-        _read_detections,
-        0.0,
-    ),
+    **{
+        f"detections/{matching}": Source(
+            "detection",
+            detection_runs(matching),
+            _seeded_detections(matching),
+            _ingest_detections,
+            _read_detections,
+            0.0,
+        )
+        for matching in MATCHINGS
+    },
 }
+
+
+def _kind(metric: Metric) -> str:
+    """The key of the metric's runs in SOURCES: its source; for detection runs with the
+    matching its SQL reads, whose reference code the runs suit (:func:`_detections`)."""
+    if metric.source != "detections":
+        return metric.source
+    return f"detections/{NEEDS_MATCHES.get(metric.name, 'coco')}"
 
 
 def _ties(metric: Metric) -> tuple[str, ...]:
@@ -440,7 +483,7 @@ def _params(metric: Metric) -> st.SearchStrategy[Params]:
 
 
 def _sql(store: Store, metric: Metric, run_ids: list[int], params: Params) -> pl.DataFrame:
-    task = SOURCES[metric.source].task
+    task = SOURCES[_kind(metric)].task
     query = metric.query_for(params.ties)  # the registry names each tie policy's file
     return queries.fetch(store.con, query, metric.sql_params(run_ids, task, params))
 
@@ -464,9 +507,9 @@ def _assert_same(have: Result, want: Result, atol: float, what: str) -> None:
 
 def _check(store: Store, metric: Metric, run_ids: list[int], params: Params) -> None:
     """SQL over all ``run_ids`` at once, NumPy core and slow loop of each run agree."""
-    source = SOURCES[metric.source]
+    source = SOURCES[_kind(metric)]
     with store.transaction():  # what the SQL reads and evaluate makes on first use (matches)
-        ensure_derived(store, metric.name, run_ids)
+        ensure_derived(store, metric, run_ids)
     inputs = {run_id: source.read(store, run_id) for run_id in run_ids}
     for ties in _ties(metric):
         p = replace(params, ties=ties)
@@ -489,7 +532,7 @@ _SETTINGS = {
 
 def _three_ways(store: Store, name: str, data: st.DataObject) -> None:
     metric = METRICS[name]
-    source = SOURCES[metric.source]
+    source = SOURCES[_kind(metric)]
     run = data.draw(source.runs, label="run")
     params = data.draw(_params(metric), label="params")
     _check(store, metric, [source.ingest(store, run)], params)
@@ -540,7 +583,7 @@ def test_sql_of_several_runs_at_once(
     """One query over two runs with the same group ids: every list keeps to its own run
     (windows are partitioned by list_id alone)."""
     metric = METRICS[name]
-    _check(store, metric, seeded_runs[metric.source], Params(k=5 if "k" in metric.params else None))
+    _check(store, metric, seeded_runs[_kind(metric)], Params(k=5 if "k" in metric.params else None))
 
 
 def _parametrised_names(test: Any) -> set[str]:
@@ -559,7 +602,7 @@ def test_every_metric_is_covered_by_a_parity_test() -> None:
     for test in (test_sql_numpy_and_definition_agree, test_sql_of_several_runs_at_once):
         assert _parametrised_names(test) == set(METRICS), test.__name__
     for metric in METRICS.values():
-        assert metric.source in SOURCES, metric.name
+        assert _kind(metric) in SOURCES, metric.name
         assert set(metric.params) <= {"k"}, f"{metric.name}: no strategy for {metric.params}"
         assert ("k" in metric.params) == ("$k" in metric.query.text), metric.name
         if metric.sweep is not None:
