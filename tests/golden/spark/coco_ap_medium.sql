@@ -45,18 +45,37 @@ WITH thresholds AS (
     m.matching = 'coco' AND m.label_medium <> 0 AND m.rank < 100
 ), ranked AS (
   SELECT
-    list_id,
-    label,
-    ROW_NUMBER() OVER (PARTITION BY list_id ORDER BY seq NULLS LAST) AS rn
-  FROM kept
+    l.list_id,
+    m.seq,
+    CASE WHEN m.rank < 100 THEN m.label_medium ELSE 0 END AS label,
+    ROW_NUMBER() OVER (PARTITION BY l.list_id ORDER BY m.seq NULLS LAST) AS p
+  FROM det_matches AS m
+  JOIN lists AS l
+    ON l.run_id = m.run_id AND l.group_id = m.category_id AND l.iou_index = m.iou_index
+  WHERE
+    m.matching = 'coco'
+    AND CASE
+      WHEN 'medium' = 'all'
+      THEN m.label_medium >= 0 OR m.rank >= 100
+      ELSE m.label_medium <> 0 AND m.rank < 100
+    END
 ), hits AS (
   SELECT
     list_id,
-    rn,
-    ROW_NUMBER() OVER (PARTITION BY list_id ORDER BY rn NULLS LAST) AS tp
-  FROM ranked
-  WHERE
-    label = 1
+    tp,
+    CASE WHEN 'medium' = 'all' THEN seq + 1 - (
+      p - tp
+    ) ELSE p END AS rn
+  FROM (
+    SELECT
+      list_id,
+      seq,
+      p,
+      ROW_NUMBER() OVER (PARTITION BY list_id ORDER BY seq NULLS LAST) AS tp
+    FROM ranked
+    WHERE
+      label = 1
+  ) AS t
 ), enveloped AS (
   SELECT
     l.run_id,
