@@ -162,8 +162,44 @@ def _coco_id(text: str) -> int | str:
     return int(text) if text.lstrip("-").isdigit() else text
 
 
+CORNERS = ("x1", "y1", "x2", "y2")
+
+
+def _corners(fixture: Fixture) -> bool:
+    """Whether the detection tables write boxes as corners ``x1 y1 x2 y2`` (VOC's), else as
+    COCO's ``x y w h``; one form for both tables. Corners are stored as box tables, which
+    may hold ``difficult``; COCO's files cannot."""
+    tables = [fixture.tables.get(t, []) for t in ("truth", "detections")]
+    forms = {"x1" in rows[0] for rows in tables if rows}
+    if len(forms) > 1:
+        raise ValueError(f"{fixture.path.name}: truth and detections write boxes alike")
+    corners = forms == {True}
+    if not corners and any("difficult" in r for r in fixture.tables.get("truth", [])):
+        raise ValueError(f"{fixture.path.name}: difficult needs boxes as x1 y1 x2 y2")
+    if corners and "images" in fixture.tables:
+        raise ValueError(f"{fixture.path.name}: with x1 y1 x2 y2 the images are the boxes'")
+    return corners
+
+
 def _boxes(rows: list[dict[str, str]]) -> dict[str, np.ndarray]:
+    """``x, y, w, h`` (from corners: ``x1, y1, x2 - x1, y2 - y1``, as box tables are read,
+    and the corners as written)."""
+    if rows and "x1" in rows[0]:
+        c = {k: np.array([float(r[k]) for r in rows], dtype=np.float64) for k in CORNERS}
+        return {"x": c["x1"], "y": c["y1"], "w": c["x2"] - c["x1"], "h": c["y2"] - c["y1"], **c}
     return {c: np.array([float(r[c]) for r in rows], dtype=np.float64) for c in "xywh"}
+
+
+def _box_tables(fixture: Fixture) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The detection tables as box tables (text columns, parsed as a CSV file's are), the
+    category column ``category``."""
+    frames = []
+    for name in ("detections", "truth"):
+        rows = fixture.tables.get(name, [])
+        columns = list(rows[0]) if rows else ["image_id", "category", *CORNERS]
+        frames.append(pl.DataFrame({c: [r[c] for r in rows] for c in columns},
+                                   schema=dict.fromkeys(columns, pl.String)))  # fmt: skip
+    return frames[0], frames[1]
 
 
 def _detection_tables(
@@ -236,11 +272,12 @@ def _detection_run(fixture: Fixture) -> DetectionRun:
         "id": _ids([r["gt_id"] for r in truth]),
         **_boxes(truth),
         "iscrowd": np.array([int(r.get("iscrowd", "0")) for r in truth], dtype=np.int64),
-        "difficult": np.zeros(len(truth), dtype=bool),
+        "difficult": np.array([r.get("difficult", "0") == "1" for r in truth], dtype=bool),
     }
     ground_truth["area"] = np.array(
-        [float(r["area"]) if "area" in r else float(r["w"]) * float(r["h"]) for r in truth]
-    )
+        [float(r["area"]) if "area" in r else w * h
+         for r, w, h in zip(truth, ground_truth["w"], ground_truth["h"], strict=True)]
+    )  # fmt: skip
     return DetectionRun(_ids(images), _ids(categories), detections, ground_truth)
 
 
@@ -288,6 +325,10 @@ def ingest(store: Store, metric: Metric, fixture: Fixture) -> tuple[str, int]:
                         "pair": row["pair_id"],
                     },
                 )
+    elif metric.source == "detections" and _corners(fixture):
+        dets, truth = _box_tables(fixture)
+        meta = RunMeta(run, git_commit=False)
+        result = store.ingest_detections(dets, truth, meta=meta, box_format="xyxy")
     elif metric.source == "detections":
         with tempfile.TemporaryDirectory() as folder:
             gt_path, dt_path = _coco_files(fixture, Path(folder))
@@ -495,3 +536,30 @@ def test_a_malformed_fixture_is_refused(tmp_path: Path, text: str, error: str) -
     path.write_text(text)
     with pytest.raises(ValueError, match=error):
         parse(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        (
+            "truth\ngt_id image_id category x y w h difficult\n1 1 a 0 0 9 9 1\n",
+            "difficult needs boxes as x1 y1 x2 y2",
+        ),
+        (
+            "truth\ngt_id image_id category x1 y1 x2 y2\n1 1 a 0 0 9 9\n\n"
+            "detections\nimage_id category x y w h score\n1 a 0 0 9 9 1\n",
+            "truth and detections write boxes alike",
+        ),
+        (
+            "images\nimage_id\n1\n\ntruth\ngt_id image_id category x1 y1 x2 y2\n1 1 a 0 0 9 9\n",
+            "the images are the boxes'",
+        ),
+    ],
+)
+def test_a_detection_fixture_writes_boxes_one_way(tmp_path: Path, text: str, error: str) -> None:
+    """Corners (VOC's) are stored as box tables, which hold ``difficult`` but no image table;
+    COCO's ``x y w h`` as COCO's files, which hold no ``difficult``."""
+    path = tmp_path / "bad.txt"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=error):
+        _corners(parse(path))
