@@ -94,7 +94,8 @@ def _want(data: VocSet) -> dict[str, dict[str, float | None]]:
             [s for _, s, _ in dets],
             [b for _, _, b in dets],
         )
-        out["voc07-det-devkit"][cls] = float(d["ap07"])
+        # NaN where every detection finds a difficult object (0/0 precisions): no value
+        out["voc07-det-devkit"][cls] = None if np.isnan(d["ap07"]) else float(d["ap07"])
         out["voc10-det-devkit"][cls] = float(d["ap"])
     return out
 

@@ -2,6 +2,9 @@
 -- edit. Regenerate: python tools/write_spark_golden.py --write-golden
 -- ap_voc07_devkit_det: PASCAL VOC detection AP of each class, as the VOC2007 devkit's VOCevaldet.m
 -- (ovmax >= 0.5): 11-point AP over MATLAB's 0:0.1:1.
+-- A class whose detections all find difficult objects has no value: every precision is
+-- 0/0 = NaN there, and the devkit's max(prec(rec>=0)) of them NaN (a class without
+-- detections scores 0: max of nothing is taken as 0).
 -- Parameters: $runs integer[]. Output: run_id, group_id (the class), value.
 WITH lists AS (
   SELECT
@@ -139,9 +142,23 @@ WITH lists AS (
     l.list_id,
     l.group_id,
     l.n_pos
+), marks AS (
+  SELECT
+    run_id,
+    category_id,
+    SUM(CASE WHEN label = 0 THEN 1 ELSE 0 END) AS n_difficult,
+    SUM(CASE WHEN label <> 0 THEN 1 ELSE 0 END) AS n_counted
+  FROM det_matches
+  WHERE
+    ARRAY_CONTAINS(:runs, run_id) AND matching = 'vocevaldet'
+  GROUP BY
+    run_id,
+    category_id
 )
 SELECT
-  run_id,
-  group_id,
-  value
-FROM per_list
+  p.run_id,
+  p.group_id,
+  CASE WHEN m.n_difficult > 0 AND m.n_counted = 0 THEN NULL ELSE p.value END AS value
+FROM per_list AS p
+LEFT JOIN marks AS m
+  ON m.run_id = p.run_id AND m.category_id = p.group_id
