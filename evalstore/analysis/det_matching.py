@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from evalstore.analysis import estimates
 from evalstore.core.detection import CocoParams
-from evalstore.core.detection_match import box_pairs, coco_match
+from evalstore.core.detection_match import coco_match
 from evalstore.core.detection_voc import voc_lists
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
@@ -130,6 +130,21 @@ def _arrow(values: np.ndarray, dtype: type[pl.DataType] | None = None) -> pa.Arr
     return pl.Series(values, dtype=dtype).to_arrow()
 
 
+def _pairs(
+    con: duckdb.DuckDBPyConnection, run_id: int, rank: np.ndarray, det_id: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The overlapping (kept detection, box) pairs of each image and category and their IoU,
+    joined in SQL (store/det_run_pairs; :func:`~evalstore.core.detection_match.box_pairs` is
+    its NumPy twin): indices into the kept detections and into the boxes in input order."""
+    pairs = queries.fetch(con, "store/det_run_pairs", {"run_id": run_id})
+    position = np.full(det_id.size, -1, dtype=np.int64)  # det_id -> index among the kept
+    kept = rank < CocoParams().max_dets[-1]
+    position[det_id[kept]] = np.arange(int(kept.sum()))
+    d = position[pairs["det_id"].to_numpy()]
+    on = d >= 0
+    return d[on], pairs["gt_seq"].to_numpy()[on], pairs["iou"].to_numpy()[on]
+
+
 def _match_coco(store: Database, run_id: int) -> None:
     con = store.con
     p = CocoParams()
@@ -142,9 +157,8 @@ def _match_coco(store: Database, run_id: int) -> None:
     n_cat = max(cats.size, 1)
     d_img = image_pos[_codes(dets["image_id"].to_numpy(), images)]
     d_cat = _codes(dets["category_id"].to_numpy(), cats)
-    g_img = image_pos[_codes(gts["image_id"].to_numpy(), images)]
     g_cat = _codes(gts["category_id"].to_numpy(), cats)
-    d_group, g_group = d_img * n_cat + d_cat, g_img * n_cat + g_cat
+    d_group = d_img * n_cat + d_cat
     score = dets["score"].to_numpy()
     det_id = dets["det_id"].to_numpy()
     # the rank in its (image, category) by -score, equal scores in input order; keep maxDets
@@ -154,8 +168,6 @@ def _match_coco(store: Database, run_id: int) -> None:
     rank = np.empty(order.size, dtype=np.int64)
     rank[order] = np.arange(order.size) - np.repeat(starts, lengths)
     kept = np.flatnonzero(rank < p.max_dets[-1])
-    d_box = dets.select("x", "y", "w", "h").to_numpy()[kept]
-    g_box = gts.select("x", "y", "w", "h").to_numpy()
     g_area = gts["area"].to_numpy()
     g_crowd = gts["iscrowd"].to_numpy().astype(bool)
     areas = np.array(p.area_rng, dtype=np.float64)
@@ -165,7 +177,7 @@ def _match_coco(store: Database, run_id: int) -> None:
         det_area=dets["area"].to_numpy()[kept],
         gt_area=g_area,
         gt_crowd=g_crowd,
-        pairs=box_pairs(d_group[kept], d_box, g_group, g_box, g_crowd),
+        pairs=_pairs(con, run_id, rank, det_id),
         iou_thresholds=thresholds,
         area_ranges=areas,
     )

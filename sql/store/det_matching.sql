@@ -57,3 +57,25 @@ from (select unnest(range(1, len($thresholds) + 1)) as i);
 -- $run_id; the caller registers _det_tide (det_tide's columns but run_id).
 insert into det_tide by name
 select $run_id as run_id, * from _det_tide;
+
+-- name: det_run_pairs
+-- Every (detection, ground-truth box) of one image and category of run $run_id that overlap,
+-- with pycocotools' bbIou (cocoapi common/maskApi.c, the operations of
+-- evalstore.core.detection.paired_iou in its order, so the same doubles): the intersection
+-- over the union, over the detection's own area for a crowd region. Out: det_id, gt_seq,
+-- iou, by det_id then gt_seq.
+with boxes as (
+    select d.det_id, g.seq as gt_seq, g.iscrowd,
+           d.w * d.h as da, g.w * g.h as ga,
+           least(d.w + d.x, g.w + g.x) - greatest(d.x, g.x) as iw,
+           least(d.h + d.y, g.h + g.y) - greatest(d.y, g.y) as ih
+    from det_boxes d
+    join det_truth g
+      on g.run_id = d.run_id and g.image_id = d.image_id and g.category_id = d.category_id
+    where d.run_id = $run_id and g.run_id = $run_id
+)
+select det_id, gt_seq,
+       (iw * ih) / (case when iscrowd then da else da + ga - iw * ih end) as iou
+from boxes
+where iw > 0 and ih > 0
+order by det_id, gt_seq;
