@@ -27,8 +27,10 @@ from typing import Any
 import pytest
 from test_dashboards import XSS_RUN, build_sample
 
-from evalstore import Store
+from evalstore import Store, evaluate
 from evalstore import dashboards as dash
+from evalstore.runs.meta import RunMeta
+from tests.conformance.detsets import make_detset
 
 pytestmark = pytest.mark.browser
 
@@ -212,8 +214,15 @@ class Chromium:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("site")
+    gt, dets = make_detset(3, n_images=12, n_categories=3)  # and two detection runs
+    (folder / "gt.json").write_text(json.dumps(gt))
+    (folder / "dt.json").write_text(json.dumps(dets))
     with Store(folder / "sample.duckdb") as store:
         build_sample(store)
+        for name in ("det/a", "det/b"):
+            meta = RunMeta(name, git_commit=False)
+            store.ingest_coco(folder / "dt.json", folder / "gt.json", meta=meta)
+        evaluate(store, ["det/a", "det/b"])
         dash.write_dashboards(store, folder / "out")
     return folder / "out"
 
@@ -285,7 +294,8 @@ def test_page_without_plotly_js_says_so(browser: Chromium, site: Path, tmp_path:
     shutil.copyfile(site / "curves.html", tmp_path / "curves.html")
     browser.navigate((tmp_path / "curves.html").as_uri())
     text = browser.evaluate("document.body.innerText")
-    assert text.count("plotly.min.js did not load: keep it in the folder of this page.") == 2
+    # one note per plotted panel: precision-recall, MMA, COCO per category
+    assert text.count("plotly.min.js did not load: keep it in the folder of this page.") == 3
     assert any("ERR_FILE_NOT_FOUND" in e for e in browser.errors())  # the expected failure
     browser.events.clear()
 
