@@ -36,6 +36,7 @@ from evalstore.metrics.det_references import (
     VOC_METRICS,
     stored_run,
     tide_inputs,
+    voc_columns,
 )
 
 if TYPE_CHECKING:
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COCO_AREAS", "MATCHINGS", "NEEDS_MATCHES", "ensure_derived", "ensure_matches", "id_order",
-    "voc_inputs",
 ]  # fmt: skip
 
 #: the label columns of det_matches, one per COCO area range
@@ -131,36 +131,40 @@ def _arrow(values: np.ndarray, dtype: type[pl.DataType] | None = None) -> pa.Arr
 
 
 def _pairs(
-    con: duckdb.DuckDBPyConnection, run_id: int, rank: np.ndarray, det_id: np.ndarray
+    con: duckdb.DuckDBPyConnection, run_id: int, kept: np.ndarray, det_id: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The overlapping (kept detection, box) pairs of each image and category and their IoU,
     joined in SQL (store/det_run_pairs; :func:`~evalstore.core.detection_match.box_pairs` is
-    its NumPy twin): indices into the kept detections and into the boxes in input order."""
+    its NumPy twin): indices into the kept detections (``kept``, indices into ``det_id``) and
+    into the boxes in input order."""
     pairs = queries.fetch(con, "store/det_run_pairs", {"run_id": run_id})
     position = np.full(det_id.size, -1, dtype=np.int64)  # det_id -> index among the kept
-    kept = rank < CocoParams().max_dets[-1]
-    position[det_id[kept]] = np.arange(int(kept.sum()))
+    position[det_id[kept]] = np.arange(kept.size)
     d = position[pairs["det_id"].to_numpy()]
     on = d >= 0
     return d[on], pairs["gt_seq"].to_numpy()[on], pairs["iou"].to_numpy()[on]
 
 
+def _positives(cats: np.ndarray, area: str, n: np.ndarray) -> pl.DataFrame:
+    """det_positives' rows of one area range: each category's ground truth to find."""
+    return pl.DataFrame(
+        {"category_id": cats, "area": area, "n_positives": n},
+        schema={"category_id": pl.String, "area": pl.String, "n_positives": pl.Int64},
+    )
+
+
 def _match_coco(store: Database, run_id: int) -> None:
     con = store.con
     p = CocoParams()
-    bind = {"run_id": run_id}
-    images = queries.fetch(con, "store/det_run_images", bind)["image_id"].to_numpy()
-    cats = queries.fetch(con, "store/det_run_categories", bind)["category_id"].to_numpy()
-    dets = queries.fetch(con, "store/det_run_boxes", bind)
-    gts = queries.fetch(con, "store/det_run_truth", bind)
+    run = stored_run(con, run_id)
+    images, cats, dt, gt = run.images, run.categories, run.detections, run.ground_truth
     image_pos = id_order(images)  # images[i] is at image_pos[i] in pycocotools' order
     n_cat = max(cats.size, 1)
-    d_img = image_pos[_codes(dets["image_id"].to_numpy(), images)]
-    d_cat = _codes(dets["category_id"].to_numpy(), cats)
-    g_cat = _codes(gts["category_id"].to_numpy(), cats)
+    d_img = image_pos[_codes(dt["image_id"], images)]
+    d_cat = _codes(dt["category_id"], cats)
+    g_cat = _codes(gt["category_id"], cats)
     d_group = d_img * n_cat + d_cat
-    score = dets["score"].to_numpy()
-    det_id = dets["det_id"].to_numpy()
+    score, det_id = dt["score"], dt["det_id"]
     # the rank in its (image, category) by -score, equal scores in input order; keep maxDets
     order = np.lexsort((det_id, -score, d_group))
     starts = np.flatnonzero(np.r_[True, d_group[order][1:] != d_group[order][:-1]])
@@ -168,16 +172,15 @@ def _match_coco(store: Database, run_id: int) -> None:
     rank = np.empty(order.size, dtype=np.int64)
     rank[order] = np.arange(order.size) - np.repeat(starts, lengths)
     kept = np.flatnonzero(rank < p.max_dets[-1])
-    g_area = gts["area"].to_numpy()
-    g_crowd = gts["iscrowd"].to_numpy().astype(bool)
+    g_crowd = gt["iscrowd"].astype(bool)
     areas = np.array(p.area_rng, dtype=np.float64)
     thresholds = np.array(p.iou_thrs, dtype=np.float64)
     matched = coco_match(
         det_rank=rank[kept],
-        det_area=dets["area"].to_numpy()[kept],
-        gt_area=g_area,
+        det_area=dt["area"][kept],
+        gt_area=gt["area"],
         gt_crowd=g_crowd,
-        pairs=_pairs(con, run_id, rank, det_id),
+        pairs=_pairs(con, run_id, kept, det_id),
         iou_thresholds=thresholds,
         area_ranges=areas,
     )
@@ -205,12 +208,7 @@ def _match_coco(store: Database, run_id: int) -> None:
     for a, name in enumerate(COCO_AREAS):
         counted = ~matched.gt_ignored[a]
         n = np.bincount(g_cat[counted], minlength=cats.size) if cats.size else np.zeros(0)
-        positives.append(
-            pl.DataFrame(
-                {"category_id": cats, "area": name, "n_positives": n.astype(np.int64)},
-                schema={"category_id": pl.String, "area": pl.String, "n_positives": pl.Int64},
-            )
-        )
+        positives.append(_positives(cats, name, n.astype(np.int64)))
     _store(store, run_id, "coco", pa.table(columns), pl.concat(positives), thresholds.tolist())
 
 
@@ -238,54 +236,31 @@ def _store(
                 con.unregister(table)
 
 
-def voc_inputs(
-    dets: pl.DataFrame, gts: pl.DataFrame
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """The columns :func:`~evalstore.core.detection_voc.voc_lists` reads, from the stored
-    rows: the corners as written where the input had them, else ``x, y, x + w, y + h``."""
-    out = []
-    for frame in (dets, gts):
-        cols = {"image_id": frame["image_id"].to_numpy(), "class": frame["category_id"].to_numpy()}
-        for corner, base, side in (
-            ("x1", "x", None),
-            ("y1", "y", None),
-            ("x2", "x", "w"),
-            ("y2", "y", "h"),
-        ):
-            made = pl.col(base) if side is None else pl.col(base) + pl.col(side)
-            cols[corner] = frame.select(pl.coalesce(pl.col(corner), made))[:, 0].to_numpy()
-        out.append(cols)
-    d, g = out
-    d["score"] = dets["score"].to_numpy()
-    g["difficult"] = gts["difficult"].fill_null(False).to_numpy()
-    return d, g
-
-
 def _match_voc(store: Database, run_id: int, reference: str) -> None:
-    con = store.con
-    bind = {"run_id": run_id}
-    images = queries.fetch(con, "store/det_run_images", bind)["image_id"].to_numpy()
-    cats = queries.fetch(con, "store/det_run_categories", bind)["category_id"].to_numpy()
-    dets = queries.fetch(con, "store/det_run_boxes", bind)
-    d, g = voc_inputs(dets, queries.fetch(con, "store/det_run_truth", bind))
-    lists = voc_lists(d, g, reference=reference, ties="stable", images=images)
+    run = stored_run(store.con, run_id)
+    gt = voc_columns(run.ground_truth)
+    lists = voc_lists(
+        voc_columns(run.detections),
+        gt,
+        reference=reference,
+        ties="stable",
+        images=np.asarray(run.images, dtype=str),
+    )
+    n = lists.group.size
     matches = pa.table(
         {
-            "category_id": pa.array(lists.classes[lists.group].astype(str)),
-            "iou_index": pa.array(np.zeros(lists.group.size, dtype=np.int16)),
-            "det_id": pa.array(dets["det_id"].to_numpy()[lists.row]),
-            "seq": pa.array(lists.seq.astype(np.int64)),
-            "rank": pa.array(np.zeros(lists.group.size, dtype=np.int32)),
-            "score": pa.array(lists.score),
-            "label": pa.array(lists.label),
+            "category_id": _arrow(lists.classes[lists.group].astype(str), pl.String),
+            "iou_index": _arrow(np.zeros(n, dtype=np.int16)),
+            "det_id": _arrow(run.detections["det_id"][lists.row]),
+            "seq": _arrow(lists.seq.astype(np.int64)),
+            "rank": _arrow(np.zeros(n, dtype=np.int32)),
+            "score": _arrow(lists.score),
+            "label": _arrow(lists.label),
         }
     )
     counted = dict(zip(lists.classes.astype(str).tolist(), lists.n_positives.tolist(), strict=True))
-    positives = pl.DataFrame(
-        {"category_id": cats, "area": "all", "n_positives": [counted.get(c, 0) for c in cats]},
-        schema={"category_id": pl.String, "area": pl.String, "n_positives": pl.Int64},
-    )
-    _store(store, run_id, reference, matches, positives, [0.5])
+    n_pos = np.array([counted.get(c, 0) for c in run.categories.tolist()], dtype=np.int64)
+    _store(store, run_id, reference, matches, _positives(run.categories, "all", n_pos), [0.5])
 
 
 def _tide(store: Database, run_id: int) -> None:

@@ -8,6 +8,8 @@ again with the plain loop of ``evaluateImg``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import duckdb
 import numpy as np
 
@@ -22,7 +24,7 @@ from evalstore.metrics.references import Inputs, Params, Reference, Result
 
 __all__ = [
     "COCO_METRICS", "TIDE_METRICS", "VOC_METRICS", "coco_reference", "pycocotools_ids",
-    "stored_run", "tide_inputs", "tide_reference", "voc_reference",
+    "stored_run", "tide_inputs", "tide_reference", "voc_columns", "voc_reference",
 ]  # fmt: skip
 
 #: registry name -> (COCO's name of the number, its description)
@@ -126,8 +128,10 @@ def coco_reference(name: str) -> Reference:
     return reference
 
 
-def _corners(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``x1, y1, x2, y2`` as written where given (finite), else ``x, y, x + w, y + h``."""
+def voc_columns(cols: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The columns :func:`~evalstore.core.detection_voc.voc_lists` reads from a stored run's:
+    ``x1, y1, x2, y2`` as written where given (finite), else ``x, y, x + w, y + h``; ``class``
+    the category; ``difficult`` False where not given."""
     out = dict(cols)
     for corner, base, side in (
         ("x1", "x", ""),
@@ -142,6 +146,7 @@ def _corners(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         out[corner] = np.where(np.isfinite(given), given, made)
     out["class"] = np.asarray(cols["category_id"], dtype=str)
     out["image_id"] = np.asarray(cols["image_id"], dtype=str)
+    out["difficult"] = np.asarray(cols.get("difficult", np.zeros(made.size)), dtype=bool)
     return out
 
 
@@ -154,10 +159,9 @@ def voc_reference(name: str) -> Reference:
     def reference(inputs: Inputs, params: Params) -> Result:
         if not isinstance(inputs, DetectionRun):
             raise InvalidInput(f"{name} reads DetectionRun, got {type(inputs).__name__}")
-        gt = _corners(dict(inputs.ground_truth))
-        gt["difficult"] = np.asarray(gt.get("difficult", np.zeros(gt["x"].size)), dtype=bool)
+        gt = voc_columns(inputs.ground_truth)
         lists = voc_lists(
-            _corners(dict(inputs.detections)), gt, reference=reference_code, ties="stable",
+            voc_columns(inputs.detections), gt, reference=reference_code, ties="stable",
             images=np.asarray(inputs.images, dtype=str),
         )  # fmt: skip
         # voc_eval's precision as fixed in d66cc2bf (max(tp + fp, eps)): before it, a class
