@@ -18,7 +18,7 @@ def main() -> None:
         if signal.getsignal(signal.SIGINT) is signal.SIG_IGN and hasattr(signal, "pthread_sigmask"):
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         from evalstore.cli import main as run
-        from evalstore.cli.common import INTERRUPTS
+        from evalstore.cli.interrupts import INTERRUPTS
     except KeyboardInterrupt:
         sys.stderr.write("Error: interrupted while starting; nothing was done\n")
         raise SystemExit(130) from None

@@ -39,6 +39,7 @@ import pytest
 from test_hpatches_format import make_dataset
 
 from evalstore import Store
+from evalstore.cli import interrupts
 
 N_LISTS, N_ITEMS = 300, 500  # 150,000 ranked rows: a second or two per command
 N_PAIRS, N_MATCHES = 150, 400  # 60,000 matches
@@ -507,3 +508,25 @@ def test_a_ctrl_c_while_duckdb_loads_is_one_line(lab: Lab) -> None:
         assert job.returncode in (0, 130, -signal.SIGINT), said
         if job.returncode == 130:
             assert stderr.strip().startswith("Error: ") and len(stderr.strip().splitlines()) == 1
+
+
+def test_a_ctrl_c_in_a_callback_of_the_import_machinery_is_raised_just_after() -> None:
+    """Python prints and drops an exception raised in the weakref callback of a module lock
+    (``<frozen importlib._bootstrap>``): the command's handler raises the KeyboardInterrupt
+    10 ms later, from the code that runs next, instead of letting the command run on. The
+    handler is called with a frame of that file, as the signal finds it there."""
+    frame_of_import = compile("frame = sys._getframe()", "<frozen importlib._bootstrap>", "exec")
+    space: dict[str, Any] = {"sys": sys}
+    exec(frame_of_import, space)
+    before = signal.signal(signal.SIGINT, interrupts._on_sigint)
+    try:
+        interrupts.INTERRUPTS.update(signalled=False)
+        interrupts._on_sigint(signal.SIGINT, space["frame"])  # no exception here
+        assert interrupts.INTERRUPTS["signalled"]
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            time.sleep(5)
+        assert time.monotonic() - started < 2
+    finally:
+        signal.signal(signal.SIGINT, before)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)

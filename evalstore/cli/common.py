@@ -10,9 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from enum import Enum
@@ -21,6 +19,12 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+from evalstore.cli.interrupts import (
+    INTERRUPTS,
+    held_interrupts,
+    interrupted,
+    watch_interrupts,
+)
 from evalstore.errors import EvalstoreError
 
 if TYPE_CHECKING:
@@ -160,62 +164,6 @@ def _waiting(message: str) -> None:
 
 def _upgraded(message: str) -> None:
     err.print(message, markup=False)
-
-
-#: what the command of this process saw of a Ctrl-C: whether one came (``signalled``),
-#: whether its line was printed (``told``), whether the command had finished (``finished``)
-INTERRUPTS = {"signalled": False, "told": False, "finished": False}
-
-
-def _on_sigint(signum: int, frame: Any) -> None:
-    INTERRUPTS["signalled"] = True
-    raise KeyboardInterrupt
-
-
-def watch_interrupts() -> None:
-    """Note every SIGINT of the command in :data:`INTERRUPTS` (Python's handler otherwise: a
-    KeyboardInterrupt). Where SIGINT is ignored, it stays ignored."""
-    if (
-        threading.current_thread() is threading.main_thread()
-        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    ):
-        signal.signal(signal.SIGINT, _on_sigint)
-
-
-@contextlib.contextmanager
-def held_interrupts() -> Iterator[None]:
-    """Hold a Ctrl-C that comes inside the block until it ends, then raise it: DuckDB's
-    extension module, a nanobind one, aborts the process (SIGABRT, a "Critical nanobind
-    error") when a KeyboardInterrupt is raised while it loads. Only where the command's own
-    handler is in place (not where SIGINT is ignored, nor off the main thread)."""
-    if signal.getsignal(signal.SIGINT) is not _on_sigint:
-        yield
-        return
-    came: list[int] = []
-    signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, _on_sigint)
-    if came:
-        INTERRUPTS["signalled"] = True
-        raise KeyboardInterrupt
-
-
-def interrupted(exc: BaseException) -> bool:
-    """Ctrl-C: Python's KeyboardInterrupt, or DuckDB's InterruptException (or RuntimeError)
-    when it came in a query (told apart by name: importing DuckDB here would slow every
-    command's start)."""
-    kind = type(exc)
-    return (
-        isinstance(exc, KeyboardInterrupt)
-        or (
-            kind.__name__ == "InterruptException"
-            and kind.__module__.lstrip("_").startswith("duckdb")
-        )
-        # what DuckDB raises when the signal stops a statement run for a registered frame
-        or (kind is RuntimeError and str(exc) == "Query interrupted")
-    )
 
 
 def command(

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from evalstore.analysis import det_matching, estimates
@@ -154,6 +155,7 @@ def _write_partition(
     reader = con.sql(sql, params={"run_id": run_id}).to_arrow_reader(BATCH_ROWS)
     rows = 0
     writer: pq.ParquetWriter | None = None
+    held: list[pa.RecordBatch] = []
     try:
         for batch in reader:
             if batch.num_rows == 0:
@@ -163,13 +165,31 @@ def _write_partition(
                 writer = pq.ParquetWriter(
                     folder / PART, reader.schema, compression="zstd", write_statistics=True
                 )
-            writer.write_batch(batch)
+            held.append(batch)
             rows += batch.num_rows
+            if sum(b.num_rows for b in held) >= BATCH_ROWS:
+                held = _write_row_groups(writer, held, reader.schema, final=False)
+        if writer is not None:
+            _write_row_groups(writer, held, reader.schema, final=True)
     finally:
         if writer is not None:
             writer.close()
         reader.close()
     return rows
+
+
+def _write_row_groups(
+    writer: pq.ParquetWriter, held: list[pa.RecordBatch], schema: pa.Schema, final: bool
+) -> list[pa.RecordBatch]:
+    """Write the rows of ``held`` as row groups of BATCH_ROWS rows each (the rest too when
+    ``final``); returns the batches left. DuckDB hands a query's rows over in batches whose
+    sizes depend on its threads and the store's row groups: written as they came, two exports
+    of the same rows would differ in bytes, and so in the SHA-256 their manifests record."""
+    table = pa.Table.from_batches(held, schema)
+    while table.num_rows >= BATCH_ROWS or (final and table.num_rows):
+        writer.write_table(table.slice(0, BATCH_ROWS).combine_chunks(), row_group_size=BATCH_ROWS)
+        table = table.slice(BATCH_ROWS)
+    return table.to_batches()
 
 
 def _new_manifest(store: Store, tables: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
