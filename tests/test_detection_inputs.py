@@ -612,3 +612,21 @@ def test_boxes_file_and_list_errors(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput) as err:
         read_boxes([one], [one], box_format="xyxy")
     assert str(err.value) == "detections[0]: no 'scores'"
+
+
+@pytest.mark.parametrize(
+    ("ids", "message"),
+    [([7, 7], "ground_truth: row 1: id '7' again (annotation ids are unique)"),
+     (["a", None], "ground_truth: row 1: id missing (annotation ids are unique)")],
+)  # fmt: skip
+def test_boxes_annotation_ids_name_one_box(ids: list, message: str) -> None:
+    """An annotation id of the ground truth (``gt_id`` or ``id``) names one box: the
+    matches and ``diff --items`` name boxes by it."""
+    truth = pl.DataFrame({"image_id": ["a", "a"], "label": [1, 1], "x": [0.0, 5.0],
+                          "y": [0.0, 5.0], "w": [1.0, 1.0], "h": [1.0, 1.0],
+                          "id": ids})  # fmt: skip
+    dets = truth.drop("id").with_columns(score=pl.lit(0.5))
+    with pytest.raises(InvalidInput) as err:
+        read_boxes(dets, truth, box_format="xywh")
+    assert str(err.value) == message
+    assert read_boxes(dets, truth.drop("id"), box_format="xywh").ground_truth.num_rows == 2

@@ -323,3 +323,15 @@ def test_an_import_replaces_a_detection_run_and_rm_deletes_it(source: Source, st
     store.remove("det/r1")
     assert _det_rows(store, "det/r2") == source.rows["det/r2"]
     assert [_count(store, t) for t in DET_TABLES] == [2, 2, 3, 3]
+
+
+def test_the_run_is_named_as_for_ingest(store: Store, tmp_path: Path) -> None:
+    """``run=`` and the other run keywords of :meth:`Store.ingest`, for boxes and COCO
+    files alike."""
+    store.ingest_detections(
+        DETS, GT, box_format="xyxy", run="det/kw", params={"lr": 0.1}, tags=["a"], git_commit=None
+    )
+    info = store.run("det/kw")
+    assert (info["experiment"], info["name"], info["tags"]) == ("det", "kw", ["a"])
+    with pytest.raises(TypeError, match="missing the run"):
+        store.ingest_detections(DETS, GT, box_format="xyxy")

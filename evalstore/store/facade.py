@@ -294,20 +294,48 @@ class Store(Database):
         detections: Any,
         ground_truth: Any,
         *,
-        meta: RunMeta,
         box_format: str = "xywh",
+        meta: RunMeta | None = None,
+        run: str | None = None,
+        experiment: str | None = None,
+        replace: bool = False,
+        params: Params = None,
+        tags: Sequence[str] = (),
+        notes: str | None = None,
+        created_at: str | datetime | None = None,
+        git_commit: str | bool | None = True,
     ) -> IngestResult:
         """Ingest a detector's boxes and the ground truth (task ``detection``): box tables
         (Parquet, CSV or NDJSON paths, polars or pandas DataFrames, pyarrow tables) or
         torchmetrics-style lists of per-image dicts of arrays, with boxes in ``box_format``
-        (``xyxy``, ``xywh`` or ``cxcywh``); see :mod:`evalstore.ingest.formats.boxes`."""
+        (``xyxy``, ``xywh`` or ``cxcywh``); see :mod:`evalstore.ingest.formats.boxes`. The
+        run as for :meth:`ingest` (``run="det/r50"`` or ``meta``)."""
+        meta = run_meta(meta, run=run, experiment=experiment, params=params, tags=tags,
+                        notes=notes, created_at=created_at, git_commit=git_commit,
+                        replace=replace)  # fmt: skip
         data = read_boxes(detections, ground_truth, box_format)
         return ingest_detections(self, data, meta=meta)
 
     def ingest_coco(
-        self, results: str | os.PathLike[str], annotations: str | os.PathLike[str], *, meta: RunMeta
+        self,
+        results: str | os.PathLike[str],
+        annotations: str | os.PathLike[str],
+        *,
+        meta: RunMeta | None = None,
+        run: str | None = None,
+        experiment: str | None = None,
+        replace: bool = False,
+        params: Params = None,
+        tags: Sequence[str] = (),
+        notes: str | None = None,
+        created_at: str | datetime | None = None,
+        git_commit: str | bool | None = True,
     ) -> IngestResult:
-        """Ingest a COCO results file against its annotation file (task ``detection``)."""
+        """Ingest a COCO results file against its annotation file (task ``detection``); the
+        run as for :meth:`ingest`."""
+        meta = run_meta(meta, run=run, experiment=experiment, params=params, tags=tags,
+                        notes=notes, created_at=created_at, git_commit=git_commit,
+                        replace=replace)  # fmt: skip
         data = read_coco(results, annotations)
         return ingest_detections(self, data, meta=meta, files=[str(results), str(annotations)])
 

@@ -199,8 +199,18 @@ def _normalised(frame: pl.DataFrame, name: str, fmt: str, gt: bool, where: Where
             out = out.with_columns(_flag(frame, col, where).alias(col))
     area = _number(frame, "area", where) if "area" in frame.columns else None
     ids = next((c for c in ("gt_id", "id") if c in frame.columns), None)
+    gt_id = (
+        frame[ids].cast(pl.String)
+        if ids
+        else pl.int_range(0, frame.height, eager=True).cast(pl.String)
+    )
+    bad = gt_id.is_null() | ~gt_id.is_first_distinct()
+    if bad.any():  # an annotation id names one box (the matches and diff --items name it)
+        i = int(bad.arg_true()[0])
+        said = "missing" if gt_id[i] is None else f"{gt_id[i]!r} again"
+        raise InvalidInput(f"{where(i)}: {ids} {said} (annotation ids are unique)")
     return out.with_columns(
-        gt_id=frame[ids].cast(pl.String) if ids else pl.int_range(pl.len()).cast(pl.String),
+        gt_id=gt_id,
         # a missing area (absent, or NULL: a list's image without one) is w*h
         area=pl.col("w") * pl.col("h")
         if area is None
