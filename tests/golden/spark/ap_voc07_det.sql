@@ -12,25 +12,46 @@ WITH lists AS (
   FROM det_positives
   WHERE
     ARRAY_CONTAINS(:runs, run_id) AND matching = 'voc_eval' AND area = 'all'
-), counted AS (
+), marked AS (
   SELECT
     l.run_id,
     l.list_id,
     l.group_id,
     l.n_pos,
-    ROW_NUMBER() OVER w AS rn,
-    SUM(CASE WHEN m.label = 1 THEN 1 ELSE 0 END) OVER w AS tp,
-    SUM(CASE WHEN m.label = -1 THEN 1 ELSE 0 END) OVER w AS fp
+    m.seq,
+    m.label,
+    ROW_NUMBER() OVER (PARTITION BY l.list_id ORDER BY m.seq NULLS LAST) AS p
   FROM det_matches AS m
   JOIN lists AS l
     ON l.run_id = m.run_id AND l.group_id = m.category_id
   WHERE
-    m.matching = 'voc_eval' AND m.label <> 0
-  WINDOW w AS (
-    PARTITION BY l.list_id
-    ORDER BY m.seq NULLS LAST
-    rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
-  )
+    m.matching = 'voc_eval' AND m.label >= 0
+), counted AS (
+  SELECT
+    run_id,
+    list_id,
+    group_id,
+    n_pos,
+    tp,
+    seq - (
+      p - tp
+    ) AS rn,
+    seq - (
+      p - tp
+    ) - tp AS fp
+  FROM (
+    SELECT
+      run_id,
+      list_id,
+      group_id,
+      n_pos,
+      seq,
+      p,
+      ROW_NUMBER() OVER (PARTITION BY list_id ORDER BY seq NULLS LAST) AS tp
+    FROM marked
+    WHERE
+      label = 1
+  ) AS t
 ), curve AS (
   SELECT
     run_id,
