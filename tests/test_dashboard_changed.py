@@ -18,6 +18,7 @@ from evalstore import Store
 from evalstore import dashboards as dash
 from evalstore.analysis.diff import diff_items, diff_lists
 from evalstore.dashboards.changed import BETTER, EVEN, WORSE, items_figure, lists_figure
+from tests.conformance.detsets import make_detset
 
 XSS = "<img src=x onerror=alert(1)>"
 
@@ -115,6 +116,31 @@ def test_dashboard_command_writes_the_changed_page(cli: Any, two: Path, tmp_path
     assert (
         alone.stderr.strip() == "Error: --items, --metric and --task go with --changed RUN_A RUN_B"
     )
+
+
+def test_changed_page_of_detection_runs_shows_the_objects(
+    cli: Any, db: Path, tmp_path: Path
+) -> None:
+    """Two detection runs: the lists are categories, the second panel the objects of the one
+    that moved most, found or missed (evalstore diff A B --items CATEGORY)."""
+    gt, dets = make_detset(2, n_images=12, n_categories=4)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    for k in range(2):
+        scored = [dict(d, score=d["score"] if k == 0 else 1 - d["score"]) for d in dets]
+        (tmp_path / f"dt{k}.json").write_text(json.dumps(scored))
+        with Store(db) as store:
+            store.ingest_coco(tmp_path / f"dt{k}.json", tmp_path / "gt.json", run=f"det/r{k}",
+                              git_commit=None)  # fmt: skip
+    out = tmp_path / "site"
+    got = cli("dashboard", "--changed", "det/r0", "det/r1", "-o", str(out))
+    assert got.exit_code == 0, got.output
+    page = (out / "changed.html").read_text()
+    with Store(db) as store:
+        group = str(diff_lists(store, "det/r0", "det/r1")["group_id"][0])
+        objects = diff_items(store, "det/r0", "det/r1", group, limit=20)
+    assert f"Objects of category {group}, found or missed" in page
+    for item in objects["item_id"]:
+        assert f">{item}<" in page
 
 
 @pytest.mark.browser

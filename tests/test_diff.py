@@ -77,6 +77,7 @@ def test_diff_errors_are_one_line(cli: Any, two: Path) -> None:
         (("-m", "mapp"), "did you mean"),
         (("--task", "matching"), "no matching values"),
         (("-n", "0"), "--limit must be >= 1"),
+        (("--items", "q1", "--iou", "0.5"), "--iou applies to detection runs"),
     ]:
         bad = cli("diff", "e/a", "e/b", *args)
         assert bad.exit_code == 1, (args, bad.output)
@@ -85,8 +86,9 @@ def test_diff_errors_are_one_line(cli: Any, two: Path) -> None:
 
 
 def test_detection_runs_diff_by_category(cli: Any, db: Path, tmp_path: Path) -> None:
-    """A detection run's lists are its categories: diff moves them by COCO's AP50; --items,
-    which looks inside a ranked list, says why it cannot."""
+    """A detection run's lists are its categories: diff moves them by COCO's AP50; --items
+    CATEGORY lists its objects, found by each run or not (tests/conformance/test_det_items.py
+    checks the matches against pycocotools)."""
     gt, dets = make_detset(2, n_images=12, n_categories=4)
     (tmp_path / "gt.json").write_text(json.dumps(gt))
     for k in range(2):
@@ -106,6 +108,17 @@ def test_detection_runs_diff_by_category(cli: Any, db: Path, tmp_path: Path) -> 
     for r in moved:
         assert r["value_a"] == value[("det/r0", r["group_id"])]
         assert r["value_b"] == value[("det/r1", r["group_id"])]
-    bad = cli("diff", "det/r0", "det/r1", "--items", "1")
-    assert bad.exit_code == 1 and "has no ranked lists" in bad.stderr
+    cat = str(gt["annotations"][0]["category_id"])
+    items = cli("diff", "det/r0", "det/r1", "--items", cat, "-n", "500", "--format", "json")
+    assert items.exit_code == 0, items.output
+    objects = json.loads(items.stdout)
+    want = {str(a["id"]) for a in gt["annotations"]
+            if str(a["category_id"]) == cat and not a["iscrowd"]}  # fmt: skip
+    assert {r["item_id"] for r in objects} == want
+    # the scores of r1 are 1 - those of r0: a found object's detection moves
+    assert any(r["moved"] for r in objects if r["moved"] is not None)
+    shown = cli("diff", "det/r0", "det/r1", "--items", cat, "--iou", "0.75")
+    assert shown.exit_code == 0 and f"objects of {cat} found at IoU 0.75" in shown.stdout
+    bad = cli("diff", "det/r0", "det/r1", "--items", cat, "--iou", "0.72")
+    assert bad.exit_code == 1 and bad.stderr.startswith("Error: --iou 0.72: one of COCO's")
     assert len(bad.stderr.strip().splitlines()) == 1

@@ -1,5 +1,6 @@
 """What changed between two runs: the lists whose value moved most (``evalstore diff A B``),
-and within one list the items whose rank moved (``--items GROUP``).
+and within one list the items whose rank moved (``--items GROUP``; of detection runs, the
+objects of a category found by one run and not the other, :mod:`~evalstore.analysis.det_items`).
 
 The per-list values are the cached ones (:func:`evalstore.analysis.evaluate.evaluate` computes those
 missing, so the store must be writable for a run not evaluated yet); both runs must hold the
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from evalstore.analysis.det_items import object_moves
 from evalstore.analysis.evaluate import evaluate
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
@@ -81,10 +83,19 @@ def diff_lists(
 
 
 def diff_items(
-    store: Store, a: RunRef, b: RunRef, group: str, *, task: str | None = None, limit: int = 20
+    store: Store,
+    a: RunRef,
+    b: RunRef,
+    group: str,
+    *,
+    task: str | None = None,
+    limit: int = 20,
+    iou: float | None = None,
 ) -> pl.DataFrame:
     """The items of list ``group`` whose rank moved most between the runs ``a`` and ``b``:
-    item_id, rank_a, rank_b, moved (rank_b - rank_a), labels and scores in each run.
+    item_id, rank_a, rank_b, moved (rank_b - rank_a), labels and scores in each run. For
+    detection runs, ``group`` is a category and the items are its objects, found at IoU
+    ``iou`` (default 0.5) or not (:func:`evalstore.analysis.det_items.object_moves`).
 
     Raises:
         InvalidInput: neither run has that list, or the task is ambiguous.
@@ -93,11 +104,17 @@ def diff_items(
         raise InvalidInput(f"--limit must be >= 1, got {limit}")
     ids = resolve_many(store, [a, b])
     tasks = [r[0] for r in queries.fetch_rows(store.con, "store/run_tasks", {"run_id": ids[0]})]
+    boxes = queries.fetch_rows(store.con, "eval/runs_with_detections", {"runs": ids})
+    if not tasks and task in (None, "detection") and len(boxes) == 2:
+        return object_moves(store, ids[0], ids[1], group, iou=0.5 if iou is None else iou,
+                            limit=limit)  # fmt: skip
     if not tasks and task is None:
         raise InvalidInput(
-            f"run {a} has no ranked lists for --items to look inside (a detection run's "
-            "detections are its own: compare its categories with evalstore diff A B)"
+            f"run {a} has no ranked lists for --items to look inside"
+            + (f" (and {b} is not a detection run)" if boxes else "")
         )
+    if iou is not None:
+        raise InvalidInput("--iou applies to detection runs (--items CATEGORY)")
     t = task or (tasks[0] if len(tasks) == 1 else None)
     if t is None:
         raise InvalidInput(

@@ -135,19 +135,31 @@ def diff_cmd(
         ),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many rows.")] = 20,
+    iou: Annotated[
+        float | None,
+        typer.Option(
+            "--iou",
+            help="Detection runs: the IoU threshold at which an object is found [default: 0.5].",
+            show_default=False,
+        ),
+    ] = None,
     db: DbOpt = None,
     lock_timeout: LockOpt = 60.0,
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """What changed between two runs: the lists whose value moved most (value in each run,
-    the difference), or with --items the items of one list whose rank moved."""
+    the difference), or with --items the items of one list whose rank moved (of detection
+    runs, --items CATEGORY: its objects, found by one run and missed by the other first)."""
     from evalstore.analysis.diff import diff_items, diff_lists
     from evalstore.store.facade import Store
 
     with Store(db, lock_timeout=lock_timeout, create=False, migrate=False) as store:
         if items is not None:
-            frame = diff_items(store, run_a, run_b, items, task=task, limit=limit)
+            frame = diff_items(store, run_a, run_b, items, task=task, limit=limit, iou=iou)
             title = f"{run_a} -> {run_b}: items of list {items} by rank moved"
+            if "det_a" in frame.columns:
+                at = 0.5 if iou is None else iou
+                title = f"{run_a} -> {run_b}: objects of {items} found at IoU {at:.2f} or not"
         else:
             frame = diff_lists(store, run_a, run_b, task=task, metric=metric, limit=limit)
             shown = frame["metric"][0] if frame.height else metric or ""

@@ -86,13 +86,23 @@ def render_changed(lists: pl.DataFrame, items: pl.DataFrame, a: str, b: str, gro
     else:
         first = _empty(1, title, "the runs have no per-list values in common.")
     title = f"Items of list {group} whose rank moved"
+    said = (
+        "Each item's rank in run a and in run b (1 + the items scored higher; a tie "
+        "shares its best rank), green where it rose, red where it fell."
+    )
+    if "det_a" in items.columns:  # detection runs: the objects of a category
+        title = f"Objects of category {group}, found or missed"
+        said = (
+            "Each object's rank in run a and in run b: the rank of the detection that found "
+            "it at IoU 0.50 under COCO's matching (1 + the detections scored higher); an "
+            "object found by one run only has one point, those come first."
+        )
     if items.height:
         panel = Panel(index=2, title=title, kind="table", columns=ITEM_COLUMNS, limit=items.height)
         second = _section(
             2,
             title,
-            "Each item's rank in run a and in run b (1 + the items scored higher; a tie "
-            "shares its best rank), green where it rose, red where it fell.",
+            said,
             items_figure(items, a, b),
             table_html(panel, items),
         )
