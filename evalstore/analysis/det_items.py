@@ -38,7 +38,10 @@ def objects_found(store: Store, run_id: int, category: str, iou: float) -> pl.Da
     image_id, and the detection that found it at IoU ``iou`` under COCO's matching (det_id,
     its score and its rank in the category's list: 1 + the kept detections scored higher,
     a tie sharing its best rank), NULL when none did. Crowd regions are left out."""
-    bind = {"run_id": run_id, "category": category}
+    ((category_id,),) = queries.fetch_rows(
+        store.con, "compare/det_category_id", {"run_id": run_id, "category": category}
+    )
+    bind = {"run_id": run_id, "category_id": category_id}
     dets = queries.fetch(store.con, "compare/det_category_boxes", bind)
     truth = queries.fetch(store.con, "compare/det_category_truth", bind)
     images = {v: i for i, v in enumerate(dict.fromkeys([*truth["image_id"], *dets["image_id"]]))}

@@ -43,25 +43,25 @@ select count(distinct run_id) from groups
 where run_id in ($a, $b) and task = $task and group_id is not distinct from $group
   and list_id is not null;
 
+-- name: det_category_id
+-- $run_id integer, $category varchar: the run's category of that id, else of that name.
+-- Out: category_id (NULL when the run has none).
+select coalesce(max(case when category_id = $category then category_id end),
+                min(case when name = $category then category_id end)) as category_id
+from det_categories where run_id = $run_id;
+
 -- name: det_category_boxes
--- $run_id integer, $category varchar: the run's detections of one category (its id, or its
--- name when no id matches), in input order. Out: det_id, image_id, x, y, w, h, score, area.
-select b.det_id, b.image_id, b.x, b.y, b.w, b.h, b.score, b.area
-from det_boxes b
-where b.run_id = $run_id and b.category_id = (
-    select coalesce(max(case when category_id = $category then category_id end),
-                    min(case when name = $category then category_id end))
-    from det_categories where run_id = $run_id)
-order by b.det_id;
+-- $run_id integer, $category_id varchar: the run's detections of one category, in input
+-- order. Out: det_id, image_id, x, y, w, h, score, area.
+select det_id, image_id, x, y, w, h, score, area
+from det_boxes
+where run_id = $run_id and category_id = $category_id
+order by det_id;
 
 -- name: det_category_truth
--- $run_id integer, $category varchar: the run's ground-truth boxes of one category (as
--- det_category_boxes finds it), in input order. Out: gt_id, image_id, x, y, w, h, area,
--- iscrowd.
-select t.gt_id, t.image_id, t.x, t.y, t.w, t.h, t.area, t.iscrowd
-from det_truth t
-where t.run_id = $run_id and t.category_id = (
-    select coalesce(max(case when category_id = $category then category_id end),
-                    min(case when name = $category then category_id end))
-    from det_categories where run_id = $run_id)
-order by t.seq;
+-- $run_id integer, $category_id varchar: the run's ground-truth boxes of one category, in
+-- input order. Out: gt_id, image_id, x, y, w, h, area, iscrowd.
+select gt_id, image_id, x, y, w, h, area, iscrowd
+from det_truth
+where run_id = $run_id and category_id = $category_id
+order by seq;

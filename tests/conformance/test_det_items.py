@@ -102,6 +102,8 @@ def test_object_moves_of_two_runs(tmp_path: Path) -> None:
         same = moves.filter(moves["rank_a"].is_not_null() & moves["rank_b"].is_not_null())
         assert same.height > 0 and (same["moved"] == same["rank_b"] - same["rank_a"]).all()
         assert object_moves(store, a, b, cat, limit=2).height == 2
+        name = next(c["name"] for c in gt["categories"] if str(c["id"]) == cat)
+        assert object_moves(store, a, b, name, limit=1000).equals(moves)  # by its name too
         with pytest.raises(InvalidInput, match="one of COCO's thresholds"):
             object_moves(store, a, b, cat, iou=0.52)
         with pytest.raises(InvalidInput, match="neither run has an object of category 'zebra'"):
