@@ -7,6 +7,9 @@ against pycocotools itself), inside that evaluation's write transaction, and sto
 outcome (``det_matches``, ``det_positives``, ``det_matched``): one ranked list per (category,
 IoU threshold, area range) whose labels the metric SQL (``sql/metrics/coco_*.sql``) reads, as
 the keypoint runs' homographies are estimated on first use (:mod:`evalstore.analysis.estimates`).
+VOC's matchings (``voc_eval``, ``vocevaldet``) are made in SQL alone (``store/store_voc_matches``,
+whose NumPy twin is :func:`evalstore.core.detection_voc.voc_lists`): nothing of the run is read
+into Python.
 
 The order pycocotools ranks a category's detections in is kept in ``seq``: descending score,
 equal scores in the order of ``accumulate``'s concatenation (images in ``np.unique`` order of
@@ -27,7 +30,6 @@ import pyarrow as pa
 from evalstore.analysis import estimates
 from evalstore.core.detection import CocoParams
 from evalstore.core.detection_match import coco_match
-from evalstore.core.detection_voc import voc_lists
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
 from evalstore.metrics.det_references import (
@@ -36,7 +38,6 @@ from evalstore.metrics.det_references import (
     VOC_METRICS,
     stored_run,
     tide_inputs,
-    voc_columns,
 )
 
 if TYPE_CHECKING:
@@ -237,30 +238,13 @@ def _store(
 
 
 def _match_voc(store: Database, run_id: int, reference: str) -> None:
-    run = stored_run(store.con, run_id)
-    gt = voc_columns(run.ground_truth)
-    lists = voc_lists(
-        voc_columns(run.detections),
-        gt,
-        reference=reference,
-        ties="stable",
-        images=np.asarray(run.images, dtype=str),
-    )
-    n = lists.group.size
-    matches = pa.table(
-        {
-            "category_id": _arrow(lists.classes[lists.group].astype(str), pl.String),
-            "iou_index": _arrow(np.zeros(n, dtype=np.int16)),
-            "det_id": _arrow(run.detections["det_id"][lists.row]),
-            "seq": _arrow(lists.seq.astype(np.int64)),
-            "rank": _arrow(np.zeros(n, dtype=np.int32)),
-            "score": _arrow(lists.score),
-            "label": _arrow(lists.label),
-        }
-    )
-    counted = dict(zip(lists.classes.astype(str).tolist(), lists.n_positives.tolist(), strict=True))
-    n_pos = np.array([counted.get(c, 0) for c in run.categories.tolist()], dtype=np.int64)
-    _store(store, run_id, reference, matches, _positives(run.categories, "all", n_pos), [0.5])
+    """The matching ``reference`` (voc_eval or vocevaldet) of the run, made and stored in SQL
+    (store/store_voc_matches: :func:`~evalstore.core.detection_voc.voc_lists` with
+    ``ties="stable"`` is its NumPy twin, both checked against the transcribed references)."""
+    keys = {"run_id": run_id, "matching": reference, "thresholds": [0.5]}
+    for name in ("store_voc_matches", "store_voc_positives", "store_det_thresholds"):
+        queries.run(store.con, f"store/{name}", keys)
+    queries.run(store.con, "store/mark_det_matched", keys)
 
 
 def _tide(store: Database, run_id: int) -> None:
