@@ -142,7 +142,8 @@ best as (
 ranked as (
     select det_id, category_id, score,
            row_number() over (partition by category_id order by score desc, det_id) as seq
-    from dets
+    from det_boxes
+    where run_id = $run_id
 ),
 hits as (
     -- an object's detections are all difficult or none
