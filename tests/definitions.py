@@ -40,6 +40,7 @@ from pycocotools.cocoeval import COCOeval
 from evalstore.core.detection import DetectionRun
 from evalstore.metrics.registry import KeypointRun, Outcomes, Params, RankedLists, Result
 from tests.conformance import reference_voc_det as voc_det
+from tests.conformance.test_tide import per_class
 from tests.conformance.test_tide import reference as tidecv
 
 NAN = float("nan")
@@ -1124,11 +1125,13 @@ TIDE = {
     "tide_dupe": "Dupe", "tide_bkg": "Bkg", "tide_miss": "Miss", "tide_false_pos": "FalsePos",
     "tide_false_neg": "FalseNeg",
 }  # fmt: skip
-_TIDE_RUNS: dict[bytes, dict[str, float]] = {}  # tidecv's numbers of recent runs
+#: tidecv's numbers of recent runs: the run's and each class's (test_tide.per_class)
+_TIDE_RUNS: dict[bytes, tuple[dict[str, float], dict[Any, dict[str, float]]]] = {}
 
 
-def tidecv_numbers(run: DetectionRun) -> dict[str, float]:
-    """tidecv's mAP (``AP``) and each error's dAP (short names) of the run."""
+def tidecv_numbers(run: DetectionRun) -> tuple[dict[str, float], dict[Any, dict[str, float]]]:
+    """tidecv's mAP (``AP``) and each error's dAP (short names) of the run, and the same of
+    each class (``tests/conformance/test_tide.py``'s ``per_class``)."""
     gt, dt = run.ground_truth, run.detections
     numeric = all(isinstance(_coco_id(i), int) for i in run.images)
     as_id = _coco_id if numeric else str  # ids as a COCO file holds them, else text
@@ -1143,7 +1146,7 @@ def tidecv_numbers(run: DetectionRun) -> dict[str, float]:
         tide_run, main, special, _ = tidecv(det, truth, images=sorted(ids))
         if len(_TIDE_RUNS) >= 8:  # keep the last few runs (a test reads two at a time)
             del _TIDE_RUNS[next(iter(_TIDE_RUNS))]
-        _TIDE_RUNS[key] = {"AP": tide_run.ap, **main, **special}
+        _TIDE_RUNS[key] = {"AP": tide_run.ap, **main, **special}, per_class(tide_run)
     return _TIDE_RUNS[key]
 
 
@@ -1151,11 +1154,16 @@ def _tide(name: str) -> Slow:
     error = TIDE[name]
 
     def slow(inputs: DetectionRun, params: Params) -> Result:
-        value = tidecv_numbers(inputs)[error]
-        return Result(_ids([None]), np.array([value], dtype=np.float64))
+        run, classes = tidecv_numbers(inputs)
+        cats = [str(c) for c in inputs.categories]  # NaN: a category tidecv never saw
+        values = [run[error], *(classes[c][error] if c in classes else np.nan for c in cats)]
+        return Result(_ids([None, *cats]), np.array(values, dtype=np.float64))
 
     slow.__name__ = name
-    slow.__doc__ = f"tidecv 1.0.1's {error} of the run (TIDE.evaluate, BOX mode), percent."
+    slow.__doc__ = (
+        f"tidecv 1.0.1's {error} of the run (TIDE.evaluate, BOX mode), percent, and of each "
+        "category (test_tide.per_class)."
+    )
     return slow
 
 

@@ -417,6 +417,8 @@ def through_sql(
     got = [
         (g, None if column is None else json.loads(p)[column], v) for g, p, v in rows if p in now
     ]
+    if metric.overall == "run row":  # TIDE's: the run's value (list `-`) is stored as the overall
+        got += [(None, None, v) for v in means.filter(pl.col("slice") == "")["value"]]
     return got, means
 
 
@@ -472,6 +474,9 @@ def compare_means(means: Any, metric: Metric, expect: Expect, fixture: Fixture) 
     column = metric.at_column
     for at in sorted({r[2] for r in expect.rows}, key=lambda v: -1 if v is None else v):
         values = [r[3] for r in expect.rows if r[2] == at]
+        given = [r[3] for r in expect.rows if r[2] == at and r[1] is None]
+        if metric.overall == "run row":  # list `-` is the run's value, not a list's
+            values = [r[3] for r in expect.rows if r[2] == at and r[1] is not None]
         present = [v for v in values if v is not None]
         row = [
             r
@@ -480,6 +485,7 @@ def compare_means(means: Any, metric: Metric, expect: Expect, fixture: Fixture) 
         ]
         assert len(row) == 1, f"{where}: {len(row)} mean rows at {at}"
         mean = sum(present, Fraction(0)) / len(present) if present else None
+        mean = given[0] if metric.overall == "run row" else mean
         assert agrees(row[0]["value"], mean), f"{where}: mean {row[0]['value']}, expected {mean}"
         assert (row[0]["n_lists"], row[0]["n_skipped"]) == (
             len(present),

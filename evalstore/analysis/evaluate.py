@@ -51,21 +51,9 @@ __all__ = [
 
 DEFAULT_K = 10
 RESULT_COLUMNS = [
-    "run",
-    "run_id",
-    "experiment",
-    "task",
-    "metric",
-    "slice",
-    "value",
-    "n_lists",
-    "n_skipped",
-    "params",
-    "protocol",
-    "definition_sha",
-    "engine",
-    "stale",
-]
+    "run", "run_id", "experiment", "task", "metric", "slice", "value", "n_lists", "n_skipped",
+    "params", "protocol", "definition_sha", "engine", "stale",
+]  # fmt: skip
 
 
 def _params(
@@ -101,7 +89,8 @@ def _compute(
     protocol: protocols.Protocol | None = None,
 ) -> None:
     """Compute one metric for some runs of one task and replace their cached values (one
-    parameter set per value of its sweep, all from one query)."""
+    parameter set per value of its sweep, all from one query). The run's value is the mean
+    over its lists, or for a metric of ``overall = "run row"`` its SQL's row of group NULL."""
     con = store.con
     bind: dict[str, Any] = {"runs": run_ids, "task": task, "ties": ties, "k": k}
     if metric.sweep is not None:
@@ -156,8 +145,9 @@ def _compute(
                     queries.run(con, "eval/leave_out_unretrieved", {"task": task})
                 for name in ("eval/clear_values", "eval/clear_list_values"):
                     queries.run(con, name, keys)
-                queries.run(con, "eval/insert_list_values", keys)
-                queries.run(con, "eval/insert_overall", {**keys, "now": now})
+                given = "_given" if metric.overall == "run row" else ""  # TIDE's
+                queries.run(con, f"eval/insert_list_values{given}", keys)
+                queries.run(con, f"eval/insert_overall{given}", {**keys, "now": now})
         finally:
             queries.run(con, "eval/drop_raw")
             queries.run(con, "eval/drop_per_list")
@@ -234,7 +224,8 @@ def evaluate(
 
     Returns:
         One row per (run, task, metric, slice) with the columns of :data:`RESULT_COLUMNS`;
-        ``slice`` is ``""`` for the mean over all lists of the run.
+        ``slice`` is ``""`` for the mean over all lists of the run (for a metric of
+        ``overall = "run row"``, TIDE's, the run's own value, which is not that mean).
     """
     chosen = None if protocol is None else protocols.get(protocol)
     ties = resolve_ties(ties, chosen)

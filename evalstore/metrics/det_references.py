@@ -191,7 +191,9 @@ def tide_inputs(run: DetectionRun) -> TideResult:
 
 
 def tide_reference(name: str) -> Reference:
-    """The reference of ``tide_*``: the run's value (one row, group None), percent."""
+    """The reference of ``tide_*``, percent: the run's value (group None) and each category's
+    (its class's AP, or the AP of that class with the errors fixed minus it; NaN for a category
+    tidecv never saw). The run's value is not their mean (registry: ``overall = "run row"``)."""
     error, title = TIDE_METRICS[name]
 
     def reference(inputs: Inputs, params: Params) -> Result:
@@ -199,7 +201,11 @@ def tide_reference(name: str) -> Reference:
             raise InvalidInput(f"{name} reads DetectionRun, got {type(inputs).__name__}")
         r = tide_inputs(inputs)
         value = r.ap if error == "AP" else {**r.main, **r.special}[error]
-        return Result(np.array([None], dtype=object), np.array([value], dtype=np.float64))
+        cats = np.asarray(inputs.categories, dtype=str).tolist()
+        per = {str(c): v.ap if error == "AP" else {**v.main, **v.special}[error]
+               for c, v in r.per_category.items()}  # fmt: skip
+        values = [value, *(per.get(c, np.nan) for c in cats)]
+        return Result(np.array([None, *cats], dtype=object), np.array(values, dtype=np.float64))
 
     reference.__name__ = f"{name}_reference"
     reference.__doc__ = f"TIDE: {title} (tidecv 1.0.1), percent."

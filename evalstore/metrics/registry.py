@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +102,8 @@ class Metric:
         by_ties: the tie policies the metric computes by another strategy, each with the stem
             of its file under ``sql/metrics/`` (one strategy per file); the other policies
             run ``sql/metrics/<name>.sql``.
+        overall: ``mean``: the run's value is the mean over its lists; ``run row``: the SQL's
+            row of group_id NULL is the run's value and the others its lists' (TIDE's).
     """
 
     name: str
@@ -119,6 +121,7 @@ class Metric:
     path: Path | None = field(default=None, compare=False)
     defaults: Mapping[str, Any] = field(default_factory=dict, compare=False)
     by_ties: Mapping[str, str] = field(default_factory=dict, compare=False)
+    overall: str = "mean"
 
     def query_for(self, ties: str) -> queries.Query:
         """The query that computes the metric under the tie policy ``ties``."""
@@ -174,9 +177,7 @@ class Metric:
 
 
 _ALL = ("verification", "matching", "retrieval", "classification")
-_KP = ("keypoints",)
-_OUT = ("outcomes",)
-_DET = ("detection",)
+_KP, _OUT, _DET = ("keypoints",), ("outcomes",), ("detection",)
 _K = ("k",)  # the parameters of a metric with a cut-off
 
 
@@ -202,7 +203,8 @@ def _ranked(
 
 def _detection(name: str) -> Metric:
     """A metric of detection runs (:mod:`evalstore.metrics.det_references`): COCO's numbers
-    (their means named as COCO names them), the VOC APs, TIDE's values (a dAP is better lower)."""
+    (their means named as COCO names them), the VOC APs, TIDE's values (a dAP is better lower;
+    the run's value and each category's, the run's not their mean)."""
     if name in det.COCO_METRICS:
         usual, doc = det.COCO_METRICS[name]
         return Metric(
@@ -214,7 +216,8 @@ def _detection(name: str) -> Metric:
             name, det.voc_reference(name), _DET, True, f"m{name}", source="detections", doc=doc
         )
     ref, doc = det.tide_reference(name), det.TIDE_METRICS[name][1]
-    return Metric(name, ref, _DET, name == "tide_ap", name, source="detections", doc=doc)
+    tide = Metric(name, ref, _DET, name == "tide_ap", name, source="detections", doc=doc)
+    return replace(tide, overall="run row")  # the run's dAP is not a mean over categories
 
 
 def _graded(name: str, mean_name: str, params: tuple[str, ...] = ()) -> Metric:
@@ -363,10 +366,6 @@ def unregister(name: str) -> None:
         METRICS.pop(name, None)
 
 
-def _by_mean_name() -> dict[str, str]:
-    return {m.mean_name: m.name for m in METRICS.values()}
-
-
 def get(name: str) -> Metric:
     """The metric called ``name``, in any case; the name of its mean (``map``) is accepted
     too.
@@ -374,7 +373,7 @@ def get(name: str) -> Metric:
     Raises:
         InvalidInput: no such metric.
     """
-    by_mean = _by_mean_name()
+    by_mean = {m.mean_name: m.name for m in METRICS.values()}
     for candidate in (name, name.lower()):  # metric names are case-insensitive: mAP is map
         key = candidate if candidate in METRICS else by_mean.get(candidate)
         if key is not None:

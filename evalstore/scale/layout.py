@@ -92,8 +92,9 @@ DETECTION_TABLES: tuple[str, ...] = ("det_images", "det_categories", "det_truth"
 DETECTION_DERIVED: tuple[str, ...] = (
     "det_thresholds", "det_positives", "det_matches", "det_matched", "det_tide"
 )  # fmt: skip
-#: What Spark registers as views: the raw tables and the detection matches.
-SPARK_TABLES: tuple[str, ...] = (*TABLES, *DETECTION_DERIVED)
+#: What Spark registers as views: the raw tables, the detection matches and the categories
+#: (TIDE's metrics give a row per category of the run).
+SPARK_TABLES: tuple[str, ...] = (*TABLES, "det_categories", *DETECTION_DERIVED)
 #: Every exported table: the raw ones, the values logged with ``evalstore log`` (exports of
 #: format version 1 have no logged_values) and a detection run's rows (exports before schema
 #: 17 have none: their runs import without them).

@@ -45,6 +45,28 @@ select run_id, $task, $metric, $params, '', avg(value order by group_id), count(
 from _per_list
 group by run_id;
 
+-- name: insert_list_values_given
+-- insert_list_values for a metric whose SQL gives the run's value itself (registry: overall =
+-- "run row", TIDE's): its row of group_id NULL is the run's, not a list's, and is left out.
+insert into list_values (run_id, task, metric, params, group_id, value, definition_sha)
+select run_id, $task, $metric, $params, group_id, value, $sha
+from _per_list
+where group_id is not null;
+
+-- name: insert_overall_given
+-- The run's value of such a metric: its SQL's row of group_id NULL (TIDE's dAP of the run is
+-- not the mean over the categories); n_lists counts the lists with a value, n_skipped those
+-- without (a category tidecv never saw).
+insert into metric_values
+    (run_id, task, metric, params, slice, value, n_lists, n_skipped, definition_sha, computed_at,
+     label, engine)
+select run_id, $task, $metric, $params, '', max(case when group_id is null then value end),
+       count(case when group_id is not null then value end),
+       count(group_id) - count(case when group_id is not null then value end),
+       $sha, $now, $mean_name, $engine
+from _per_list
+group by run_id;
+
 -- name: clear_slices
 delete from metric_values
 where list_contains($runs, run_id) and task = $task and metric = $metric and params = $params

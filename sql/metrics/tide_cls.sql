@@ -1,4 +1,4 @@
 -- tide_cls: dAP of fixing classification errors (right box, wrong class).
--- TIDE (Bolya et al., tidecv 1.0.1), in percent, one value per run.
--- Parameters: $runs integer[]. Output: run_id, group_id (NULL), value.
+-- TIDE (Bolya et al., tidecv 1.0.1), in percent: the run's value and each category's.
+-- Parameters: $runs integer[]. Output: run_id, group_id (NULL: the run; else the category), value.
 -- @include lib/tide.sql error=Cls

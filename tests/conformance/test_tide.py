@@ -125,20 +125,32 @@ def assert_equal(got: TideResult, run, main, special, counts) -> None:
     assert got.main == main
     assert got.special == special
     assert got.counts == counts
-    base = {c: obj.get_ap() for c, obj in run.ap_data.objs.items()}
-    assert list(got.per_category) == list(base)
+    want = per_class(run)
+    assert list(got.per_category) == list(want)
+    for c, values in want.items():
+        cat = got.per_category[c]
+        assert {"AP": cat.ap, **cat.main, **cat.special} == values
+
+
+def per_class(run) -> dict[Any, dict[str, float]]:
+    """tidecv's numbers of each class of ``run`` (``run.ap_data.objs``, in its order): ``AP``,
+    the class's ``get_ap()``, and per error type (short names) the AP of that class in
+    ``run.fix_errors`` with those errors fixed, minus it: main errors clipped at 0 as
+    ``fix_main_errors`` clips the run's, special ones not (``fix_special_errors``). tidecv 1.0.1
+    prints no per-class dAP: this is its run-level formula applied to one class's AP."""
     fixed = {
         e.short_name: run.fix_errors(lambda x, e=e: isinstance(x, e)) for e in TIDE._error_types
     }
-    special_fixed = {
+    special = {
         "FalsePos": run.fix_errors(transform=FalsePositiveError.fix),
         "FalseNeg": run.fix_errors(false_neg_dict=run.false_negatives),
     }
-    for c, ap in base.items():
-        cat = got.per_category[c]
-        assert cat.ap == ap
-        assert cat.main == {k: max(v.objs[c].get_ap() - ap, 0) for k, v in fixed.items()}
-        assert cat.special == {k: v.objs[c].get_ap() - ap for k, v in special_fixed.items()}
+    out = {}
+    for c, obj in run.ap_data.objs.items():
+        ap = obj.get_ap()
+        out[c] = {"AP": ap, **{k: max(v.objs[c].get_ap() - ap, 0) for k, v in fixed.items()}}
+        out[c] |= {k: v.objs[c].get_ap() - ap for k, v in special.items()}
+    return out
 
 
 def check(seed: int, *, max_dets: int = 100, pos: float = 0.5, bg: float = 0.1, **gen: Any):
@@ -208,6 +220,11 @@ def test_hand_worked() -> None:
     # Miss: class 1 with 2 positives, recall 1/2 -> 51 bars; mean with class 2's 0
     assert got.main["Miss"] == pytest.approx(5100 / 101 / 2 - 1700 / 101, rel=1e-12)
     assert got.main["Dupe"] == 0  # the envelope keeps precision 1 up to recall 1/3 either way
+    # per class: class 1 gains (34 + 22) * 100/101 - 3400/101 = 2200/101, class 2 (empty once
+    # fixed: get_ap() 0) nothing; the run's dAP, 3900/101, is not their mean
+    assert got.main["Cls"] == pytest.approx(3900 / 101, rel=1e-12)
+    assert got.per_category[1].main["Cls"] == pytest.approx(2200 / 101, rel=1e-12)
+    assert got.per_category[2].main["Cls"] == 0
     assert_equal(got, *reference(det, gt))
 
 
