@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "COMPARE_COLUMNS",
     "RESAMPLING",
+    "RUN_VALUE",
     "TIE_TOLERANCE",
     "Stats",
     "compare",
@@ -52,6 +53,9 @@ __all__ = [
     "paired_stats",
     "units",
 ]
+
+#: ``resampled`` of a metric of ``overall = "run row"`` (TIDE's): wins counted, no test.
+RUN_VALUE = "run value: not a mean over lists, no test"
 
 COMPARE_COLUMNS = [
     "run",
@@ -219,6 +223,9 @@ def compare_units(
             if not _is_default(params, ties, protocol, metrics is None):
                 continue
             stats = pairing.stats(store, base, other, task, metric, params, n_boot, resample, seed)
+            if metric.overall == "run row":  # TIDE's: the run's value is not the lists' mean
+                untested = {"p_value": None, "effect_size": None, "resampled": RUN_VALUE}
+                stats |= {"ci_low": np.nan, "ci_high": np.nan, **untested}
             value_a = _unit_value(overall, base, key)
             value_b = _unit_value(overall, other, key)
             better, worse = (

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import polars as pl
 
-from evalstore.analysis.compare import compare
+from evalstore.analysis.compare import RUN_VALUE, compare
 from evalstore.analysis.evaluate import evaluate
 from evalstore.dashboards.board import BOARD_COLUMNS
 from evalstore.dashboards.specs import AXES, Panel
@@ -45,7 +45,8 @@ _FIXED_COLUMNS = {
     "leaderboard": BOARD_COLUMNS,
 }  # fmt: skip
 #: What a comparison panel's frame gains from :func:`evalstore.analysis.compare.compare`, per
-#: pair of runs, task, metric and params (``note``: why compare refused the pair, else NULL).
+#: pair of runs, task, metric and params (``note``: why compare refused the pair or gave no
+#: interval, else NULL).
 STAT_COLUMNS = {"mean_diff": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64,
                 "p_value": pl.Float64, "wins": pl.Int64, "losses": pl.Int64,
                 "resampled": pl.String, "note": pl.String}  # fmt: skip
@@ -180,7 +181,8 @@ def compare_stats(store: Store, frame: pl.DataFrame) -> pl.DataFrame:
         try:
             result = compare(store, [baseline_id, run_id], metrics=[metric]).select(
                 "task", "params", pl.col("diff").alias("mean_diff"), "ci_low", "ci_high",
-                "p_value", "wins", "losses", "resampled", note=pl.lit(None, pl.String),
+                "p_value", "wins", "losses", "resampled",
+                note=pl.when(pl.col("resampled") == RUN_VALUE).then(pl.lit(RUN_VALUE)),
             )  # fmt: skip
         except InvalidInput as exc:  # e.g. the runs were scored on different lists
             result = part.select("task", "params").unique(maintain_order=True)
