@@ -18,7 +18,7 @@ def main() -> None:
         if signal.getsignal(signal.SIGINT) is signal.SIG_IGN and hasattr(signal, "pthread_sigmask"):
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         from evalstore.cli import main as run
-        from evalstore.cli.interrupts import INTERRUPTS
+        from evalstore.cli.interrupts import INTERRUPTS, stop_watching
     except KeyboardInterrupt:
         sys.stderr.write("Error: interrupted while starting; nothing was done\n")
         raise SystemExit(130) from None
@@ -35,6 +35,7 @@ def main() -> None:
         # the command is over: a Ctrl-C now would only stop Python's shutdown (joining
         # threads), printed as an "Exception ignored" traceback
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        stop_watching()
 
 
 def _untold(interrupts: dict[str, bool]) -> None:
