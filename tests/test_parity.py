@@ -598,6 +598,10 @@ def test_every_metric_is_covered_by_a_parity_test() -> None:
     sql_files = {p.stem for p in (queries.sql_dir() / "metrics").glob("*.sql")}
     assert sql_files, "no metric SQL found"
     assert {f for m in METRICS.values() for f in m.sql_files} == sql_files
+    # and each file is one that _check runs beside its metric's NumPy twin: a tie policy's
+    # own file (ap_ranked for ap) under a policy the metric is checked with
+    reached = {m.query_for(t).path.stem for m in METRICS.values() for t in _ties(m)}
+    assert reached == sql_files, sorted(sql_files - reached)
     assert set(SLOW) == set(METRICS)
     for test in (test_sql_numpy_and_definition_agree, test_sql_of_several_runs_at_once):
         assert _parametrised_names(test) == set(METRICS), test.__name__
