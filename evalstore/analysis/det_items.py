@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from evalstore.core.detection import COCO_AREA_RANGES, COCO_IOU_THRESHOLDS, COCO_MAX_DETS
-from evalstore.core.detection_match import box_pairs, coco_match
+from evalstore.core.detection_match import box_pairs, coco_match, group_ranks
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
 
@@ -48,12 +48,7 @@ def objects_found(store: Store, run_id: int, category: str, iou: float) -> pl.Da
     det_img = np.array([images[v] for v in dets["image_id"]], dtype=np.int64)
     gt_img = np.array([images[v] for v in truth["image_id"]], dtype=np.int64)
     score = dets["score"].to_numpy()
-    # each detection's place in its image by descending score, ties in input order (det_id):
-    # evaluateImg's np.argsort(-score, kind="mergesort") within the (image, category)
-    order = np.lexsort((-score, det_img))
-    first = np.searchsorted(det_img[order], det_img[order], side="left")
-    per_image = np.empty(score.size, dtype=np.int64)
-    per_image[order] = np.arange(score.size) - first
+    per_image = group_ranks(det_img, score, dets["det_id"].to_numpy())
     kept = per_image < COCO_MAX_DETS[-1]
     d = np.flatnonzero(kept)
     xywh = ("x", "y", "w", "h")

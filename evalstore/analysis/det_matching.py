@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from evalstore.analysis import estimates
 from evalstore.core.detection import CocoParams
-from evalstore.core.detection_match import coco_match
+from evalstore.core.detection_match import coco_match, group_ranks
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
 from evalstore.metrics.det_references import (
@@ -166,12 +166,7 @@ def _match_coco(store: Database, run_id: int) -> None:
     g_cat = _codes(gt["category_id"], cats)
     d_group = d_img * n_cat + d_cat
     score, det_id = dt["score"], dt["det_id"]
-    # the rank in its (image, category) by -score, equal scores in input order; keep maxDets
-    order = np.lexsort((det_id, -score, d_group))
-    starts = np.flatnonzero(np.r_[True, d_group[order][1:] != d_group[order][:-1]])
-    lengths = np.diff(np.r_[starts, order.size])
-    rank = np.empty(order.size, dtype=np.int64)
-    rank[order] = np.arange(order.size) - np.repeat(starts, lengths)
+    rank = group_ranks(d_group, score, det_id)  # in its (image, category); keep maxDets
     kept = np.flatnonzero(rank < p.max_dets[-1])
     g_crowd = gt["iscrowd"].astype(bool)
     areas = np.array(p.area_rng, dtype=np.float64)

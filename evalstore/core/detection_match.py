@@ -32,7 +32,7 @@ import numpy.typing as npt
 
 from evalstore.core.detection import paired_iou
 
-__all__ = ["CocoMatches", "box_pairs", "coco_match"]
+__all__ = ["CocoMatches", "box_pairs", "coco_match", "group_ranks"]
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -51,6 +51,22 @@ class CocoMatches:
     label: npt.NDArray[np.int8]
     gt: I64
     gt_ignored: B
+
+
+def group_ranks(group: I64, score: F64, det_id: I64) -> I64:
+    """Each detection's rank in its group (an image and category), from 0, by descending
+    score, equal scores by ``det_id`` (input order): ``evaluateImg``'s
+    ``np.argsort(-score, kind='mergesort')`` within the group; ``maxDets`` keeps ``rank < m``.
+
+    >>> group_ranks(np.array([0, 0, 1, 0]), np.array([.5, .9, .1, .5]), np.arange(4)).tolist()
+    [1, 0, 0, 2]
+    """
+    order = np.lexsort((det_id, -score, group))
+    starts = np.flatnonzero(np.r_[True, group[order][1:] != group[order][:-1]])
+    lengths = np.diff(np.r_[starts, order.size])
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size) - np.repeat(starts, lengths)
+    return rank
 
 
 def box_pairs(

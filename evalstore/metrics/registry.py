@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -216,8 +216,8 @@ def _detection(name: str) -> Metric:
             name, det.voc_reference(name), _DET, True, f"m{name}", source="detections", doc=doc
         )
     ref, doc = det.tide_reference(name), det.TIDE_METRICS[name][1]
-    tide = Metric(name, ref, _DET, name == "tide_ap", name, source="detections", doc=doc)
-    return replace(tide, overall="run row")  # the run's dAP is not a mean over categories
+    return Metric(name, ref, _DET, name == "tide_ap", name, source="detections", doc=doc,
+                  overall="run row")  # fmt: skip  # the run's dAP is not the categories' mean
 
 
 def _graded(name: str, mean_name: str, params: tuple[str, ...] = ()) -> Metric:

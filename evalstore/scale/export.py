@@ -156,6 +156,7 @@ def _write_partition(
     rows = 0
     writer: pq.ParquetWriter | None = None
     held: list[pa.RecordBatch] = []
+    written = 0  # the rows of the row groups written so far
     try:
         for batch in reader:
             if batch.num_rows == 0:
@@ -167,8 +168,9 @@ def _write_partition(
                 )
             held.append(batch)
             rows += batch.num_rows
-            if sum(b.num_rows for b in held) >= BATCH_ROWS:
+            if rows - written >= BATCH_ROWS:
                 held = _write_row_groups(writer, held, reader.schema, final=False)
+                written = rows - sum(b.num_rows for b in held)
         if writer is not None:
             _write_row_groups(writer, held, reader.schema, final=True)
     finally:
