@@ -367,7 +367,8 @@ def _cases(ids: dict[str, list[int]]) -> list[tuple[str, str, dict[str, Any]]]:
     ``pr_curve`` (the points themselves) run under all four policies; the metrics computed
     from those points run under ``grouped`` (tied items enter together) and ``input`` (one
     point per rank), with k = 1, 3, 50 under ``grouped`` (cuts through tied groups). The
-    verification task (one global list, group_id NULL) runs every ranking metric once.
+    verification task (one global list, group_id NULL) runs every ranking metric once, and so
+    do the detection runs' lists (made by the export from their boxes, under `input` ties).
     """
     cases: list[tuple[str, str, dict[str, Any]]] = []
 
@@ -383,6 +384,7 @@ def _cases(ids: dict[str, list[int]]) -> list[tuple[str, str, dict[str, Any]]]:
                 for k in ks:
                     ranking(name, "retrieval", ties, k)
             ranking(name, "verification", "grouped", 3)
+            ranking(name, "detection", "input", 3)  # the lists the export made from boxes
         elif metric.source == "pairs":
             params: dict[str, Any] = {"runs": ids["keypoints"], "task": "keypoints"}
             if metric.sweep is not None:

@@ -200,6 +200,9 @@ def _match_coco(store: Database, run_id: int) -> None:
     }
     for a, label in enumerate(COCO_AREAS.values()):
         columns[label] = _arrow(matched.label[a].reshape(-1))
+    box = matched.gt[0].reshape(-1)  # the box matched under the area range all, or -1
+    seqs = gt["seq"] if gt["seq"].size else np.zeros(1, dtype=np.int64)
+    columns["gt_seq"] = pa.array(seqs[np.maximum(box, 0)], mask=box < 0)
     positives = []
     for a, name in enumerate(COCO_AREAS):
         counted = ~matched.gt_ignored[a]

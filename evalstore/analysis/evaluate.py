@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import duckdb
 import polars as pl
 
-from evalstore.analysis import det_matching
+from evalstore.analysis import det_lists, det_matching
 from evalstore.core.ranking import TIES
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
@@ -98,9 +98,11 @@ def _compute(
     text = metric.query_for(ties).text  # the registry names each tie policy's SQL file
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     engine_name = "duckdb" if engine is None else engine.name
-    if engine is None:  # the estimates and matches its SQL reads, made on first use
+    if engine is None:  # the estimates, matches and lists its SQL reads, made on first use
         with store.transaction():
             det_matching.ensure_derived(store, metric, run_ids)
+            if task == "detection" and metric.source == "scores":
+                det_lists.ensure_lists(store, run_ids, needed_by=metric.name)
     remote = None if engine is None else engine(metric, task, run_ids, bind).to_arrow()
     if remote is None and metric.path is not None:  # a user's SQL: in the sandbox
         remote = user.compute(store.con, metric, run_ids, bind)
@@ -248,18 +250,17 @@ def evaluate(
         "detections": "eval/runs_with_detections",
     }
     for task in ALL_TASKS:
-        candidates = _candidates(task, metrics, chosen)
-        if not candidates:
-            continue
-        source = candidates[0].source
-        present = [
-            int(r[0])
-            for r in queries.fetch_rows(
-                store.con, presence[source], {"runs": run_ids, "task": task}
-            )
-        ]
-        if present:
-            plan += [(task, m, sorted(present)) for m in candidates]
+        found: dict[str, list[int]] = {}
+        for m in _candidates(task, metrics, chosen):
+            # a detection run's ranked lists are made on first use (analysis/det_lists.py)
+            source = "detections" if task == "detection" else m.source
+            if source not in found:
+                rows = queries.fetch_rows(
+                    store.con, presence[source], {"runs": run_ids, "task": task}
+                )
+                found[source] = sorted(int(r[0]) for r in rows)
+            if found[source]:
+                plan.append((task, m, found[source]))
     if not plan:
         if chosen is not None:
             raise InvalidInput(

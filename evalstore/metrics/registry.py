@@ -177,6 +177,7 @@ class Metric:
 
 
 _ALL = ("verification", "matching", "retrieval", "classification")
+_LISTS = (*_ALL, "detection")  # a detection run's lists are made on first use: det_lists.py
 _KP, _OUT, _DET = ("keypoints",), ("outcomes",), ("detection",)
 _K = ("k",)  # the parameters of a metric with a cut-off
 
@@ -198,7 +199,7 @@ def _ranked(
     """A metric of ranked lists whose NumPy twin is ``points`` (its function in
     :mod:`evalstore.core.point_metrics`) over every list."""
     reference = per_list_reference(points, takes_k="k" in params)
-    return Metric(name, reference, _ALL, higher, mean_name, params, by_ties=by_ties or {})
+    return Metric(name, reference, _LISTS, higher, mean_name, params, by_ties=by_ties or {})
 
 
 def _detection(name: str) -> Metric:
@@ -223,7 +224,7 @@ def _detection(name: str) -> Metric:
 def _graded(name: str, mean_name: str, params: tuple[str, ...] = ()) -> Metric:
     """A graded or first-hit metric of ranked lists (:mod:`evalstore.core.graded`)."""
     reference = graded_reference(name, takes_k="k" in params)
-    return Metric(name, reference, _ALL, True, mean_name, params)
+    return Metric(name, reference, _LISTS, True, mean_name, params)
 
 
 METRICS: dict[str, Metric] = {

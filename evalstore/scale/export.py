@@ -42,7 +42,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from evalstore.analysis import det_matching, estimates
+from evalstore.analysis import det_lists, det_matching, estimates
 from evalstore.db import queries
 from evalstore.errors import EvalstoreError, SchemaError
 from evalstore.scale.checksums import file_sha256
@@ -306,10 +306,13 @@ def _estimate_first(store: Store, run_ids: Sequence[int]) -> None:
     if pending:
         with store.transaction():
             estimates.ensure_estimates(store, pending, needed_by="export")
-    # and the matches of detection runs under every protocol (the metric SQL reads them)
+    # and the matches of detection runs under every protocol (the metric SQL reads them), and
+    # their ranked lists (the metrics of ranked lists read them)
     for matching in det_matching.MATCHINGS:
         with store.transaction():
             det_matching.ensure_matches(store, run_ids, needed_by="export", matching=matching)
+    with store.transaction():
+        det_lists.ensure_lists(store, run_ids, needed_by="export")
 
 
 def _export_run(

@@ -190,11 +190,14 @@ where not exists (
 update _per_list set value = 0.0 where value is null;
 
 -- name: slice_keys
--- $runs integer[]: the slice keys of any of their lists (groups.slices, pairs.slices).
+-- $runs integer[]: the slice keys of any of their lists (groups.slices, pairs.slices), and
+-- those of a detection run's ranked lists before they are made (store/insert_det_groups).
 select distinct k from (
     select unnest(map_keys(slices)) as k from groups where list_contains($runs, run_id)
     union all
     select unnest(map_keys(slices)) from pairs where list_contains($runs, run_id)
+    union all
+    select unnest(['iou', 'area', 'max_dets']) from det_images where list_contains($runs, run_id)
 );
 
 -- name: runs_with_detections

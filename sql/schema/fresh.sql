@@ -1,15 +1,15 @@
--- version: 17
--- The schema of version 17 in one file: what a new store applies instead of
+-- version: 18
+-- The schema of version 18 in one file: what a new store applies instead of
 -- replaying sql/schema/001_*.sql onwards (the same catalogue; tests/test_store.py
 -- checks). Written by `python tools/write_fresh_schema.py`: run it after adding a
 -- migration.
 CREATE SEQUENCE runs_seq INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START 1 NO CYCLE;
-CREATE TYPE task_kind AS ENUM ( 'verification', 'matching', 'retrieval', 'classification' );
+CREATE TYPE task_kind AS ENUM ( 'verification', 'matching', 'retrieval', 'classification', 'detection' );
 CREATE TABLE det_boxes(run_id INTEGER NOT NULL, det_id BIGINT NOT NULL, image_id VARCHAR NOT NULL, category_id VARCHAR NOT NULL, x DOUBLE NOT NULL, y DOUBLE NOT NULL, w DOUBLE NOT NULL, h DOUBLE NOT NULL, score DOUBLE NOT NULL, area DOUBLE NOT NULL, x1 DOUBLE, y1 DOUBLE, x2 DOUBLE, y2 DOUBLE);
 CREATE TABLE det_categories(run_id INTEGER, category_id VARCHAR, "name" VARCHAR, PRIMARY KEY(run_id, category_id));
 CREATE TABLE det_images(run_id INTEGER, image_id VARCHAR, file_name VARCHAR, width BIGINT, height BIGINT, PRIMARY KEY(run_id, image_id));
 CREATE TABLE det_matched(run_id INTEGER, matching VARCHAR, PRIMARY KEY(run_id, matching));
-CREATE TABLE det_matches(run_id INTEGER NOT NULL, matching VARCHAR NOT NULL, category_id VARCHAR NOT NULL, iou_index SMALLINT NOT NULL, det_id BIGINT NOT NULL, seq BIGINT NOT NULL, rank INTEGER NOT NULL, score DOUBLE NOT NULL, "label" TINYINT NOT NULL, label_small TINYINT, label_medium TINYINT, label_large TINYINT);
+CREATE TABLE det_matches(run_id INTEGER NOT NULL, matching VARCHAR NOT NULL, category_id VARCHAR NOT NULL, iou_index SMALLINT NOT NULL, det_id BIGINT NOT NULL, seq BIGINT NOT NULL, rank INTEGER NOT NULL, score DOUBLE NOT NULL, "label" TINYINT NOT NULL, label_small TINYINT, label_medium TINYINT, label_large TINYINT, gt_seq BIGINT);
 CREATE TABLE det_positives(run_id INTEGER NOT NULL, matching VARCHAR NOT NULL, category_id VARCHAR NOT NULL, area VARCHAR NOT NULL, n_positives BIGINT NOT NULL);
 CREATE TABLE det_thresholds(run_id INTEGER NOT NULL, matching VARCHAR NOT NULL, iou_index SMALLINT NOT NULL, iou DOUBLE NOT NULL);
 CREATE TABLE det_tide(run_id INTEGER NOT NULL, category_id VARCHAR, "error" VARCHAR NOT NULL, "value" DOUBLE NOT NULL, n_errors BIGINT);

@@ -27,8 +27,8 @@ from det_boxes where run_id = $run_id
 order by det_id;
 
 -- name: det_run_truth
--- $run_id. Out: the ground-truth boxes in input order.
-select gt_id, image_id, category_id, x, y, w, h, area, iscrowd, difficult, x1, y1, x2, y2
+-- $run_id. Out: the ground-truth boxes in input order (seq: the place in it).
+select gt_id, seq, image_id, category_id, x, y, w, h, area, iscrowd, difficult, x1, y1, x2, y2
 from det_truth where run_id = $run_id
 order by seq;
 

@@ -32,7 +32,8 @@ select run_id from runs where experiment = $experiment and name = $name;
 with per_task as (
     select cast(g.task as varchar) as task, cast(sum(c.n_rows) as bigint) as n, count(*) as lists
     from groups g join list_stats c on c.list_id = g.list_id  -- counts stored by ingest
-    where g.run_id = $run_id group by g.task
+    where g.run_id = $run_id and g.task <> 'detection'  -- those lists are made from the boxes
+    group by g.task
     union all
     select 'keypoints', (select count(*) from matches where run_id = $run_id), count(*)
     from pairs where run_id = $run_id having count(*) > 0
@@ -56,6 +57,7 @@ where r.run_id = $run_id;
 with per_task as (
     select g.run_id, cast(g.task as varchar) as task, cast(sum(c.n_rows) as bigint) as n
     from groups g join list_stats c on c.list_id = g.list_id  -- counts stored by ingest
+    where g.task <> 'detection'  -- a detection run's lists are made from its boxes
     group by all
     union all
     select run_id, 'keypoints', count(*) from matches group by run_id
@@ -104,8 +106,9 @@ delete from groups where run_id = $run_id;
 delete from runs where run_id = $run_id;
 
 -- name: run_tasks
+-- The tasks of $run_id's ingested ranked lists (not a detection run's, made from its boxes).
 select distinct cast(task as varchar) as task from groups
-where run_id = $run_id and list_id is not null order by 1;
+where run_id = $run_id and list_id is not null and task <> 'detection' order by 1;
 
 -- name: experiment_run_ids
 -- The ids of the runs of $experiment varchar, oldest first.
