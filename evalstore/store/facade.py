@@ -29,7 +29,7 @@ from evalstore.runs import registry as runs
 from evalstore.runs.meta import RunMeta, run_meta
 from evalstore.runs.registry import RunRef
 
-__all__ = ["Store", "write_store"]
+__all__ = ["Store", "publish", "write_store"]
 
 T = TypeVar("T")
 
@@ -374,7 +374,7 @@ def write_store(
         with Store(private, lock_timeout=lock_timeout) as store:
             result = action(store)
             store.con.execute("checkpoint")  # everything in the file itself, no WAL left
-        if _publish(private, target):
+        if publish(private, target):
             return result
     finally:
         remove_store_files(private)
@@ -382,7 +382,7 @@ def write_store(
         return action(store)
 
 
-def _publish(private: FilePath, target: FilePath) -> bool:
+def publish(private: FilePath, target: FilePath) -> bool:
     """Give the finished private store the name ``target`` unless that name is taken."""
     try:
         os.link(private, target)

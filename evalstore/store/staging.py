@@ -40,7 +40,7 @@ from evalstore.ingest.sources import Source
 from evalstore.ingest.write import check_list_ids
 from evalstore.runs import registry as runs
 from evalstore.runs.meta import RunMeta
-from evalstore.store.facade import Store, write_store
+from evalstore.store.facade import Store, publish, write_store
 
 __all__ = ["ingest_files", "ingest_staged", "merge_staged", "staging_path"]
 
@@ -172,14 +172,21 @@ def ingest_staged(
         _refuse_existing(path, ref)
     stage = staging_path(path)
     LOG.debug("staging run %s/%s in %s; the store is held for the merge alone", *ref, stage)
-    # a new store is built privately and appears whole when published, after the merge
+    # no store yet: the staging store becomes the store, published whole by a hard link (each
+    # row written once); if another process creates it meanwhile, the run is merged as below
     new = not path.exists()
     try:
         with Store(stage) as staging:
-            # a file read once and deleted: not worth compressing
-            staging.con.execute("set force_compression = 'uncompressed'")
+            if not new:  # a file read once and deleted: not worth compressing
+                staging.con.execute("set force_compression = 'uncompressed'")
             result = action(staging)
             staging.con.execute("checkpoint")  # the whole run in the file, no WAL to replay
+        if new:  # (as write_store's publish: the run is saved when the link is made)
+            if publish(stage, path):
+                done(result.run_id)
+                result.replaced = False
+                return result
+            LOG.debug("%s was created meanwhile: the run is merged into it", path)
         run_id, replaced = write_store(
             path,
             lambda store: merge_staged(
