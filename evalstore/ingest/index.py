@@ -3,9 +3,11 @@
 ``grouped`` ties (``positive_ranks``). Scores never change after ingest, so metrics read
 these instead of scanning and sorting every row again.
 
-Float32 scores (the common case) are ranked with NumPy sorts of one integer key per row, in
-chunks of lists of bounded size; DOUBLE scores take the SQL way (two window
-sorts). tests/test_list_index.py checks that both give the rows of the SQL definition.
+The points are computed with one NumPy sort of one key per row, in chunks of lists of bounded
+size, for float32 and DOUBLE scores alike (DOUBLE scores took two SQL window sorts, which cost
+about twice as much). The distinct scores per list (``n_scores``) are stored for float32
+scores; DOUBLE scores leave them NULL, as before. tests/test_list_index.py and
+tests/test_list_index_f64.py check that the NumPy way gives the rows of the SQL definition.
 """
 
 from __future__ import annotations
@@ -31,32 +33,56 @@ def index_lists(con: duckdb.DuckDBPyConnection, table: str, lo: int, hi: int) ->
     caller's transaction."""
     bounds = {"lo": lo, "hi": hi}
     _execute(con, rows_sql("store/insert_list_stats", table), bounds)
-    if not table.endswith("_f32"):
-        _execute(con, rows_sql("store/insert_positive_ranks", table), bounds)
-        return
+    counted = table.endswith("_f32")  # n_scores: stored for float32 scores alone
     chunks = queries.fetch_rows(con, "store/index_chunks", {**bounds, "rows": CHUNK_ROWS})
     select = rows_sql("store/index_rows", table)
     for first, stop in chunks:
         rows = con.sql(select, params=queries.bind(select, {"lo": first, "hi": stop}))
         got = rows.to_arrow_table()
         (list_id, tp, n), (lists, n_scores) = rank_lists(
-            got.column("list_id").to_numpy(),
-            got.column("score").to_numpy(),
-            got.column("label").to_numpy() == 1,
+            _values(got.column("list_id")),
+            _values(got.column("score")),
+            _values(got.column("label")) == 1,
         )
         del got
         _insert(
             con,
             "store/insert_positive_ranks_from",
             "_positive_ranks",
-            pa.table({"list_id": list_id, "tp": tp, "n": n}),
+            _table(list_id=list_id, tp=tp, n=n),
         )
-        _insert(
-            con,
-            "store/set_n_scores",
-            "_list_scores",
-            pa.table({"list_id": lists, "n_scores": n_scores}),
-        )
+        if counted:
+            _insert(
+                con,
+                "store/set_n_scores",
+                "_list_scores",
+                _table(list_id=lists, n_scores=n_scores),
+            )
+
+
+def _values(column: pa.ChunkedArray) -> np.ndarray:
+    """The values of a fixed-width column without NULLs as a NumPy array, read from its data
+    buffer: pyarrow's own ``to_numpy`` imports pandas (about 0.3 s)."""
+    array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if array.null_count:
+        raise AssertionError(f"{array.null_count} NULLs in a column of index_rows")
+    dtype = np.dtype(array.type.to_pandas_dtype())
+    data = array.buffers()[1]
+    if data is None:  # no rows
+        return np.empty(0, dtype)
+    return np.frombuffer(data, dtype, count=len(array), offset=array.offset * dtype.itemsize)
+
+
+def _table(**columns: np.ndarray) -> pa.Table:
+    """Arrow columns over the arrays' own memory: ``pa.table`` of NumPy arrays imports pandas."""
+    return pa.table(
+        {
+            name: pa.Array.from_buffers(
+                pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)]
+            )
+            for name, values in columns.items()
+        }
+    )
 
 
 def _insert(con: duckdb.DuckDBPyConnection, query: str, view: str, rows: pa.Table) -> None:
@@ -79,54 +105,81 @@ def positive_points(list_id: np.ndarray, score: np.ndarray, positive: np.ndarray
     return rank_lists(list_id, score, positive)[0]
 
 
+def _keys(score: np.ndarray, rel: np.ndarray | None) -> np.ndarray:
+    """One key per row whose ascending order is the rows' list (``rel``, the list relative to
+    the least one; None: one list), then their score from the highest, and which are equal
+    exactly when both are (-0.0 counts as +0.0).
+
+    A float32 score's key is its bits as an unsigned integer of the float's order (flip all
+    bits of a negative, the sign bit of a positive), inverted; the list goes in the high 32
+    bits. A float64 score of one list is keyed so in 64 bits; of several, the key is the
+    complex number (list, -score), which NumPy sorts and compares by real part, then
+    imaginary part.
+    """
+    if score.dtype != np.float32 and rel is not None:
+        key = np.empty(len(score), np.complex128)
+        key.real = rel
+        np.negative(score, out=key.imag)
+        key.imag += 0.0  # -0.0 -> +0.0 (equal to it anyway)
+        return key
+    if score.dtype == np.float32:
+        bits, ints, shift = np.uint32, np.int32, 31
+    else:
+        bits, ints, shift = np.uint64, np.int64, 63
+    raw = (score + score.dtype.type(0.0)).view(bits)  # -0.0 -> +0.0
+    flip = (raw.view(ints) >> shift).view(bits) | bits(1 << shift)
+    np.bitwise_xor(raw, flip, out=flip)
+    np.invert(flip, out=flip)
+    del raw
+    if rel is None:
+        return flip
+    listed: np.ndarray = rel.astype(np.uint64)
+    listed <<= np.uint64(32)
+    listed |= flip
+    return listed
+
+
 def rank_lists(
     list_id: np.ndarray, score: np.ndarray, positive: np.ndarray
 ) -> tuple[Arrays, Arrays]:
     """The points of :func:`positive_points`, and ``(list_id, n_scores)``: the distinct
     scores of each list.
 
-    Each row gets an unsigned key that sorts higher scores first (the float32's bits, -0.0 as
-    +0.0), with its list (relative to the least one) in the high 32 bits when there are
-    several. Sorting the keys of all rows and of the positives, ``n`` and ``tp`` of a
-    positive are the keys at most its own, in its list, in each sorted array.
+    Each row gets a key (:func:`_keys`) that sorts by list, then higher scores first. With
+    the keys of all rows sorted and those of the positives sorted, ``n`` of a positive is the
+    rows up to the last key equal to its own, less the rows of the lists before; ``tp`` the
+    same among the positives.
     """
     if not len(list_id):
         empty = np.empty(0, np.int32)
-        return (empty, empty, empty), (empty, empty)
+        return (empty, empty, empty), (empty, np.empty(0, np.int64))
+    if score.dtype not in (np.float32, np.float64):
+        score = np.asarray(score, np.float64)
+    positive = np.asarray(positive, bool)
     base = int(list_id.min())
-    bits = (np.asarray(score, np.float32) + np.float32(0.0)).view(np.uint32)  # -0.0 -> +0.0
-    # the float's order as an unsigned key (flip all bits of a negative, the sign bit of a
-    # positive), inverted so that higher scores sort first
-    flip = (bits.view(np.int32) >> 31).view(np.uint32) | np.uint32(0x80000000)
-    np.bitwise_xor(bits, flip, out=flip)
-    np.invert(flip, out=flip)
-    del bits
-    key: np.ndarray = flip
-    if int(list_id.max()) > base:
-        key = np.subtract(list_id, base, dtype=np.int64).view(np.uint64)
-        key <<= np.uint64(32)
-        key |= flip
-        del flip
-    pos_key = np.sort(key[np.asarray(positive, bool)])
+    rel = np.subtract(list_id, base, dtype=np.int64)
+    size = int(rel.max()) + 1
+    key = _keys(score, rel if size > 1 else None)
+    rows = np.bincount(rel, minlength=size)  # per list, in list order (the keys' order)
+    ranked = np.bincount(rel[positive], minlength=size)
+    del rel
+    pos_key = np.sort(key[positive])
     key.sort()
-    firsts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))  # of each score
-    if key.dtype == np.uint64:
-        rel = pos_key >> np.uint64(32)
-        first = rel << np.uint64(32)  # the least key of the positive's list
-        n = np.searchsorted(key, pos_key, "right") - np.searchsorted(key, first, "left")
-        tp = np.searchsorted(pos_key, pos_key, "right") - np.searchsorted(pos_key, first, "left")
-        ids = (rel.astype(np.int64) + base).astype(np.int32)
-        of_first = key[firsts] >> np.uint64(32)  # sorted: the list of each distinct score
-        starts = np.flatnonzero(np.concatenate(([True], of_first[1:] != of_first[:-1])))
-        n_scores = np.diff(np.append(starts, len(of_first)))
-        lists = (of_first[starts].astype(np.int64) + base).astype(np.int32)
-    else:
-        n = np.searchsorted(key, pos_key, "right")
-        tp = np.searchsorted(pos_key, pos_key, "right")
-        ids = np.full(len(pos_key), base, np.int32)
-        lists, n_scores = np.array([base], np.int32), np.array([len(firsts)])
+    row_start = np.cumsum(rows) - rows
+    pos_start = np.cumsum(ranked) - ranked
+    pos_list = np.repeat(np.arange(size), ranked)  # the list of each sorted positive
+    n = np.searchsorted(key, pos_key, "right") - row_start[pos_list]
+    last = np.flatnonzero(np.append(pos_key[1:] != pos_key[:-1], True))  # of each equal run
+    tp = np.repeat(last + 1, np.diff(last, prepend=-1)) - pos_start[pos_list]
+    new = np.empty(len(key), bool)  # where a key differs from the one before
+    new[0] = True
+    np.not_equal(key[1:], key[:-1], out=new[1:])
+    del key, pos_key
+    present = np.flatnonzero(rows)
+    n_scores = np.add.reduceat(new, row_start[present], dtype=np.int64)
+    ids = (pos_list + base).astype(np.int32)
     points = (ids, tp.astype(np.int32), n.astype(np.int32))
-    return points, (lists, n_scores.astype(np.int64))
+    return points, ((present + base).astype(np.int32), n_scores)
 
 
 def _execute(con: duckdb.DuckDBPyConnection, text: str, params: dict[str, int]) -> None:
