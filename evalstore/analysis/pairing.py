@@ -10,7 +10,9 @@ The resampling is chosen per metric (formulas in docs/statistics.md):
   own (``seeds+lists``);
 - fewer than :data:`~evalstore.analysis.statistics.MIN_LISTS` lists, ranking metrics: items
   resampled within lists, stratified by label (``items``, or ``seeds+items`` for configurations),
-  when the runs ranked the same items; else lists.
+  when the runs ranked the same items; else lists. AP reweights each run's fixed order
+  (:mod:`evalstore.analysis.reweighting`) and takes the bootstrap's p-value; the other
+  metrics re-sort every resample and two runs get the rank-swap test.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import polars as pl
 
 from evalstore.analysis.configurations import Unit
 from evalstore.analysis.resampling import ItemLists, item_replicates, rank_swap_p
+from evalstore.analysis.reweighting import fast, reweighted_replicates
 from evalstore.analysis.statistics import (
     MIN_LISTS,
     TIE_TOLERANCE,
@@ -157,9 +160,14 @@ def stats(
         proto = p_json.get("protocol")
         zero = proto is not None and protocols.get(proto).no_positives == "zero"
         call = Params(ties=p_json.get("ties", "grouped"), k=p_json.get("k"))
+        reweighted = fast(metric, call)
         if all(np.array_equal(row, items.scores[0]) for row in items.scores[1:]):
             # every run ranked every item alike: each resample's difference is exactly 0
             diffs, p = np.zeros(n_boot), 1.0
+        elif reweighted:  # each run ranked once, a replicate reweights its items
+            reps = reweighted_replicates(items, call, rng, n_boot, zero)
+            diffs = seed_replicates(reps[:n_a], reps[n_a:], rng) if grouped else reps[1] - reps[0]
+            p = inversion_p(diffs)
         elif grouped:
             reps = item_replicates(metric, items, call, rng, n_boot, zero)
             diffs = seed_replicates(reps[:n_a], reps[n_a:], rng)

@@ -20,7 +20,7 @@ import polars as pl
 from evalstore.analysis.statistics import CHUNK
 from evalstore.metrics.registry import Metric, Params, RankedLists
 
-__all__ = ["ItemLists", "item_replicates", "rank_swap_p"]
+__all__ = ["ItemLists", "item_replicates", "rank_swap_p", "strata"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class ItemLists:
         return int(self.missed.size)
 
 
-def _strata(items: ItemLists) -> list[tuple[np.ndarray, int]]:
+def strata(items: ItemLists) -> list[tuple[np.ndarray, int]]:
     """(item indices, virtual extra slots) of each (list, label) stratum."""
     key = items.codes * 3 + (items.labels + 1)
     order = np.argsort(key, kind="stable")
@@ -73,7 +73,7 @@ def _weights(items: ItemLists, rng: np.random.Generator, m: int) -> np.ndarray:
     (positives counted in ``n_positives`` but missing from the items draw slots of their own
     and add no item)."""
     w = np.zeros((m, items.codes.size), dtype=np.int64)
-    for part, extra in _strata(items):
+    for part, extra in strata(items):
         size = part.size + extra
         if part.size == 0:
             continue
