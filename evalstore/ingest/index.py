@@ -23,9 +23,10 @@ from evalstore.db.schema import rows_sql
 
 __all__ = ["CHUNK_ROWS", "index_lists", "positive_points", "rank_lists"]
 
-CHUNK_ROWS = 1 << 24
+CHUNK_ROWS = 1 << 22
 """The most retrieved, non-ignored rows ranked at once (a longer list is ranked alone): the
-sort holds about 40 bytes per row."""
+rows read and the keys take about 30 bytes a row (float32 scores), so ingest's peak memory
+stays near DuckDB's own; smaller chunks cost a query each."""
 
 
 def index_lists(con: duckdb.DuckDBPyConnection, table: str, lo: int, hi: int) -> None:
@@ -105,10 +106,10 @@ def positive_points(list_id: np.ndarray, score: np.ndarray, positive: np.ndarray
     return rank_lists(list_id, score, positive)[0]
 
 
-def _keys(score: np.ndarray, rel: np.ndarray | None) -> np.ndarray:
-    """One key per row whose ascending order is the rows' list (``rel``, the list relative to
-    the least one; None: one list), then their score from the highest, and which are equal
-    exactly when both are (-0.0 counts as +0.0).
+def _keys(score: np.ndarray, list_id: np.ndarray, base: int | None) -> np.ndarray:
+    """One key per row whose ascending order is the rows' list (``list_id - base``; ``base``
+    None: one list), then their score from the highest, and which are equal exactly when
+    both are (-0.0 counts as +0.0).
 
     A float32 score's key is its bits as an unsigned integer of the float's order (flip all
     bits of a negative, the sign bit of a positive), inverted; the list goes in the high 32
@@ -116,9 +117,9 @@ def _keys(score: np.ndarray, rel: np.ndarray | None) -> np.ndarray:
     complex number (list, -score), which NumPy sorts and compares by real part, then
     imaginary part.
     """
-    if score.dtype != np.float32 and rel is not None:
+    if score.dtype != np.float32 and base is not None:
         key = np.empty(len(score), np.complex128)
-        key.real = rel
+        np.subtract(list_id, base, out=key.real, casting="unsafe")
         np.negative(score, out=key.imag)
         key.imag += 0.0  # -0.0 -> +0.0 (equal to it anyway)
         return key
@@ -127,16 +128,30 @@ def _keys(score: np.ndarray, rel: np.ndarray | None) -> np.ndarray:
     else:
         bits, ints, shift = np.uint64, np.int64, 63
     raw = (score + score.dtype.type(0.0)).view(bits)  # -0.0 -> +0.0
-    flip = (raw.view(ints) >> shift).view(bits) | bits(1 << shift)
+    flip = (raw.view(ints) >> shift).view(bits)
+    flip |= bits(1 << shift)
     np.bitwise_xor(raw, flip, out=flip)
     np.invert(flip, out=flip)
     del raw
-    if rel is None:
+    if base is None:
         return flip
-    listed: np.ndarray = rel.astype(np.uint64)
+    listed: np.ndarray = np.subtract(list_id, base, dtype=np.int64).view(np.uint64)
     listed <<= np.uint64(32)
     listed |= flip
     return listed
+
+
+def _starts(key: np.ndarray, size: int) -> np.ndarray:
+    """Where each of ``size`` lists begins in the sorted ``key`` (:func:`_keys`)."""
+    if key.dtype == np.complex128:
+        first = np.empty(size, np.complex128)
+        first.real = np.arange(size)
+        first.imag = -np.inf  # below any score's key
+    elif key.dtype == np.uint64 and size > 1:
+        first = np.arange(size, dtype=np.uint64) << np.uint64(32)
+    else:
+        return np.zeros(1, np.int64)
+    return np.searchsorted(key, first, "left")
 
 
 def rank_lists(
@@ -148,26 +163,23 @@ def rank_lists(
     Each row gets a key (:func:`_keys`) that sorts by list, then higher scores first. With
     the keys of all rows sorted and those of the positives sorted, ``n`` of a positive is the
     rows up to the last key equal to its own, less the rows of the lists before; ``tp`` the
-    same among the positives.
+    same among the positives. Beside the arrays given, it holds the keys (4 bytes a row for
+    float32 scores of one list, else 8 or 16) and a few bytes a row.
     """
     if not len(list_id):
         empty = np.empty(0, np.int32)
         return (empty, empty, empty), (empty, np.empty(0, np.int64))
     if score.dtype not in (np.float32, np.float64):
         score = np.asarray(score, np.float64)
-    positive = np.asarray(positive, bool)
-    base = int(list_id.min())
-    rel = np.subtract(list_id, base, dtype=np.int64)
-    size = int(rel.max()) + 1
-    key = _keys(score, rel if size > 1 else None)
-    rows = np.bincount(rel, minlength=size)  # per list, in list order (the keys' order)
-    ranked = np.bincount(rel[positive], minlength=size)
-    del rel
-    pos_key = np.sort(key[positive])
+    base, top = int(list_id.min()), int(list_id.max())
+    size = top - base + 1
+    key = _keys(score, list_id, base if size > 1 else None)
+    pos_key = np.sort(key[np.asarray(positive, bool)])
     key.sort()
-    row_start = np.cumsum(rows) - rows
-    pos_start = np.cumsum(ranked) - ranked
-    pos_list = np.repeat(np.arange(size), ranked)  # the list of each sorted positive
+    row_start = _starts(key, size)
+    pos_start = _starts(pos_key, size)
+    rows = np.diff(row_start, append=len(key))  # per list
+    pos_list = np.repeat(np.arange(size), np.diff(pos_start, append=len(pos_key)))
     n = np.searchsorted(key, pos_key, "right") - row_start[pos_list]
     last = np.flatnonzero(np.append(pos_key[1:] != pos_key[:-1], True))  # of each equal run
     tp = np.repeat(last + 1, np.diff(last, prepend=-1)) - pos_start[pos_list]
