@@ -11,7 +11,11 @@ only then opens the store, waiting its turn for the lock (``lock_timeout``; ``on
 told once when it must wait), to copy the run in (``sql/store/merge.sql``): the lock is held
 for the copy and the commit alone. A run that exists already is refused before the work when
 the store is free to look, else by the merge. ``append`` (a task added to a run of the store)
-checks its lists against the store's, so it runs on the store itself, as before.
+checks its lists against the store's, so it runs on the store itself, as before. When there
+is no store yet, nothing is copied: the staging store, built as any store is (compressed),
+becomes the store by a hard link (:func:`~evalstore.store.facade.publish`, as ``write_store``
+publishes a new store), so each row is written once; if another process creates the store
+meanwhile, the run is merged into that one as above.
 
 Killed at any point, the store is as it was or holds the whole run: the staging file is
 private, and the merge is one transaction. A staging file that a killed process left is
