@@ -1,6 +1,19 @@
-"""Compare benchmark: ``evalstore compare`` of two retrieval runs with many lists.
+"""Compare benchmark: ``evalstore compare`` of two retrieval runs with many lists, or of two
+verification runs of one list of pairs (the item bootstrap).
 
     python bench/compare.py [--lists 10000] [--items 10] [--repeat 3]
+    python bench/compare.py --pairs 1200000 [--reference-pairs 10000] [--repeat 1]
+
+**One list** (``--pairs N``): two verification runs of one list of N pairs (HPatches' patch
+verification is one list of 1.2e6 pairs; half positives, scores N(0, 1) + 1 for a positive, the
+second run's a little worse), ingested and their ``ap`` computed, then, each in a fresh process
+under GNU time (CPU s of every thread, peak memory of that process), ``evalstore compare
+pv/a pv/b -m ap --format json`` (1,000 replicates: the item bootstrap, each run's fixed order
+reweighted, :mod:`evalstore.analysis.reweighting`). The reference, measured in the same run on
+``--reference-pairs`` pairs (today's way is linear in the pairs, ~20 minutes at 1.2e6): the same
+command on those pairs with the reweighting turned off (the path that re-sorts every replicate
+and runs the rank-swap test, :func:`~evalstore.analysis.resampling.item_replicates`), and the
+reweighting's on the same pairs. Targets: <= 10 CPU-s and <= 1 GiB at 1.2e6 pairs.
 
 Builds a store of two retrieval runs on the same ``--lists`` lists of ``--items`` items
 (Python API), computes their metrics once (``evaluate``), then times, each in a fresh
@@ -15,6 +28,7 @@ subprocess), best of ``--repeat``, and, in this process, the wall and CPU time o
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
@@ -47,6 +61,68 @@ def build(db: Path, lists: int, items: int) -> None:
         evaluate(store, ["bench/a", "bench/b"])
 
 
+#: ``python -c SORTING -- ARGS``: ``evalstore ARGS`` with AP's reweighting turned off (every
+#: replicate re-sorted and the rank-swap test: the item statistics before the reweighting).
+SORTING = r"""
+import sys
+from evalstore.analysis import pairing
+pairing.fast = lambda metric, params: False
+sys.argv = ["evalstore", *sys.argv[2:]]
+from evalstore.__main__ import main
+main()
+"""
+
+
+def build_pairs(db: Path, pairs: int) -> None:
+    """Two verification runs of one list of ``pairs`` pairs, their ``ap`` computed."""
+    rng = np.random.default_rng(0)
+    label = np.where(rng.random(pairs) < 0.5, 1, -1)
+    base = rng.standard_normal(pairs) + (label == 1)
+    with Store(db) as store:
+        for name, noise in (("a", 0.0), ("b", 0.3)):
+            store.ingest(
+                {"item_id": np.arange(pairs), "score": base + noise * rng.standard_normal(pairs),
+                 "label": label},
+                task="verification", run=f"pv/{name}", git_commit=None,
+            )  # fmt: skip
+        evaluate(store, ["pv/a", "pv/b"], metrics=["ap"])
+
+
+def one_list(pairs: int, reference_pairs: int, repeat: int) -> None:
+    """The item bootstrap of one list: whole ``evalstore compare`` processes."""
+    print(_measure.load_note())
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = []
+        for n in dict.fromkeys((reference_pairs, pairs)):
+            db = Path(tmp) / f"pairs{n}.duckdb"
+            t0 = time.perf_counter()
+            build_pairs(db, n)
+            print(f"store: 2 runs x 1 list of {n} pairs, built in {time.perf_counter() - t0:.1f} s")
+            args = ["compare", "pv/a", "pv/b", "-m", "ap", "--db", str(db), "--format", "json"]
+            new = _measure.median(
+                [_measure.run([sys.executable, "-m", "evalstore", *args]) for _ in range(repeat)]
+            )
+            rows.append((n, "reweighted (this version)", new))
+            if n == reference_pairs:
+                old = _measure.median(
+                    [_measure.python(SORTING, "--", *args) for _ in range(repeat)]
+                )
+                rows.append((n, "re-sorted + rank-swap (before)", old))
+                ratio = new.cpu / old.cpu
+            result = json.loads(new.stdout)
+            print(f"  {n} pairs: {result}")
+        print("| pairs | item statistics | CPU s | wall s | peak GiB |")
+        print("|---|---|---|---|---|")
+        for n, what, m in rows:
+            gib = m.peak_bytes / _measure.GIB
+            print(f"| {n:,} | {what} | {m.cpu:.2f} | {m.wall:.2f} | {gib:.2f} |")
+        print(f"ratio at {reference_pairs:,} pairs, reweighted / before: {ratio:.3f} (CPU)")
+        big = rows[-1][2]
+        print(f"{pairs:,} pairs: {big.cpu:.2f} CPU-s (<= 10: {_measure.met(big.cpu <= 10)}), "
+              f"{big.peak_bytes / _measure.GIB:.2f} GiB (<= 1: "
+              f"{_measure.met(big.peak_bytes <= _measure.GIB)})")  # fmt: skip
+
+
 def timed(args: list[str]) -> tuple[float, float]:
     """(wall, CPU) seconds of one subprocess: CPU is user + sys of all its threads."""
     measured = _measure.run(args)
@@ -58,7 +134,12 @@ def main() -> None:
     parser.add_argument("--lists", type=int, default=10_000)
     parser.add_argument("--items", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--pairs", type=int, default=None, help="one list of this many pairs")
+    parser.add_argument("--reference-pairs", type=int, default=10_000)
     opts = parser.parse_args()
+    if opts.pairs is not None:
+        one_list(opts.pairs, opts.reference_pairs, opts.repeat)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.duckdb"
         t0 = time.perf_counter()
