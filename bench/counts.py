@@ -4,7 +4,8 @@
 
 Writes 10,000 lists x 20,000 items (float32 scores, 5 positives per list) to Parquet with
 DuckDB, ingests them into a fresh store, then times the queries behind `evalstore runs`
-(store/list_runs) and `evalstore show` (store/get_run), which read the counts ingest keeps
+(store/list_runs, through ``list_run_rows`` as the command calls it) and `evalstore show`
+(store/get_run), which read the counts ingest keeps
 per list (list_stats), against the same counts computed by scanning the rows (what those
 queries did before schema 12), each the best of ``--repeat``, CPU seconds of the process
 (all DuckDB threads) beside wall seconds.
@@ -28,6 +29,7 @@ import duckdb
 
 from evalstore import Store
 from evalstore.db import queries
+from evalstore.runs.selection import list_run_rows
 
 TARGET = 0.2
 
@@ -74,23 +76,13 @@ def main() -> None:
             run_id = store.ingest(parquet, task="retrieval", run="scale/counts").run_id
             print(f"{rows:,} rows ingested in {time.perf_counter() - t0:.1f} s")
             con = store.con
-            listed = queries.load("store/list_runs").text
-            shown = queries.load("store/get_run").text
-            runs_params = {
-                "experiment": None,
-                "tag": None,
-                "commit": None,
-                "ids": None,
-                "limit": None,
-                "sort": "created_at",
-            }
+            # the query through the function `evalstore runs` calls, which binds whatever
+            # parameters store/list_runs takes today (the bench failed when it bound them itself)
             cases = {
-                "runs (store/list_runs)": lambda: con.execute(
-                    listed, queries.bind(listed, runs_params)
-                ).fetchall(),
-                "show (store/get_run)": lambda: con.execute(
-                    shown, queries.bind(shown, {"run_id": run_id})
-                ).fetchall(),
+                "runs (store/list_runs)": lambda: list_run_rows(store),
+                "show (store/get_run)": lambda: queries.fetch_rows(
+                    con, "store/get_run", {"run_id": run_id}
+                ),
                 "the same counts by a scan": lambda: con.execute(SCAN).fetchall(),
             }
             print(f"\n| query, {rows:,} rows | wall s | CPU s |\n|---|---:|---:|")

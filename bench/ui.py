@@ -1,9 +1,11 @@
 """UI benchmark: ``evalstore ui`` start-up on the demo store, and each page on 1,000 runs.
 
-    python bench/ui.py [--runs 1000] [--repeat 5] [--keep DIR]
+    python bench/ui.py [--runs 1000] [--repeat 5] [--keep DIR] [--quick-demo]
 
 Builds (or, with ``--keep DIR``, reuses) the demo's store and a store of ``--runs`` runs of
-every task (``bench/dashboard.py``'s store, metrics computed). Then:
+every task (``bench/dashboard.py``'s store, metrics computed; at least 40, so that it holds
+two HPatches runs to compare); ``--quick-demo`` builds the demo with ``evalstore demo --quick``
+(a check that the script runs, not the figures of docs/benchmarks.md). Then:
 
   - **start-up**: ``evalstore ui --db DEMO --port 0`` in a fresh process, ``--repeat`` times:
     the wall seconds from the spawn until the runs page (``/``) has answered, beside
@@ -38,6 +40,7 @@ from dashboard import build
 
 START_TARGET = 2.0  # seconds
 PAGE_TARGET = 1.0  # seconds
+MIN_RUNS = 40  # bench/dashboard.py's build makes runs // 20 HPatches runs; compare needs two
 
 
 def start(db: Path) -> tuple[Running, float]:
@@ -58,11 +61,12 @@ def get(url: str) -> float:
     return time.perf_counter() - t0
 
 
-def stores(work: Path, runs: int) -> tuple[Path, Path]:
+def stores(work: Path, runs: int, quick: bool = False) -> tuple[Path, Path]:
     demo, large = work / "demo.duckdb", work / "large.duckdb"
     if not demo.exists():
+        quick_flag = ["--quick"] if quick else []
         _measure.run([sys.executable, "-m", "evalstore", "demo", "--db", str(demo),
-                      "--out", str(work / "demo-out")])  # fmt: skip
+                      "--out", str(work / "demo-out"), *quick_flag])  # fmt: skip
     kept = 0
     if large.exists():
         with Store(large, read_only=True) as store:
@@ -102,11 +106,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--keep", type=Path, default=None)
+    parser.add_argument("--quick-demo", action="store_true", help="evalstore demo --quick")
     opts = parser.parse_args()
+    if opts.runs < MIN_RUNS:
+        parser.error(f"--runs must be at least {MIN_RUNS} (two HPatches runs to compare)")
     with tempfile.TemporaryDirectory() as tmp:
         work = opts.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        demo, large = stores(work, opts.runs)
+        demo, large = stores(work, opts.runs, opts.quick_demo)
         print(_measure.load_note())
         starts, references = [], []
         for _ in range(opts.repeat):
