@@ -18,7 +18,7 @@ import pytest
 import typer
 import typer.testing
 from conftest import examples, ranked
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
@@ -317,3 +317,97 @@ def test_a_command_runs_in_an_app_of_its_own() -> None:
     for argv in (["--metrics-dir", "d", "runs"], ["metric", "test", "m"], [], ["rns"], ["--help"]):
         assert app_for(argv) is app, argv
     assert len(app.registered_commands) > 20 and app.registered_groups  # the app is untouched
+
+
+# -- `evalstore sql` prints small results of plain types from Python rows ---------------------
+
+PLAIN = st.tuples(
+    st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1)),
+    st.one_of(st.none(), st.floats()),
+    st.one_of(st.none(), st.floats(width=32)),
+    st.one_of(st.none(), st.text(max_size=8), st.text(alphabet=',"\n\r\t |aé', max_size=4)),
+    st.one_of(st.none(), st.booleans()),
+    st.one_of(st.none(), st.dates()),
+    st.one_of(st.none(), st.datetimes()),
+)
+COLUMNS = 'i bigint, x double, f float, s varchar, "a,b" boolean, d date, ts timestamp'
+
+
+def _plain_table(db: Path, rows: list[tuple]) -> None:
+    import duckdb
+
+    Store(db).close()
+    con = duckdb.connect(str(db))
+    con.execute(f"create table t ({COLUMNS})")
+    if rows:
+        con.executemany("insert into t values (?, ?, ?, ?, ?, ?, ?)", rows)
+    con.close()
+
+
+def _sql_both_ways(
+    db: Path, monkeypatch: pytest.MonkeyPatch, *args: str
+) -> tuple[typer.testing.Result, typer.testing.Result]:
+    """`evalstore sql ARGS` as it runs, and with the rows' path refused (the frame's)."""
+    from evalstore.db import sandbox
+
+    runner = typer.testing.CliRunner()
+    lean = runner.invoke(app, ["sql", *args, "--db", str(db)])
+    with monkeypatch.context() as patch:
+        patch.setattr(sandbox, "run_rows", lambda *a, **k: None)
+        framed = runner.invoke(app, ["sql", *args, "--db", str(db)])
+    return lean, framed
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.lists(PLAIN, max_size=6))
+@example([(0, -0.0, 0.1, "", False, None, None), (None, 1e-7, None, 'a,"b"\n', None, None, None)])
+def test_sql_prints_rows_as_it_prints_the_frame(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[tuple]
+) -> None:
+    db = tmp_path_factory.mktemp("plain") / "plain.duckdb"
+    _plain_table(db, rows)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for fmt in ("table", "json", "nl", "md", "csv", "tsv"):
+            for query in ("select * from t", 'select i, s, "a,b" from t'):  # CSV: no floats
+                lean, framed = _sql_both_ways(db, monkeypatch, query, "-f", fmt)
+                assert lean.exit_code == framed.exit_code == 0, (lean.output, framed.output)
+                assert lean.stdout == framed.stdout
+                assert lean.stderr == framed.stderr
+
+
+def test_sql_rows_are_fetched_without_polars_or_rich(tmp_path: Path) -> None:
+    db = tmp_path / "db.duckdb"
+    _plain_table(db, [(1, 0.5, 2.5, "a", True, None, None)])
+    heavy = (*(m for m in HEAVY if m != "duckdb"), "rich")
+    for fmt in ("table", "json", "csv"):
+        got = _child(RUN_APP, "sql", 'select i, s, "a,b" from t', "-f", fmt, "--db", str(db),
+                     heavy=heavy)  # fmt: skip
+        assert got == {"loaded": [], "code": 0}, fmt
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("select * from range(10)", "--max-rows", "3"),  # cut at --max-rows: the same note
+        ("select repeat('x', 2000) as s from range(30)", "--max-mb", "0.01"),  # by bytes
+        ("select * from range(30000)", "-f", "csv"),  # more rows than the rows' path takes
+        ("select [1, 2] as l, 1.5::decimal(4, 2) as d",),  # not plain: the frame's path
+        ("select 1 as a, 2 as a",),  # the frame's refusal of a repeated name
+        ("select * from range(3)", "-f", "latex"),
+        ("select 1 as x", "-f", "xml"),
+        ("select nonsense",),
+        ("explain select 1", "-f", "json"),
+    ],
+)
+def test_sql_edges_print_as_the_frame_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]
+) -> None:
+    db = tmp_path / "db.duckdb"
+    Store(db).close()
+    lean, framed = _sql_both_ways(db, monkeypatch, *args)
+    assert (lean.exit_code, lean.stdout, lean.stderr) == (
+        framed.exit_code,
+        framed.stdout,
+        framed.stderr,
+    )
+    assert type(lean.exception) is type(framed.exception)

@@ -236,6 +236,26 @@ def emit(
         typer.echo(render.to_text(frame, fmt.value))
 
 
+def emit_rows(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Fmt, numeric: Sequence[bool]
+) -> None:
+    """:func:`emit` of plain rows (``numeric``: the columns a frame would hold as numbers),
+    without a frame; CSV and TSV of booleans, integers and text only."""
+    from evalstore import render
+
+    if fmt is not Fmt.table:
+        typer.echo(render.rows_to_text(columns, rows, fmt.value))
+        return
+    width = table_width()
+    # piped, with nothing that makes rich style it: what rich prints, written without rich
+    if not sys.stdout.isatty() and not {"FORCE_COLOR", "TTY_COMPATIBLE"} & os.environ.keys():
+        text = render.rows_screen_text(columns, rows, width, numeric)
+        if text is not None:
+            sys.stdout.write(text)
+            return
+    print_screen(render.rows_screen(columns, rows, width, numeric))
+
+
 PIPE_WIDTH = 220  # the console's width when the output is not a terminal
 
 

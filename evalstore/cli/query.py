@@ -13,6 +13,7 @@ from evalstore.cli.common import (
     LockOpt,
     command,
     emit,
+    emit_rows,
     err,
 )
 from evalstore.errors import EvalstoreError
@@ -68,14 +69,18 @@ def sql_cmd(
     to --max-rows). The output file may not be one the command reads (the store, its WAL,
     a file under --allow-read).
     """
-    from evalstore.store.facade import Store
-    from evalstore.store.user_sql import check_output, run_sql, write_result
+    from evalstore.db import sandbox
+    from evalstore.db.connection import Database
+    from evalstore.store.user_sql import check_output, run_sql_rows, write_result
 
     to_file = output is not None or fmt == "parquet"
-    with Store(db, read_only=True, lock_timeout=lock_timeout) as store:
+    shown = None if to_file else next((f for f in Fmt if f.value == fmt), None)
+    # a result of plain types comes as Python rows for these formats: no polars, no pyarrow
+    kinds = _KINDS.get(shown.value) if shown is not None else None
+    with Database(db, read_only=True, lock_timeout=lock_timeout) as store:
         if output is not None:
             check_output(output, store.path, allow_read or ())
-        result = run_sql(
+        result = run_sql_rows(
             store,
             query,
             param,
@@ -83,7 +88,15 @@ def sql_cmd(
             max_rows=max_rows,
             timeout=timeout,
             max_bytes=None if to_file else round(max_mb * 1e6),
+            kinds=kinds or frozenset(),
         )
+    if isinstance(result, sandbox.Rows):  # only for a format shown (kinds)
+        if result.truncated:
+            note = f"the first {len(result.rows):,} rows only (--max-rows to fetch more)"
+            err.print(f"note: {note}", markup=False)
+        numeric = [t in _NUMERIC for t in result.types]
+        emit_rows(result.columns, result.rows, shown or Fmt.table, numeric)
+        return
     frame = result.frame
     if result.truncated:
         note = result.note("--max-rows to fetch more", "--max-mb to show more, or --output FILE")
@@ -91,9 +104,23 @@ def sql_cmd(
     if to_file:
         path = write_result(frame, fmt, output)
         err.print(f"wrote {frame.height:,} rows to {path}", markup=False)
-    elif fmt in {f.value for f in Fmt}:
-        emit(frame, Fmt(fmt))
+    elif shown is not None:
+        emit(frame, shown)
     else:
         raise EvalstoreError(
             f"unknown --format {fmt!r}; use {', '.join(f.value for f in Fmt)} or parquet"
         )
+
+
+#: DuckDB's numeric types (polars' numeric dtypes of their columns: right-aligned)
+_NUMERIC = frozenset(
+    {"tinyint", "smallint", "integer", "bigint", "utinyint", "usmallint", "uinteger", "ubigint",
+     "float", "double"}
+)  # fmt: skip
+_CSV = frozenset(
+    {"boolean", "tinyint", "smallint", "integer", "bigint", "utinyint", "usmallint", "uinteger",
+     "ubigint", "varchar"}
+)  # fmt: skip
+_ALL = frozenset({*_NUMERIC, *_CSV, "date", "timestamp"})
+#: per format printed from Python rows, the DuckDB types it prints as from a frame
+_KINDS = {"table": _ALL, "json": _ALL, "nl": _ALL, "md": _ALL, "csv": _CSV, "tsv": _CSV}

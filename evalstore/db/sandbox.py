@@ -20,9 +20,10 @@ TO`` there, so under ``--allow-read`` the statement check alone keeps them unwri
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,11 +40,15 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_ROWS",
     "DEFAULT_TIMEOUT",
+    "PLAIN_TYPES",
+    "ROWS_AT_MOST",
     "Result",
+    "Rows",
     "check_query",
     "is_locked",
     "lock_down",
     "run_query",
+    "run_rows",
 ]
 
 #: rows fetched at most by default (``--max-rows``)
@@ -57,6 +62,16 @@ _BYTES_BATCH = 64
 _READ_ONLY = frozenset(
     {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.CALL}
 )
+#: the DuckDB types whose values Python's fetch gives as polars gives them from Arrow
+PLAIN_TYPES = frozenset(
+    {"boolean", "tinyint", "smallint", "integer", "bigint", "utinyint", "usmallint", "uinteger",
+     "ubigint", "float", "double", "varchar", "date", "timestamp"}
+)  # fmt: skip
+#: the most bytes a value takes as Arrow (8 of data, its validity bit, a text's offset) but text
+_ROW_BOUND = 24
+#: the most rows :func:`run_rows` fetches (a larger result runs again, in run_query)
+ROWS_AT_MOST = 20_000
+_READ_HINT = "queries read the store only (--allow-read PATH lets one read a file or folder)"
 _FILE = re.compile(r'Cannot access (?:file|directory) "([^"]*)"')
 
 
@@ -79,6 +94,17 @@ class Result:
                 f"rows only ({bytes_hint})"
             )
         return f"the first {self.frame.height:,} rows only ({rows_hint})"
+
+
+@dataclass(frozen=True)
+class Rows:
+    """A query's rows as Python tuples (at most ``max_rows``), its column names and DuckDB
+    type ids (``bigint``, ``varchar``...), and whether more rows were left out."""
+
+    columns: tuple[str, ...]
+    types: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+    truncated: bool
 
 
 def is_locked(con: duckdb.DuckDBPyConnection) -> bool:
@@ -209,8 +235,7 @@ def run_query(
     trusted: bool = False,
     max_bytes: int | None = None,
     timeout_hint: str = "--timeout SECONDS to allow longer",
-    read_hint: str = "queries read the store only (--allow-read PATH lets one read a file or "
-    "folder)",
+    read_hint: str = _READ_HINT,
 ) -> Result:
     """Check ``text`` (:func:`check_query`) and run it on the sandboxed ``con`` in a
     transaction that is rolled back; stop it after ``timeout`` seconds (the message ends with
@@ -226,33 +251,100 @@ def run_query(
     import polars as pl
     import pyarrow as pa
 
-    if not trusted and not is_locked(con):
-        raise RuntimeError("run_query needs a sandboxed connection (lock_down)")
-    check_query(con, text, where)
-    timer = threading.Timer(timeout, con.interrupt) if timeout else None
-    con.execute("begin transaction")
-    reader = None
-    try:
-        if timer is not None:
-            timer.start()
-        relation = con.sql(text, params=dict(params) if params else None)
-        batches: list[pa.RecordBatch] = []
-        count, size, cut = 0, 0, False
+    batches: list[pa.RecordBatch] = []
+    count, size, cut = 0, 0, False
+    with _guarded(con, text, params, timeout, where, failed, trusted, timeout_hint, read_hint) as (
+        relation
+    ):
         if relation is None:  # a statement without a result
             table = pa.table({})
         else:
             rows = min(max_rows + 1, 100_000 if max_bytes is None else _BYTES_BATCH)
             reader = relation.to_arrow_reader(rows)
-            for batch in reader:
-                if max_bytes is not None and size + batch.nbytes > max_bytes:
-                    batch = _within(batch, max_bytes - size)
-                    cut = True
-                batches.append(batch)
-                count += batch.num_rows
-                size += batch.nbytes
-                if count > max_rows or cut:
-                    break
-            table = pa.Table.from_batches(batches, reader.schema).slice(0, max_rows)
+            try:
+                for batch in reader:
+                    if max_bytes is not None and size + batch.nbytes > max_bytes:
+                        batch = _within(batch, max_bytes - size)
+                        cut = True
+                    batches.append(batch)
+                    count += batch.num_rows
+                    size += batch.nbytes
+                    if count > max_rows or cut:
+                        break
+                table = pa.Table.from_batches(batches, reader.schema).slice(0, max_rows)
+            finally:
+                reader.close()  # a result left open would refuse the rollback
+    frame = pl.DataFrame(table)  # a Table's columns, not a Series
+    if cut and count <= max_rows:
+        return Result(frame, True, max_bytes)
+    return Result(frame, count > max_rows)
+
+
+def run_rows(
+    con: duckdb.DuckDBPyConnection,
+    text: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    max_bytes: int | None = None,
+    timeout_hint: str = "--timeout SECONDS to allow longer",
+    kinds: frozenset[str] = PLAIN_TYPES,
+) -> Rows | None:
+    """:func:`run_query`'s result as Python rows, fetched without Arrow or polars (whose
+    imports cost a short query three times its own time): for a result of distinct column
+    names, each of a type of ``kinds`` and :data:`PLAIN_TYPES`, whose rows would hold, as
+    Arrow, surely less than ``max_bytes`` (so that run_query would not cut them), of at most
+    :data:`ROWS_AT_MOST` rows fetched (``max_rows`` and the rest of run_query's last batch).
+    None otherwise, after the query ran (for at most that many rows): run_query then runs it
+    again and gives the result, cut where it cuts it. The same checks, errors and transaction
+    as run_query.
+    """
+    with _guarded(con, text, params, timeout, None, "SQL error", False, timeout_hint,
+                  _READ_HINT) as relation:  # fmt: skip
+        if relation is None:
+            return None
+        columns = tuple(relation.columns)
+        types = tuple(str(t.id) for t in relation.types)
+        if len(set(columns)) < len(columns) or not (kinds & PLAIN_TYPES).issuperset(types):
+            return None
+        # the rows past max_rows + 1 up to the end of run_query's batch count in its bytes
+        want = max_rows + 1 + (_BYTES_BATCH if max_bytes is not None else 0)
+        rows = relation.limit(min(want, ROWS_AT_MOST + 1)).fetchall()
+    if len(rows) > ROWS_AT_MOST:
+        return None
+    if max_bytes is not None:
+        strings = [i for i, t in enumerate(types) if t == "varchar"]
+        size = _ROW_BOUND * len(columns) * len(rows)
+        size += sum(len(r[i].encode()) for r in rows for i in strings if r[i] is not None)
+        if size >= max_bytes:
+            return None
+    return Rows(columns, types, rows[:max_rows], len(rows) > max_rows)
+
+
+@contextlib.contextmanager
+def _guarded(
+    con: duckdb.DuckDBPyConnection,
+    text: str,
+    params: Mapping[str, Any] | None,
+    timeout: float | None,
+    where: str | None,
+    failed: str,
+    trusted: bool,
+    timeout_hint: str,
+    read_hint: str,
+) -> Iterator[duckdb.DuckDBPyRelation | None]:
+    """``text`` checked and run in a transaction rolled back at the end of the block, stopped
+    after ``timeout`` seconds; DuckDB's errors inside the block as :func:`run_query` says."""
+    if not trusted and not is_locked(con):
+        raise RuntimeError("run_query needs a sandboxed connection (lock_down)")
+    check_query(con, text, where)
+    timer = threading.Timer(timeout, con.interrupt) if timeout else None
+    con.execute("begin transaction")
+    try:
+        if timer is not None:
+            timer.start()
+        yield con.sql(text, params=dict(params) if params else None)
     except duckdb.InterruptException:
         at = f"{where}: " if where else ""
         raise InvalidInput(f"{at}stopped after {timeout:g} s ({timeout_hint})") from None
@@ -261,13 +353,7 @@ def run_query(
     finally:
         if timer is not None:
             timer.cancel()
-        if reader is not None:
-            reader.close()  # a result left open would refuse the rollback
         con.execute("rollback")
-    frame = pl.DataFrame(table)  # a Table's columns, not a Series
-    if cut and count <= max_rows:
-        return Result(frame, True, max_bytes)
-    return Result(frame, count > max_rows)
 
 
 def _within(batch: Any, budget: int) -> Any:

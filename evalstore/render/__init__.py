@@ -12,7 +12,15 @@ re-exports their public API. Neither polars nor rich is imported with the packag
 """
 
 from evalstore.render.cells import SD_SUFFIX, best_rows, cell, jsonable, mean_sd, merged
-from evalstore.render.formats import FORMATS, latex_escape, latex_table, markdown_table, to_text
+from evalstore.render.formats import (
+    FORMATS,
+    dicts_text,
+    latex_escape,
+    latex_table,
+    markdown_table,
+    rows_to_text,
+    to_text,
+)
 from evalstore.render.screen import (
     Screen,
     frame_screen,
@@ -28,6 +36,7 @@ __all__ = [
     "Screen",
     "best_rows",
     "cell",
+    "dicts_text",
     "fit",
     "frame_screen",
     "jsonable",
@@ -41,6 +50,7 @@ __all__ = [
     "rows_screen_text",
     "rows_table",
     "rows_text",
+    "rows_to_text",
     "screen_text",
     "table_text",
     "to_text",

@@ -5,15 +5,23 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from evalstore.render.cells import best_rows, cell, jsonable, mean_sd, merged
 
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["FORMATS", "latex_escape", "latex_table", "markdown_table", "to_text"]
+__all__ = [
+    "FORMATS",
+    "dicts_text",
+    "latex_escape",
+    "latex_table",
+    "markdown_table",
+    "rows_to_text",
+    "to_text",
+]
 
 FORMATS = ("table", "json", "csv", "md", "latex")
 
@@ -23,11 +31,8 @@ def to_text(frame: pl.DataFrame, fmt: str) -> str:
     ``csv``, ``tsv`` or ``md``."""
     import polars as pl  # here, not at the top: `evalstore runs` prints tables without it
 
-    rows = frame.to_dicts()
-    if fmt == "json":
-        return json.dumps([jsonable(r) for r in rows], indent=2, default=str)
-    if fmt == "nl":  # one JSON object a line (newline-delimited JSON)
-        return "\n".join(json.dumps(jsonable(r), default=str) for r in rows)
+    if fmt in ("json", "nl", "md"):
+        return dicts_text(frame.columns, frame.to_dicts(), fmt)
     if fmt in ("csv", "tsv"):
         flat = frame.with_columns(
             [
@@ -49,15 +54,57 @@ def to_text(frame: pl.DataFrame, fmt: str) -> str:
         buf = io.StringIO()
         flat.write_csv(buf, separator="\t" if fmt == "tsv" else ",")
         return buf.getvalue().rstrip("\n")
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+def dicts_text(columns: Sequence[str], rows: Sequence[Mapping[str, Any]], fmt: str) -> str:
+    """Rows (each a mapping of ``columns`` to values, as a frame's ``to_dicts()``) as
+    ``json`` (a list of objects), ``nl`` (one JSON object a line) or ``md``."""
+    if fmt == "json":
+        return json.dumps([jsonable(r) for r in rows], indent=2, default=str)
+    if fmt == "nl":  # one JSON object a line (newline-delimited JSON)
+        return "\n".join(json.dumps(jsonable(r), default=str) for r in rows)
     if fmt == "md":
-        header = "| " + " | ".join(frame.columns) + " |"
-        rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+        header = "| " + " | ".join(columns) + " |"
+        rule = "|" + "|".join("---" for _ in columns) + "|"
         body = [
-            "| " + " | ".join(cell(r[c]).replace("|", "\\|") for c in frame.columns) + " |"
-            for r in rows
+            "| " + " | ".join(cell(r[c]).replace("|", "\\|") for c in columns) + " |" for r in rows
         ]
         return "\n".join([header, rule, *body])
     raise ValueError(f"unknown format {fmt!r}")
+
+
+def rows_to_text(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str) -> str:
+    """:func:`to_text` of plain rows, without a frame: ``json``, ``nl`` and ``md`` of any
+    values; ``csv`` and ``tsv`` (as polars writes them) of booleans, integers, text and
+    nulls only."""
+    if fmt not in ("csv", "tsv"):
+        return dicts_text(columns, [dict(zip(columns, r, strict=True)) for r in rows], fmt)
+    sep = "\t" if fmt == "tsv" else ","
+    if any(type(v) not in _CSV_PLAIN for r in rows for v in r):
+        raise ValueError("rows_to_text writes CSV of booleans, integers, text and nulls only")
+    lines = [sep.join(_csv_field(c, sep) for c in columns)]
+    lines += [sep.join(_csv_value(v, sep) for v in r) for r in rows]
+    return ("\n".join(lines) + "\n").rstrip("\n")
+
+
+_CSV_PLAIN = (bool, int, str, type(None))
+
+
+def _csv_value(value: Any, sep: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return _csv_field(value, sep) if isinstance(value, str) else str(value)
+
+
+def _csv_field(text: str, sep: str) -> str:
+    """A text as polars' CSV writer quotes it: where empty or holding the separator, a quote
+    or a line break."""
+    if text == "" or sep in text or '"' in text or "\n" in text or "\r" in text:
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
 def _csv_type(dtype: pl.DataType) -> bool:

@@ -15,9 +15,10 @@ from evalstore.runs.registry import parse_params
 if TYPE_CHECKING:
     import polars as pl
 
+    from evalstore.db.connection import Database
     from evalstore.store.facade import Store
 
-__all__ = ["check_output", "run_sql", "write_result"]
+__all__ = ["check_output", "run_sql", "run_sql_rows", "write_result"]
 
 
 def run_sql(
@@ -51,6 +52,32 @@ def run_sql(
         max_bytes=max_bytes,
         timeout_hint=timeout_hint,
     )
+
+
+def run_sql_rows(
+    store: Database,
+    query: str,
+    params: Sequence[str] | None = None,
+    *,
+    allow_read: Sequence[str | Path] = (),
+    max_rows: int = sandbox.DEFAULT_MAX_ROWS,
+    timeout: float | None = sandbox.DEFAULT_TIMEOUT,
+    max_bytes: int | None = None,
+    kinds: frozenset[str] = sandbox.PLAIN_TYPES,
+) -> sandbox.Rows | sandbox.Result:
+    """:func:`run_sql`'s result as Python rows where :func:`evalstore.db.sandbox.run_rows`
+    gives them (a result of plain types, well within ``max_bytes``), without importing polars
+    or pyarrow; else (and for no ``kinds``) run_sql's :class:`~evalstore.db.sandbox.Result`.
+    Raises as run_sql."""
+    values = parse_params(params)
+    bound = queries.bind(query, values) if values else None
+    sandbox.lock_down(store.con, allow_read)
+    small = sandbox.run_rows(store.con, query, bound, max_rows=max_rows, timeout=timeout,
+                             max_bytes=max_bytes, kinds=kinds) if kinds else None  # fmt: skip
+    if small is not None:
+        return small
+    return sandbox.run_query(store.con, query, bound, max_rows=max_rows, timeout=timeout,
+                             max_bytes=max_bytes)  # fmt: skip
 
 
 def check_output(path: Path, store: Path, allow_read: Iterable[str | Path] = ()) -> None:
