@@ -81,12 +81,13 @@ def test_a_replicate_is_the_ap_of_the_expanded_resample(
 ) -> None:
     rng = np.random.default_rng(31)
     items = _lists(rng, 400, n_lists, tied=tied, missed=missed)
-    layout = Layout.of(items, RunOrder.ranked(items, items.scores[0], ties).rows)
+    ranked = [RunOrder.ranked(items, items.scores[run], ties) for run in range(2)]
+    layout = Layout.of(items, ranked[0].rows)
     counted = np.bincount(items.codes[items.labels == 1], minlength=n_lists)
     n_pos = np.where(items.n_positives >= 0, items.n_positives, counted)
     kept = layout.slot >= 0
     for run in range(2):
-        order = RunOrder.of(items, items.scores[run], ties, layout)
+        order = RunOrder.of(items, ranked[run], ties, layout)
         for _ in range(4):
             w = np.empty(layout.size, dtype=np.uint8)
             layout.draw(rng, w)
@@ -212,3 +213,27 @@ def test_reweighted_interval_covers_the_population_difference() -> None:
         low, high = percentile_interval(reps[1] - reps[0])
         hits += low <= truth <= high
     assert 0.91 <= hits / 200 <= 0.98, hits / 200
+
+
+def test_runs_given_in_another_order_are_aligned_by_item(db: Path) -> None:
+    """Two runs of the same pairs, the second given in another order: aligned by item id
+    (the sorted path), with the numbers of the same runs given in one order (the weights
+    follow the first run's ranking, not the input order)."""
+    rng = np.random.default_rng(37)
+    n = 1500
+    labels = rng.choice(np.array([1, -1]), size=n)
+    a = rng.normal(size=n) + (labels == 1)
+    b = a + rng.normal(size=n)
+    shuffled = rng.permutation(n)
+    rows = {"x": np.arange(n), "y": shuffled}
+    with Store(db) as store:
+        for tag, order in rows.items():
+            store.ingest({"item_id": np.arange(n), "label": labels, "score": a},
+                         task="verification", run=f"{tag}/a")  # fmt: skip
+            store.ingest({"item_id": order, "label": labels[order], "score": b[order]},
+                         task="verification", run=f"{tag}/b")  # fmt: skip
+        [same] = compare(store, ["x/a", "x/b"], metrics=["ap"]).to_dicts()
+        [other] = compare(store, ["y/a", "y/b"], metrics=["ap"]).to_dicts()
+    keys = ("diff", "ci_low", "ci_high", "p_value", "resampled")
+    assert [same[k] for k in keys] == [other[k] for k in keys]
+    assert same["resampled"] == "items" and same["ci_low"] < same["diff"] < same["ci_high"]

@@ -146,21 +146,24 @@ def stats(
         resample == "items" or (resample == "auto" and n < MIN_LISTS)
     )
     items = None
+    p_json = json.loads(params)
+    call = Params(ties=p_json.get("ties", "grouped"), k=p_json.get("k"))
+    reweighted = fast(metric, call)
     if by_items:
         kept_lists = [g for g, k in zip(lists, kept, strict=True) if k]
         try:
-            items = _items(store, a, b, task, kept_lists)
+            items = _items(
+                store, a, b, task, kept_lists, as_given=reweighted,
+                ids=not reweighted or call.ties == "docid",
+            )  # fmt: skip
         except InvalidInput:
             if resample == "items":
                 raise
             # auto: the runs ranked different items (retrieval runs that return their own
             # candidates), which cannot be resampled in pairs: resample lists
     if items is not None:
-        p_json = json.loads(params)
         proto = p_json.get("protocol")
         zero = proto is not None and protocols.get(proto).no_positives == "zero"
-        call = Params(ties=p_json.get("ties", "grouped"), k=p_json.get("k"))
-        reweighted = fast(metric, call)
         if all(np.array_equal(row, items.scores[0]) for row in items.scores[1:]):
             # every run ranked every item alike: each resample's difference is exactly 0
             diffs, p = np.zeros(n_boot), 1.0
@@ -202,38 +205,35 @@ def stats(
 _NULL_LIST = "\x00"  # the key of a task's single unnamed list (group_id NULL)
 
 
-def _items(store: Store, a: Unit, b: Unit, task: str, lists: list[Any]) -> ItemLists:
+def _items(
+    store: Store,
+    a: Unit,
+    b: Unit,
+    task: str,
+    lists: list[Any],
+    *,
+    as_given: bool = False,
+    ids: bool = True,
+) -> ItemLists:
     """The items of ``lists`` of every run of both units, aligned by (list, item id, or
-    position when the items have no ids).
+    position when the items have no ids). With ``as_given``, runs that hold the same items
+    in the same input order are aligned as they are (no sort; the order of the items then
+    differs from the sorted one, which changes no metric); ``ids``: keep the item ids (the
+    ``docid`` tie policy reads them).
 
     Raises:
         InvalidInput: two runs ranked different items, or labelled them differently.
     """
     every = [*a.run_ids, *b.run_ids]
     frame = store.query("compare/unit_items", {"runs": every, "task": task})
-    frame = frame.with_columns(
-        list=pl.col("group_id").fill_null(_NULL_LIST),
-        pos=pl.col("seq").rank("ordinal").over(["run_id", "group_id"]),
-    )
     wanted = [_NULL_LIST if g is None else g for g in lists]
-    frame = frame.filter(pl.col("list").is_in(wanted))
-    frame = frame.with_columns(
-        key=pl.when(pl.col("item_id").is_null())
-        .then(pl.col("pos").cast(pl.String))
-        .otherwise(pl.col("item_id"))
-    ).sort(["run_id", "list", "key"])
-    parts = [frame.filter(pl.col("run_id") == r) for r in every]
+    frame = frame.with_columns(list=pl.col("group_id").fill_null(_NULL_LIST)).filter(
+        pl.col("list").is_in(wanted)
+    )
+    parts = _as_given(frame, every, ids) if as_given else None
+    if parts is None:
+        parts = _by_key(store, frame, every, task)
     first = parts[0]
-    for r, part in zip(every[1:], parts[1:], strict=True):
-        same = part.height == first.height and (
-            part.select("list", "key", "label").equals(first.select("list", "key", "label"))
-        )
-        if not same:
-            raise InvalidInput(
-                f"runs {name(store, every[0])} and {name(store, r)} ranked different items "
-                f"(or labelled them differently) in their {task} lists: their items cannot be "
-                "resampled together; compare them with --resample lists"
-            )
     code = {g: i for i, g in enumerate(wanted)}
     codes = first["list"].replace_strict(code, return_dtype=pl.Int64).to_numpy()
     labels = first["label"].to_numpy().astype(np.int64)
@@ -250,8 +250,51 @@ def _items(store: Store, a: Unit, b: Unit, task: str, lists: list[Any]) -> ItemL
         codes=codes,
         labels=labels,
         order=first["seq"].to_numpy().astype(np.int64),
-        items=np.array(first["key"].to_list(), dtype=object),
+        items=np.array(first["key"].to_list(), dtype=object) if ids else None,
         scores=scores,
         missed=missed,
         n_positives=n_pos,
     )
+
+
+def _key(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` (rows in input order within each run and list) with ``key``: the item id,
+    or the item's position in its list when it has none."""
+    pos = pl.col("seq").rank("ordinal").over(["run_id", "group_id"])
+    return frame.with_columns(
+        key=pl.when(pl.col("item_id").is_null()).then(pos.cast(pl.String)).otherwise("item_id")
+    )
+
+
+def _as_given(frame: pl.DataFrame, every: list[int], ids: bool) -> list[pl.DataFrame] | None:
+    """Each run's rows as the query gives them (by list, then input order; with ``key`` if
+    ``ids``), when every run holds the same items with the same labels in that order; else
+    None."""
+    parts = [frame.filter(pl.col("run_id") == r) for r in every]
+    cols = ["list", "item_id", "label"]
+    first = parts[0].select(cols)
+    if any(p.height != first.height or not p.select(cols).equals(first) for p in parts[1:]):
+        return None
+    return [_key(p) for p in parts] if ids else parts
+
+
+def _by_key(store: Store, frame: pl.DataFrame, every: list[int], task: str) -> list[pl.DataFrame]:
+    """Each run's rows sorted by (list, key).
+
+    Raises:
+        InvalidInput: two runs ranked different items, or labelled them differently.
+    """
+    frame = _key(frame).sort(["run_id", "list", "key"])
+    parts = [frame.filter(pl.col("run_id") == r) for r in every]
+    first = parts[0]
+    for r, part in zip(every[1:], parts[1:], strict=True):
+        same = part.height == first.height and (
+            part.select("list", "key", "label").equals(first.select("list", "key", "label"))
+        )
+        if not same:
+            raise InvalidInput(
+                f"runs {name(store, every[0])} and {name(store, r)} ranked different items "
+                f"(or labelled them differently) in their {task} lists: their items cannot be "
+                "resampled together; compare them with --resample lists"
+            )
+    return parts

@@ -30,7 +30,7 @@ another random stream. docs/statistics.md gives the scheme and its simulations.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -197,6 +197,7 @@ class RunOrder:
     tp_base: np.ndarray | None
     fp_base: np.ndarray | None
     per_rank: bool
+    work: dict[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
 
     @staticmethod
     def ranked(items: ItemLists, scores: np.ndarray, ties: str) -> RankedRows:
@@ -209,8 +210,8 @@ class RunOrder:
         return ranked_rows(items.codes, scores, items.labels, ties=ties, order=order)
 
     @classmethod
-    def of(cls, items: ItemLists, scores: np.ndarray, ties: str, layout: Layout) -> RunOrder:
-        ranked = cls.ranked(items, scores, ties)
+    def of(cls, items: ItemLists, ranked: RankedRows, ties: str, layout: Layout) -> RunOrder:
+        """The order of a run ranked as ``ranked`` (:meth:`ranked`) under ``ties``."""
         rows = ranked.rows
         lab = items.labels[rows]
         is_pos, is_neg = lab == 1, lab == -1
@@ -246,27 +247,38 @@ class RunOrder:
             per_rank,
         )
 
+    def _buffer(self, name: str, size: int, dtype: type) -> np.ndarray:
+        """A work array kept between replicates (no allocation, no page faults, per call)."""
+        if name not in self.work:
+            self.work[name] = np.zeros(size, dtype=dtype)
+        return self.work[name]
+
     def sums(self, w: np.ndarray, n_lists: int) -> np.ndarray:
         """(n_lists,) ``P * AP`` of each list under the multiplicities ``w`` (uint8, by
         :class:`Layout` slot)."""
-        wp = w[self.pos]
-        cum_tp = np.zeros(wp.size + 1, dtype=np.int64)
-        np.cumsum(wp, out=cum_tp[1:])
-        wn = w[self.neg]
-        cum_fp = np.zeros(wn.size + 1, dtype=np.int64)
-        np.cumsum(wn, out=cum_fp[1:])
-        tp = cum_tp[self.tp_end]
-        fp = cum_fp[self.fp_end]
+        k = self.fp_end.size
+        wp = w[self.pos] if isinstance(self.pos, slice) else np.take(
+            w, self.pos, out=self._buffer("wp", k, np.uint8))  # fmt: skip
+        n_neg = self.neg.stop - self.neg.start if isinstance(self.neg, slice) else self.neg.size
+        wn = w[self.neg] if isinstance(self.neg, slice) else np.take(
+            w, self.neg, out=self._buffer("wn", n_neg, np.uint8))  # fmt: skip
+        cum_tp = self._buffer("cum_tp", k + 1, np.int32)  # cum_tp[0] stays 0
+        np.cumsum(wp, dtype=np.int32, out=cum_tp[1:])
+        cum_fp = self._buffer("cum_fp", n_neg + 1, np.int32)
+        np.cumsum(wn, dtype=np.int32, out=cum_fp[1:])
+        tp = cum_tp[self.tp_end] if isinstance(self.tp_end, slice) else np.take(
+            cum_tp, self.tp_end, out=self._buffer("tp", k, np.int32))  # fmt: skip
+        fp = np.take(cum_fp, self.fp_end, out=self._buffer("fp", k, np.int32))
         if self.tp_base is not None and self.fp_base is not None:
             tp = tp - cum_tp[self.tp_base]
             fp = fp - cum_fp[self.fp_base]
         if not self.per_rank:
-            den = tp + fp
+            den = np.add(tp, fp, out=self._buffer("den", k, np.int32))
             np.maximum(den, 1, out=den)  # 0 only where TP is 0 too
-            terms = np.divide(tp, den)
-            terms *= wp
+            terms = np.divide(tp, den, out=self._buffer("terms", k, np.float64))
+            np.multiply(terms, wp, out=terms)
         else:  # copy j of positive i: (TP_i + j) / (TP_i + FP_i + j)
-            terms = np.zeros(wp.size)
+            terms = np.zeros(k)
             live = np.flatnonzero(wp)
             j = 1
             while live.size:
@@ -305,8 +317,9 @@ def reweighted_replicates(
     first = [next(q for q in range(r + 1) if np.array_equal(items.scores[q], items.scores[r]))
              for r in range(runs)]  # fmt: skip
     distinct = sorted(set(first))
-    layout = Layout.of(items, RunOrder.ranked(items, items.scores[distinct[0]], params.ties).rows)
-    orders = {r: RunOrder.of(items, items.scores[r], params.ties, layout) for r in distinct}
+    ranked = {r: RunOrder.ranked(items, items.scores[r], params.ties) for r in distinct}
+    layout = Layout.of(items, ranked[distinct[0]].rows)
+    orders = {r: RunOrder.of(items, ranked[r], params.ties, layout) for r in distinct}
     n_pos = _list_positives(items)
     out = np.empty((runs, n_boot))
     w = np.empty(layout.size, dtype=np.uint8)
