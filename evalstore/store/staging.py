@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -46,7 +47,14 @@ from evalstore.runs import registry as runs
 from evalstore.runs.meta import RunMeta
 from evalstore.store.facade import Store, publish, write_store
 
-__all__ = ["ingest_files", "ingest_staged", "merge_staged", "staging_path"]
+__all__ = [
+    "INGEST_MEMORY",
+    "ingest_files",
+    "ingest_memory_limit",
+    "ingest_staged",
+    "merge_staged",
+    "staging_path",
+]
 
 LOG = logging.getLogger(__name__)
 
@@ -54,6 +62,24 @@ LOG = logging.getLogger(__name__)
 #: keypoint, outcome and detection runs (sql/schema/017_detections.sql).
 _MERGED = ("list_stats", "positive_ranks", "pairs", "matches", "outcomes",
            "det_images", "det_categories", "det_truth", "det_boxes")  # fmt: skip
+
+
+INGEST_MEMORY = 2 << 30
+"""DuckDB's memory limit on the staging store, in bytes (at most DuckDB's own default, 80 % of
+RAM; ``$EVALSTORE_MEMORY_LIMIT`` overrides it): the rows of a large ingest spill to disk rather
+than grow the process (2e8 rows took 5.3 GiB without it, for the same CPU)."""
+
+
+def ingest_memory_limit() -> str:
+    """The memory limit of an ingest's staging store, as DuckDB spells it."""
+    given = os.environ.get("EVALSTORE_MEMORY_LIMIT")
+    if given:
+        return given
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not a POSIX system: DuckDB's default
+        ram = INGEST_MEMORY * 2
+    return f"{min(INGEST_MEMORY, int(ram * 0.8)) >> 20}MiB"
 
 
 def staging_path(store_path: Path) -> Path:
@@ -180,7 +206,7 @@ def ingest_staged(
     # row written once); if another process creates it meanwhile, the run is merged as below
     new = not path.exists()
     try:
-        with Store(stage) as staging:
+        with Store(stage, memory_limit=ingest_memory_limit()) as staging:
             if not new:  # a file read once and deleted: not worth compressing
                 staging.con.execute("set force_compression = 'uncompressed'")
             result = action(staging)
