@@ -19,8 +19,10 @@ from scipy import stats as scipy_stats
 from evalstore import Store, compare
 from evalstore.analysis.resampling import ItemLists, strata
 from evalstore.analysis.reweighting import (
+    FAST_METRICS,
     Layout,
     RunOrder,
+    list_values,
     reweighted_replicates,
     stratified_weights,
 )
@@ -53,7 +55,9 @@ def _lists(rng: np.random.Generator, n: int, n_lists: int, *, tied: bool, missed
     )
 
 
-def _sorted_path(items: ItemLists, w: np.ndarray, run: int, ties: str) -> np.ndarray:
+def _sorted_path(
+    items: ItemLists, w: np.ndarray, run: int, ties: str, metric: str = "ap"
+) -> np.ndarray:
     """Each list's AP of the resample with multiplicities ``w``, as the sorting path computes
     it: the items repeated and the reference run on them."""
     index = np.repeat(np.arange(items.codes.size), w)
@@ -68,23 +72,25 @@ def _sorted_path(items: ItemLists, w: np.ndarray, run: int, ties: str) -> np.nda
         lists=over if over.size else None,
         n_positives=items.n_positives[over] if over.size else None,
     )
-    result = AP.reference(lists, Params(ties=ties))
+    result = METRICS[metric].reference(lists, Params(ties=ties))
     values = np.full(items.n_lists, np.nan)
     values[np.asarray(result.group, dtype=np.int64)] = result.value
     return values
 
 
+@pytest.mark.parametrize("metric", FAST_METRICS)
 @pytest.mark.parametrize("ties", TIES)
 @pytest.mark.parametrize(("n_lists", "tied", "missed"), [(1, False, 0), (3, True, 2), (2, True, 0)])
-def test_a_replicate_is_the_ap_of_the_expanded_resample(
-    ties: str, n_lists: int, tied: bool, missed: int
+def test_a_replicate_is_the_metric_of_the_expanded_resample(
+    metric: str, ties: str, n_lists: int, tied: bool, missed: int
 ) -> None:
     rng = np.random.default_rng(31)
     items = _lists(rng, 400, n_lists, tied=tied, missed=missed)
     ranked = [RunOrder.ranked(items, items.scores[run], ties) for run in range(2)]
     layout = Layout.of(items, ranked[0].rows)
     counted = np.bincount(items.codes[items.labels == 1], minlength=n_lists)
-    n_pos = np.where(items.n_positives >= 0, items.n_positives, counted)
+    n_pos = np.where(items.n_positives >= 0, items.n_positives, counted).astype(float)
+    n_neg = np.bincount(items.codes[items.labels == -1], minlength=n_lists).astype(float)
     kept = layout.slot >= 0
     for run in range(2):
         order = RunOrder.of(items, ranked[run], ties, layout)
@@ -93,9 +99,8 @@ def test_a_replicate_is_the_ap_of_the_expanded_resample(
             layout.draw(rng, w)
             by_item = np.zeros(items.codes.size, dtype=np.int64)
             by_item[kept] = w[layout.slot[kept]]
-            with np.errstate(invalid="ignore"):
-                fast = order.sums(w, n_lists) / n_pos
-            slow = _sorted_path(items, by_item, run, ties)
+            fast = list_values(metric, order, w, n_pos, n_neg)
+            slow = _sorted_path(items, by_item, run, ties, metric)
             np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-12)
             assert not np.isnan(fast).all()
 
@@ -130,11 +135,11 @@ def test_replicates_are_paired_seeded_and_identical_runs_agree() -> None:
     rng = np.random.default_rng(33)
     items = _lists(rng, 300, 1, tied=False, missed=0)
     same = dataclasses.replace(items, scores=np.stack([items.scores[0]] * 2))
-    reps = reweighted_replicates(same, Params(), np.random.default_rng(1), 200)
+    reps = reweighted_replicates(AP, same, Params(), np.random.default_rng(1), 200)
     assert np.array_equal(reps[0], reps[1]) and reps[0].std() > 0
-    again = reweighted_replicates(items, Params(), np.random.default_rng(1), 50)
+    again = reweighted_replicates(AP, items, Params(), np.random.default_rng(1), 50)
     assert np.array_equal(
-        again, reweighted_replicates(items, Params(), np.random.default_rng(1), 50)
+        again, reweighted_replicates(AP, items, Params(), np.random.default_rng(1), 50)
     )
 
 
@@ -182,7 +187,7 @@ def test_bootstrap_p_values_are_uniform_under_the_null() -> None:
         base = rng.normal(0, 1, 400) + (labels == 1)
         a = base + rng.normal(0, 1, 400)
         b = base + rng.normal(0, 1, 400)
-        reps = reweighted_replicates(_one_list(labels, [a, b]), Params(), rng, 199)
+        reps = reweighted_replicates(AP, _one_list(labels, [a, b]), Params(), rng, 199)
         p.append(inversion_p(reps[1] - reps[0]))
     p_arr = np.array(p)
     assert scipy_stats.kstest(p_arr, "uniform").pvalue > 0.001
@@ -209,7 +214,7 @@ def test_reweighted_interval_covers_the_population_difference() -> None:
     hits = 0
     for _ in range(200):
         labels, a, b = draw(1000)
-        reps = reweighted_replicates(_one_list(labels, [a, b]), Params(), rng, 400)
+        reps = reweighted_replicates(AP, _one_list(labels, [a, b]), Params(), rng, 400)
         low, high = percentile_interval(reps[1] - reps[0])
         hits += low <= truth <= high
     assert 0.91 <= hits / 200 <= 0.98, hits / 200

@@ -168,7 +168,7 @@ def stats(
             # every run ranked every item alike: each resample's difference is exactly 0
             diffs, p = np.zeros(n_boot), 1.0
         elif reweighted:  # each run ranked once, a replicate reweights its items
-            reps = reweighted_replicates(items, call, rng, n_boot, zero)
+            reps = reweighted_replicates(metric, items, call, rng, n_boot, zero)
             diffs = seed_replicates(reps[:n_a], reps[n_a:], rng) if grouped else reps[1] - reps[0]
             p = inversion_p(diffs)
         elif grouped:

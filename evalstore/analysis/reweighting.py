@@ -44,12 +44,13 @@ __all__ = [
     "Layout",
     "RunOrder",
     "fast",
+    "list_values",
     "reweighted_replicates",
     "stratified_weights",
 ]
 
 #: The metrics whose item bootstrap reweights a fixed order (the others sort every replicate).
-FAST_METRICS = ("ap",)
+FAST_METRICS = ("ap", "fpr95")
 
 _CELLS = 1 << 16
 
@@ -187,6 +188,7 @@ class RunOrder:
         fp_end: per positive, likewise into ``[0, cumsum(w[neg])]``.
         tp_base, fp_base: per positive, those indices at its list's start (None: one list).
         per_rank: every copy is a point (not ``grouped``).
+        pos_start, neg_start: (L + 1,) where each list's positives and negatives start.
     """
 
     pos: np.ndarray | slice
@@ -197,6 +199,8 @@ class RunOrder:
     tp_base: np.ndarray | None
     fp_base: np.ndarray | None
     per_rank: bool
+    pos_start: np.ndarray
+    neg_start: np.ndarray
     work: dict[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
 
     @staticmethod
@@ -245,6 +249,8 @@ class RunOrder:
             tp_base,
             fp_base,
             per_rank,
+            np.searchsorted(pos_list, np.arange(items.n_lists + 1)),
+            np.searchsorted(codes[is_neg], np.arange(items.n_lists + 1)),
         )
 
     def _buffer(self, name: str, size: int, dtype: type) -> np.ndarray:
@@ -253,9 +259,9 @@ class RunOrder:
             self.work[name] = np.zeros(size, dtype=dtype)
         return self.work[name]
 
-    def sums(self, w: np.ndarray, n_lists: int) -> np.ndarray:
-        """(n_lists,) ``P * AP`` of each list under the multiplicities ``w`` (uint8, by
-        :class:`Layout` slot)."""
+    def _cumulative(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The positives' weights in ranking order, and ``[0, cumsum]`` of them and of the
+        negatives' weights, under the multiplicities ``w`` (uint8, by :class:`Layout` slot)."""
         k = self.fp_end.size
         wp = w[self.pos] if isinstance(self.pos, slice) else np.take(
             w, self.pos, out=self._buffer("wp", k, np.uint8))  # fmt: skip
@@ -266,6 +272,26 @@ class RunOrder:
         np.cumsum(wp, dtype=np.int32, out=cum_tp[1:])
         cum_fp = self._buffer("cum_fp", n_neg + 1, np.int32)
         np.cumsum(wn, dtype=np.int32, out=cum_fp[1:])
+        return wp, cum_tp, cum_fp
+
+    def fp_at(self, w: np.ndarray, m: np.ndarray) -> np.ndarray:
+        """(L,) per list, the weight of the negatives at the first point whose TP reaches
+        ``m[list]`` (-1 where it never does), under the multiplicities ``w``."""
+        _, cum_tp, cum_fp = self._cumulative(w)
+        out = np.full(m.size, -1.0)
+        for code in range(m.size):
+            start, end = self.pos_start[code], self.pos_start[code + 1]
+            target = cum_tp[start] + m[code]
+            if cum_tp[end] >= target:
+                i = start + int(np.searchsorted(cum_tp[start + 1 : end + 1], target))
+                out[code] = cum_fp[self.fp_end[i]] - cum_fp[self.neg_start[code]]
+        return out
+
+    def sums(self, w: np.ndarray, n_lists: int) -> np.ndarray:
+        """(n_lists,) ``P * AP`` of each list under the multiplicities ``w`` (uint8, by
+        :class:`Layout` slot)."""
+        k = self.fp_end.size
+        wp, cum_tp, cum_fp = self._cumulative(w)
         tp = cum_tp[self.tp_end] if isinstance(self.tp_end, slice) else np.take(
             cum_tp, self.tp_end, out=self._buffer("tp", k, np.int32))  # fmt: skip
         fp = np.take(cum_fp, self.fp_end, out=self._buffer("fp", k, np.int32))
@@ -303,16 +329,43 @@ def _list_positives(items: ItemLists) -> np.ndarray:
     return np.where(items.n_positives >= 0, items.n_positives, counted).astype(np.float64)
 
 
+def _reaching(n_pos: np.ndarray, recall: float) -> np.ndarray:
+    """(L,) the least TP whose ``TP / P`` (in floats) reaches ``recall``, as
+    :func:`evalstore.core.segments.first_at_recall` finds it."""
+    p = np.where(n_pos > 0, n_pos, 1)
+    m = np.clip(np.ceil(recall * p), 0, p)
+    while (down := (m > 0) & ((m - 1) / p >= recall)).any():
+        m -= down
+    while (up := (m < p) & (m / p < recall)).any():
+        m += up
+    return m.astype(np.int64)
+
+
+def list_values(
+    metric: str, order: RunOrder, w: np.ndarray, n_pos: np.ndarray, n_neg: np.ndarray
+) -> np.ndarray:
+    """(L,) ``metric`` of each list under the multiplicities ``w`` (NaN where it has none)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if metric == "ap":
+            return order.sums(w, n_pos.size) / n_pos
+        # fpr95: FP / N at the first point with recall >= 0.95, 1 where recall never gets there
+        fp = order.fp_at(w, _reaching(n_pos, 0.95))
+        values = np.where(fp >= 0, fp / n_neg, 1.0)
+    values[(n_neg == 0) | (n_pos == 0)] = np.nan
+    return values
+
+
 def reweighted_replicates(
+    metric: Metric,
     items: ItemLists,
     params: Params,
     rng: np.random.Generator,
     n_boot: int = 1000,
     zero_without_positives: bool = False,
 ) -> np.ndarray:
-    """(runs, n_boot) the mean AP over lists of each run on ``n_boot`` stratified resamples of
-    the items (the same resample for every run), each run ranked once. Runs with identical
-    scores are computed once."""
+    """(runs, n_boot) the mean of ``metric`` (one of :data:`FAST_METRICS`) over lists of each
+    run on ``n_boot`` stratified resamples of the items (the same resample for every run),
+    each run ranked once. Runs with identical scores are computed once."""
     runs = items.scores.shape[0]
     first = [next(q for q in range(r + 1) if np.array_equal(items.scores[q], items.scores[r]))
              for r in range(runs)]  # fmt: skip
@@ -321,13 +374,13 @@ def reweighted_replicates(
     layout = Layout.of(items, ranked[distinct[0]].rows)
     orders = {r: RunOrder.of(items, ranked[r], params.ties, layout) for r in distinct}
     n_pos = _list_positives(items)
+    n_neg = np.bincount(items.codes[items.labels == -1], minlength=items.n_lists).astype(float)
     out = np.empty((runs, n_boot))
     w = np.empty(layout.size, dtype=np.uint8)
     for b in range(n_boot):
         layout.draw(rng, w)
         for r, order in orders.items():
-            with np.errstate(invalid="ignore", divide="ignore"):
-                values = order.sums(w, items.n_lists) / n_pos
+            values = list_values(metric.name, order, w, n_pos, n_neg)
             if zero_without_positives:
                 values = np.nan_to_num(values, nan=0.0)
             kept = values[~np.isnan(values)]
