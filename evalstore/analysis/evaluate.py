@@ -195,6 +195,7 @@ def evaluate(
     engine: Engine | None = None,
     progress: Progress | None = None,
     protocol: str | None = None,
+    values: bool = True,
 ) -> pl.DataFrame:
     """Compute (or reuse) metrics of runs and return them.
 
@@ -223,6 +224,8 @@ def evaluate(
         protocol: an official protocol (:mod:`evalstore.metrics.protocols`: ``hpatches``, ``voc07``,
             ``trec``...): its metrics (unless ``metrics`` names some of them), its tie policy
             and averaging. The values record it in their ``params``.
+        values: return the values; False computes only those missing or stale, and returns
+            an empty frame (the dashboards, which read the values with their own queries).
 
     Returns:
         One row per (run, task, metric, slice) with the columns of :data:`RESULT_COLUMNS`;
@@ -295,7 +298,8 @@ def evaluate(
             for key in by:
                 if key not in (*LIST_NOUN.values(), "list"):  # another task's noun: not a slice
                     _slices(store, metric, task, ids, params, key)
-            frames.append(_read(store, ids, task, metric, params, by))
+            if values:
+                frames.append(_read(store, ids, task, metric, params, by))
         if progress is not None:
             progress(f"{metric.name} {task}", step + 1, len(plan))
     return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()

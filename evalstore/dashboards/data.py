@@ -106,11 +106,11 @@ def evaluate_selected(
     (the dashboards draw stored values). Needs a writable store."""
     if not experiments and not runs:
         # every run: one query for their ids, not one look-up per run id (1,000 runs: seconds)
-        evaluate(store, None, all_runs=True, progress=progress)
+        evaluate(store, None, all_runs=True, progress=progress, values=False)
         return
     ids = selected_run_ids(store, experiments, runs)
     if ids:
-        evaluate(store, ids, progress=progress)
+        evaluate(store, ids, progress=progress, values=False)
 
 
 def panel_data(store: Store, panel: Panel, filters: Mapping[str, Any]) -> pl.DataFrame:

@@ -12,7 +12,7 @@ some HTML in its labels. The figures are plain data
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
@@ -25,7 +25,9 @@ from evalstore.dashboards.grid import (
     distinct,
     grid_layout,
     make_grid,
+    positions,
     rows_where,
+    split,
     tick_room,
 )
 from evalstore.dashboards.heatmap import heatmap_figure
@@ -66,22 +68,52 @@ def _running_best(values: list[Any], higher: bool) -> list[Any]:
     return out
 
 
-def _hover(panel: Panel, group: pl.DataFrame, extra: str = "") -> dict[str, Any]:
+@dataclass
+class _Rows:
+    """Rows of a frame (``index``: their row numbers; None: all) as a trace reads them: each
+    column's plot values, converted once for the frame and shared by its traces."""
+
+    frame: pl.DataFrame
+    index: list[int] | None = None
+    converted: dict[str, list[Any]] = field(default_factory=dict)
+
+    @property
+    def height(self) -> int:
+        return self.frame.height if self.index is None else len(self.index)
+
+    def values(self, column: str) -> list[Any]:
+        """:func:`plot_values` of ``column`` in these rows."""
+        if column not in self.converted:
+            self.converted[column] = plot_values(self.frame[column])
+        every = self.converted[column]
+        return every if self.index is None else [every[i] for i in self.index]
+
+    def split(self, column: str | None, values: list[Any]) -> list[_Rows]:
+        """The rows of each of ``values`` in ``column`` (:func:`rows_where`'s)."""
+        if column is None:
+            return [self for _ in values]
+        found = positions(self.frame, column, values)
+        if found is None:
+            return [_Rows(rows_where(self.frame, column, v)) for v in values]
+        return [_Rows(self.frame, rows, self.converted) for rows in found]
+
+
+def _hover(panel: Panel, group: _Rows, extra: str = "") -> dict[str, Any]:
     lines = [f"{esc(panel.x)}=%{{x}}", f"{esc(panel.y)}=%{{y}}"]
     custom = None
     if panel.hover:
-        custom = list(zip(*(plot_values(group[c]) for c in panel.hover), strict=True))
+        custom = list(zip(*(group.values(c) for c in panel.hover), strict=True))
         lines += [f"{esc(c)}=%{{customdata[{i}]}}" for i, c in enumerate(panel.hover)]
     return {"customdata": custom, "hovertemplate": "<br>".join(lines) + f"<extra>{extra}</extra>"}
 
 
-def _spread(panel: Panel, group: pl.DataFrame) -> list[float] | None:
+def _spread(panel: Panel, group: _Rows) -> list[float] | None:
     """The ``error`` column of a trace (NULL as 0), or None when it has no spread."""
     if panel.error is None:
         return None
-    if not group[panel.error].dtype.is_numeric():
+    if not group.frame.schema[panel.error].is_numeric():
         raise InvalidInput(f"{panel.where}: `error` column {panel.error!r} must be numeric")
-    values = [0.0 if v is None else float(v) for v in plot_values(group[panel.error])]
+    values = [0.0 if v is None else float(v) for v in group.values(panel.error)]
     return values if any(v > 0 for v in values) else None
 
 
@@ -111,14 +143,14 @@ def _band(
 
 
 def _mark(
-    panel: Panel, rows: pl.DataFrame, name: str, hue: str, fig: Figure, row: int, col: int
+    panel: Panel, rows: _Rows, name: str, hue: str, fig: Figure, row: int, col: int
 ) -> dict[str, Any]:
     """The trace of ``rows`` (one color value, one ``line_group`` value); a line's band
     goes straight into ``fig``. Scatter points are joined by a line only with ``line_group``
     and more than one point."""
     common: dict[str, Any] = {
-        "x": plot_values(rows[panel.x or ""]),
-        "y": plot_values(rows[panel.y or ""]),
+        "x": rows.values(panel.x or ""),
+        "y": rows.values(panel.y or ""),
         "name": name,
         "legendgroup": name,
         **_hover(panel, rows, name),
@@ -163,11 +195,10 @@ def _xy_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
     lay = grid_layout(panel, len(facets), titled=panel.facet is not None, tick_px=tick_px)
     fig = make_grid(lay, [esc(plain(f)) for f in facets] if panel.facet else None)
     shown: set[Any] = set()
-    for f_index, facet in enumerate(facets):
+    for f_index, part in enumerate(split(frame, panel.facet, facets)):
         row, col = cell(f_index, cols)
-        part = rows_where(frame, panel.facet, facet)
-        for c_index, color in enumerate(colors):
-            group = rows_where(part, panel.color, color)
+        by_color = split(part, panel.color, colors)
+        for c_index, (color, group) in enumerate(zip(colors, by_color, strict=True)):
             if group.height == 0:
                 continue
             if panel.kind != "bar" and not categorical:  # lines run along x
@@ -176,8 +207,7 @@ def _xy_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
             hue = colours[c_index % len(colours)]
             # a line joins the rows of one `line_group` value only (one configuration)
             lines = distinct(group[panel.line_group]) if panel.line_group else [None]
-            for line in lines:
-                rows = rows_where(group, panel.line_group, line)
+            for rows in _Rows(group).split(panel.line_group, lines):
                 mark = _mark(panel, rows, name, hue, fig, row, col)
                 mark["showlegend"] = panel.color is not None and color not in shown
                 shown.add(color)

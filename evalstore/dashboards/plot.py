@@ -157,7 +157,11 @@ class Figure:
 
     def to_json(self) -> str:
         """The figure as JSON that is safe inside a ``<script>`` element."""
-        text = json.dumps(_finite(self.to_dict()), separators=(",", ":"), allow_nan=False)
+        figure = self.to_dict()
+        try:  # in one pass where every float is finite (json refuses NaN and infinities)
+            text = json.dumps(figure, separators=(",", ":"), allow_nan=False)
+        except ValueError:
+            text = json.dumps(_finite(figure), separators=(",", ":"), allow_nan=False)
         for raw, escaped in _SWAP:
             text = text.replace(raw, escaped)
         return text
