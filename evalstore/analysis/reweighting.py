@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evalstore.analysis.resampling import ItemLists, strata
+from evalstore.analysis.resampling import ItemLists
 from evalstore.core.points import RankedRows, docid_order, ranked_rows
 from evalstore.errors import InvalidInput
 from evalstore.metrics.registry import Metric, Params
@@ -131,20 +131,24 @@ class Layout:
 
     @classmethod
     def of(cls, items: ItemLists, first_rows: np.ndarray) -> Layout:
+        """The layout whose strata follow ``first_rows`` (the first run's ranked rows)."""
         n = items.codes.size
-        rank = np.full(n, n, dtype=np.int64)
-        rank[first_rows] = np.arange(first_rows.size)
+        ranked = np.zeros(n, dtype=bool)
+        ranked[first_rows] = True
+        seq = np.concatenate([first_rows, np.flatnonzero(~ranked)])  # ranked, then the rest
+        seq = seq[items.labels[seq] != 0]
+        key = items.codes[seq] * 2 + (items.labels[seq] == 1)  # (list, label) strata
+        small = key.astype(np.uint16) if 2 * items.n_lists <= 1 << 16 else key  # radix sort
+        seq = seq[np.argsort(small, kind="stable")]
         slot = np.full(n, -1, dtype=np.int64)
-        out = []
-        offset = 0
-        for part, extra in strata(items):
-            if part.size == 0 or items.labels[part[0]] == 0:
-                continue
-            ordered = part[np.lexsort((part, rank[part]))]
-            slot[ordered] = np.arange(offset, offset + part.size)
-            out.append((offset, int(part.size), extra))
-            offset += part.size
-        return cls(slot, tuple(out), offset)
+        slot[seq] = np.arange(seq.size)
+        sizes = np.bincount(key, minlength=2 * items.n_lists)
+        offsets = np.cumsum(sizes) - sizes
+        out = tuple(
+            (int(offsets[s]), int(sizes[s]), int(items.missed[s // 2]) if s % 2 else 0)
+            for s in np.flatnonzero(sizes)
+        )
+        return cls(slot, out, int(seq.size))
 
     def draw(self, rng: np.random.Generator, out: np.ndarray) -> None:
         """One replicate's multiplicities into ``out`` (uint8, :attr:`size`)."""
@@ -300,7 +304,10 @@ class RunOrder:
             fp = fp - cum_fp[self.fp_base]
         if not self.per_rank:
             den = np.add(tp, fp, out=self._buffer("den", k, np.int32))
-            np.maximum(den, 1, out=den)  # 0 only where TP is 0 too
+            if self.tp_base is None:  # one list: den grows along the ranking, 0 first
+                den[: int(np.searchsorted(den, 0, side="right"))] = 1  # where TP is 0 too
+            else:
+                np.maximum(den, 1, out=den)  # 0 only where TP is 0 too
             terms = np.divide(tp, den, out=self._buffer("terms", k, np.float64))
             np.multiply(terms, wp, out=terms)
         else:  # copy j of positive i: (TP_i + j) / (TP_i + FP_i + j)
