@@ -10,8 +10,8 @@ The resampling is chosen per metric (formulas in docs/statistics.md):
   own (``seeds+lists``);
 - fewer than :data:`~evalstore.analysis.statistics.MIN_LISTS` lists, ranking metrics: items
   resampled within lists, stratified by label (``items``, or ``seeds+items`` for configurations),
-  when the runs ranked the same items; else lists. AP reweights each run's fixed order
-  (:mod:`evalstore.analysis.reweighting`) and takes the bootstrap's p-value; the other
+  when the runs ranked the same items; else lists. AP and fpr95 reweight each run's fixed
+  order (:mod:`evalstore.analysis.reweighting`) and take the bootstrap's p-value; the other
   metrics re-sort every resample and two runs get the rank-swap test.
 """
 

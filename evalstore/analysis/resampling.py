@@ -6,7 +6,9 @@ within their label (a stratified bootstrap: every resample keeps each list's num
 and negatives), and the metric is recomputed by its NumPy reference on every resample, for both
 runs on the same resample (:func:`item_replicates`). Two runs also get a paired randomisation
 test that swaps, item by item, the two runs' within-list ranks (:func:`rank_swap_p`).
-docs/statistics.md gives the formulas and the simulations that check them.
+AP and fpr95 reweight each run's fixed order instead (:mod:`evalstore.analysis.reweighting`,
+no sort per resample); this module serves the other ranking metrics. docs/statistics.md gives
+the formulas and the simulations that check them.
 """
 
 from __future__ import annotations

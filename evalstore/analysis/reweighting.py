@@ -1,5 +1,5 @@
-"""The item bootstrap of AP without a sort per replicate: the order is fixed, a replicate
-reweights the items.
+"""The item bootstrap of AP and fpr95 without a sort per replicate: the order is fixed, a
+replicate reweights the items.
 
 A stratified bootstrap resample of a ranked list is the list itself with item ``i`` present
 ``w_i`` times (its multiplicity in the resample): the copies of an item have its score, so they
@@ -11,7 +11,9 @@ with no sort:
 - ``grouped`` ties: one point per tie group, at its end, ``TP_g / (TP_g + FP_g)`` with the
   weighted counts; AP ``= (1/P) sum_{positive i} w_i TP_g(i) / (TP_g(i) + FP_g(i))``;
 - per-rank policies: each copy is a point, ``AP = (1/P) sum_{positive i} sum_{j=1..w_i}
-  (TP_i + j) / (TP_i + FP_i + j)`` with ``TP_i``, ``FP_i`` the weights ranked before ``i``.
+  (TP_i + j) / (TP_i + FP_i + j)`` with ``TP_i``, ``FP_i`` the weights ranked before ``i``;
+- fpr95: ``FP / N`` at the first point whose weighted ``TP`` reaches the least ``m`` with
+  ``m / P >= 0.95`` (1 where none does), found by a binary search of the cumulative sum.
 
 ``P`` of a list is the same in every replicate (the stratum of its positives keeps its size,
 or the list's ``n_positives``), as in the sorting path (:mod:`evalstore.analysis.resampling`),
@@ -107,7 +109,7 @@ def _to_size(rng: np.random.Generator, w: np.ndarray, extra: int) -> None:
         gone = rng.choice(total, total - size, replace=False)
         gone = gone[gone < total - virtual]  # the real items' units come first
         at, hits = np.unique(
-            np.searchsorted(np.cumsum(w, dtype=np.int64), gone, side="right"), return_counts=True
+            np.searchsorted(np.cumsum(w, dtype=np.int32), gone, side="right"), return_counts=True
         )
         w[at] -= hits.astype(np.uint8)
 

@@ -12,9 +12,11 @@ them from the store. docs/statistics.md gives the formulas and the simulations t
   the p-value is the larger of the sign-flip test of the per-list differences of the seed
   means and the bootstrap's own p-value (:func:`inversion_p`).
 - **items** (fewer than :data:`MIN_LISTS` lists, ranking metrics): the items of each list are
-  resampled within their label and the metric recomputed on every resample
-  (:mod:`evalstore.analysis.resampling`); configurations then get the p-value of the bootstrap
-  distribution (:func:`inversion_p`).
+  resampled within their label and the metric recomputed on every resample: AP and fpr95 by
+  reweighting each run's fixed order (:mod:`evalstore.analysis.reweighting`), the others by
+  their NumPy reference (:mod:`evalstore.analysis.resampling`); configurations, and two runs
+  under the reweighting, then get the p-value of the bootstrap distribution
+  (:func:`inversion_p`).
 
 >>> holm([0.01, 0.04, 0.03]).tolist()
 [0.03, 0.06, 0.06]
