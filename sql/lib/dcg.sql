@@ -5,7 +5,9 @@
 -- the list's judged items (retrieved or not) in decreasing order of gain, cut at k
 -- (trec_eval m_ndcg.c and m_ndcg_cut.c), and the positives a groups file's n_positives counts
 -- beyond the +1 labels, not retrieved, of gain 1 (docs/metrics.md). nDCG = DCG / IDCG, NULL
--- when IDCG = 0. Both sums by sum_exact, so the same rows give the same bits.
+-- when IDCG = 0. Both sums by sum_exact, so the same rows give the same bits. No item is
+-- sorted under `grouped` ties: tie groups and distinct gains are counted, and only their
+-- ranks are generated.
 -- Parameters and CTEs: those of lib/graded_ranks.sql; defines ndcg(run_id, group_id, value).
 -- @include lib/graded_ranks.sql
 ,
@@ -28,9 +30,10 @@ unlisted as (
       on p.list_id = l.list_id
     where l.n_pos > coalesce(p.n, 0)
 ),
-ideal_order as (
-    select run_id, list_id, {gain},
-           row_number() over (partition by list_id order by {gain} desc) as pos
+ideal_gains as (
+    -- the ideal order needs no sort of items: each distinct gain of a list with its count c,
+    -- after o items of greater gains, holds the positions o + 1 .. o + c
+    select run_id, list_id, {gain}, count(*) as c
     from (
         select run_id, list_id, {gain} from judged
         union all
@@ -39,14 +42,29 @@ ideal_order as (
         left join (select distinct list_id, {gain}_one as one from judged) o
           on o.list_id = u.list_id
     ) j
+    group by run_id, list_id, {gain}
+),
+ideal_order as (
+    -- the positions within the top k of the nonzero gains (a list whose gains are all 0
+    -- has no row: its IDCG is NULL rather than 0, and its nDCG NULL either way)
+    select s.run_id, s.list_id, s.{gain},
+           unnest(range(s.o + 1, least(s.o + s.c, c.k) + 1)) as pos
+    from (
+        select run_id, list_id, {gain}, c,
+               cast(coalesce(sum(c) over (
+                   partition by list_id order by {gain} desc
+                   rows between unbounded preceding and 1 preceding
+               ), 0) as bigint) as o
+        from ideal_gains
+    ) s
+    cross join cutoff c
+    where s.o < c.k and s.{gain} <> 0.0::double  -- a gain of 0 adds 0
 ),
 ideal as (
-    select i.run_id, i.list_id,
-           sum_exact(case when i.pos <= c.k then i.{gain} / nullif(log2(i.pos + 1.0::double), 0)
-                          else 0.0::double end) as ideal
-    from ideal_order i
-    cross join cutoff c
-    group by i.run_id, i.list_id
+    select run_id, list_id,
+           sum_exact({gain} / nullif(log2(pos + 1.0::double), 0)) as ideal
+    from ideal_order
+    group by run_id, list_id
 ),
 ndcg as (
     select l.run_id, l.group_id,

@@ -8,14 +8,16 @@
 --       one, else 1 for a +1 label and 0 for a -1, and gain_exp = 2^gain - 1, each divided by
 --       the power of two at or above the largest of its list (a ratio of two sums of them,
 --       nDCG, does not change); gain_one and gain_exp_one: a gain of 1 divided so;
---   ranked(run_id, list_id, score, label, gain, gain_exp, rn): the retrieved ones, rn = 1,
---       2, ... in ranking order (under `grouped` the order within a tie is by seq, which
---       nothing below depends on);
---   tie_groups(run_id, list_id, a, n, r, g, g_exp, d, d_k): one row per tie group (under
+--   ranked(run_id, list_id, score, label, gain, gain_exp, rn): under a per-rank policy the
+--       retrieved ones, rn = 1, 2, ... in ranking order (no rows under `grouped`);
+--   tie_groups(run_id, list_id, a, n, r, g, g_exp, d_k): one row per tie group (under
 --       `grouped` the items of one score, else each item alone): its first rank a, its n
---       items, r of them positive, the sums g and g_exp of their (scaled) gains, and the sums
---       d and d_k of the discounts 1 / log2(rank + 1) of its ranks (d_k: of those within the
---       top k), each by sum_exact: the same bits on any number of threads.
+--       items, r of them positive, the sums g and g_exp of their (scaled) gains, and the sum
+--       d_k of the discounts 1 / log2(rank + 1) of its ranks within the top k, each by
+--       sum_exact: the same bits on any number of threads. Under `grouped` no row is sorted:
+--       the items are counted and summed per score, the groups ordered by score (a = 1 +
+--       the items of higher scores), and a group's ranks a .. a + n - 1 (those within the top
+--       k) are generated to sum their discounts.
 -- @include lib/lists.sql
 ,
 given as (
@@ -24,19 +26,21 @@ given as (
     from scores s
     where list_contains($runs, s.run_id) and s.task = $task and s.label <> 0
 ),
+top_gains as (
+    select list_id, max(g) as top from given group by list_id
+),
 scaled as (
     -- c and e: the exponents of u, the power of two at or above the list's largest gain
     -- (u >= 1), and of the largest 2^gain - 1; beyond 2^52, where 2^g - 1 is 2^g as a double
     -- (and 2^g overflows from g = 1024), e is ceil(g)
-    select *,
-           ceil(log2(greatest(max(g) over (partition by list_id), 1.0::double))) as c,
-           case when max(g) over (partition by list_id) > 52.0::double
-                then ceil(max(g) over (partition by list_id))
-                else ceil(log2(greatest(
-                    pow(2.0::double, max(g) over (partition by list_id)) - 1.0::double,
-                    1.0::double)))
+    select x.*,
+           ceil(log2(greatest(m.top, 1.0::double))) as c,
+           case when m.top > 52.0::double
+                then ceil(m.top)
+                else ceil(log2(greatest(pow(2.0::double, m.top) - 1.0::double, 1.0::double)))
            end as e
-    from given
+    from given x
+    join top_gains m on m.list_id = x.list_id
 ),
 judged as (
     -- each gain times 2^-c, and 2^gain - 1 times 2^-e (2^(g - e) - 2^-e: no overflow): exact,
@@ -49,37 +53,71 @@ judged as (
            pow(2.0::double, -e) as gain_exp_one
     from scaled
 ),
+score_groups as (
+    -- under `grouped`: the retrieved items of each score, counted and summed
+    select run_id, list_id, score, count(*) as n,
+           cast(sum(case when label = 1 then 1 else 0 end) as bigint) as r,
+           sum_exact(gain) as g,
+           sum_exact(gain_exp) as g_exp
+    from judged
+    where score is not null and $ties = 'grouped'
+    group by run_id, list_id, score
+),
+score_starts as (
+    -- a: the group's first rank, after the items of higher scores
+    select run_id, list_id, n, r, g, g_exp,
+           1 + cast(coalesce(sum(n) over (
+               partition by list_id order by score desc
+               rows between unbounded preceding and 1 preceding
+           ), 0) as bigint) as a
+    from score_groups
+),
+score_ranks as (
+    -- the ranks of each group within the top k
+    select s.list_id, s.a, unnest(range(s.a, least(s.a + s.n, c.k + 1))) as rn
+    from score_starts s
+    cross join cutoff c
+    where s.a <= c.k
+),
+score_discounts as (
+    select list_id, a, sum_exact(1.0::double / nullif(log2(rn + 1.0::double), 0)) as d_k
+    from score_ranks
+    group by list_id, a
+),
 ranked as (
-    -- the tie-break keys of lib/ranking_points.sql, then the input order
+    -- under a per-rank policy: the tie-break keys of lib/ranking_points.sql, then the input
+    -- order (an item id key only under docid, where it is the second key)
     select run_id, list_id, score, label, gain, gain_exp,
            row_number() over (
                partition by list_id
                order by score desc,
                         case when $ties = 'optimistic' then -label
                              when $ties = 'pessimistic' then label else 0 end,
-                        case when $ties = 'docid' then item_id end desc,
                         seq
            ) as rn
     from judged
-    where score is not null
-),
-discounted as (
-    select r.run_id, r.list_id, r.score, r.rn, r.label, r.gain, r.gain_exp,
-           1.0::double / nullif(log2(r.rn + 1.0::double), 0) as disc,
-           case when r.rn <= c.k then 1.0::double / nullif(log2(r.rn + 1.0::double), 0)
-                else 0.0::double end as disc_k
-    from ranked r
-    cross join cutoff c
+    where score is not null and $ties in ('optimistic', 'pessimistic', 'input')
+    union all
+    select run_id, list_id, score, label, gain, gain_exp,
+           row_number() over (partition by list_id order by score desc, item_id desc, seq) as rn
+    from judged
+    where score is not null and $ties = 'docid'
 ),
 tie_groups as (
-    -- sums of terms in [0, 1], exact in any order (sum_exact: docs/metrics.md, "Determinism")
-    select run_id, list_id, min(rn) as a, count(*) as n,
-           cast(sum(case when label = 1 then 1 else 0 end) as bigint) as r,
-           sum_exact(gain) as g,
-           sum_exact(gain_exp) as g_exp,
-           sum_exact(disc) as d,
-           sum_exact(disc_k) as d_k
-    from discounted
-    group by run_id, list_id,
-             case when $ties = 'grouped' then score else cast(rn as double) end
+    -- sums of terms in [0, 1], exact in any order (sum_exact: docs/metrics.md, "Determinism");
+    -- a group past the top k has d_k = 0
+    select s.run_id, s.list_id, s.a, s.n, s.r, s.g, s.g_exp,
+           coalesce(d.d_k, 0.0::double) as d_k
+    from score_starts s
+    left join score_discounts d on d.list_id = s.list_id and d.a = s.a
+    union all
+    select r.run_id, r.list_id, r.rn as a, cast(1 as bigint) as n,
+           cast(case when r.label = 1 then 1 else 0 end as bigint) as r,
+           sum_exact(r.gain) as g,
+           sum_exact(r.gain_exp) as g_exp,
+           sum_exact(case when r.rn <= c.k then 1.0::double / nullif(log2(r.rn + 1.0::double), 0)
+                          else 0.0::double end) as d_k
+    from ranked r
+    cross join cutoff c
+    group by r.run_id, r.list_id, r.rn, r.label
 )

@@ -7,6 +7,16 @@
 -- the positive at rank i in the policy's order being the j-th positive there. P = 0 -> NULL.
 -- A list without tied scores (list_stats.n_scores = n_ret) is ranked alike by every policy:
 -- its (j, i) are the (tp, n) that ingest stored for ap.sql, read without a sort.
+-- A list with tied scores is read as its tie groups (the items of one score): a group of n
+-- items, p of them positive, after a items and b positives of higher scores, holds the ranks
+-- a + 1 .. a + n and the positives b + 1 .. b + p. Only the order within a group differs
+-- between policies: `optimistic` puts its positives first, (j, i) = (b + k, a + k) for
+-- k = 1 .. p; `pessimistic` last, (b + k, a + n - p + k); `input` and `docid` in the order of
+-- their seq, or of their item id (as text, greater first, then seq) as trec_eval does, so
+-- that a positive is at i = a + (its place among the group's items), j = b + (its place
+-- among the group's positives): a sort within each tie group only, and for those two
+-- policies only. The same (j, i) as one sort of every row by the policy's keys, so the same
+-- terms and (sum_exact) the same bits.
 -- Windows are partitioned by list_id, unique across runs, tasks and lists.
 -- Parameters: $runs integer[], $task varchar, $ties varchar.
 -- Output: run_id, group_id, value (one row per list).
@@ -36,21 +46,13 @@ WITH items AS (
     ON c.list_id = g.list_id
   WHERE
     ARRAY_CONTAINS(:runs, g.run_id) AND g.task = :task
-), ranked AS (
+), tied AS (
   SELECT
-    x.run_id,
     x.list_id,
+    x.item_id,
+    x.score,
     x.label,
-    ROW_NUMBER() OVER (
-      PARTITION BY x.list_id
-      ORDER BY x.score DESC, CASE
-        WHEN :ties = 'optimistic'
-        THEN -x.label
-        WHEN :ties = 'pessimistic'
-        THEN x.label
-        ELSE 0
-      END NULLS LAST, CASE WHEN :ties = 'docid' THEN x.item_id END DESC, x.seq NULLS LAST
-    ) AS i
+    x.seq
   FROM items AS x
   JOIN lists AS l
     ON l.list_id = x.list_id
@@ -60,15 +62,98 @@ WITH items AS (
     AND (
       l.n_scores IS NULL OR l.n_scores < l.n_ret
     )
-), precisions AS (
+), tie_groups AS (
   SELECT
-    run_id,
     list_id,
-    CAST(ROW_NUMBER() OVER (PARTITION BY list_id ORDER BY i NULLS LAST) AS DOUBLE) / NULLIF(CAST(i AS DOUBLE), 0) AS p
-  FROM ranked
+    score,
+    COUNT(*) AS n,
+    CAST(SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS BIGINT) AS p
+  FROM tied
+  GROUP BY
+    list_id,
+    score
+), starts AS (
+  SELECT
+    list_id,
+    score,
+    n,
+    p,
+    CAST(COALESCE(SUM(n) OVER w, 0) AS BIGINT) AS a,
+    CAST(COALESCE(SUM(p) OVER w, 0) AS BIGINT) AS b
+  FROM tie_groups
+  WINDOW w AS (
+    PARTITION BY list_id
+    ORDER BY score DESC
+    rows BETWEEN UNBOUNDED preceding AND 1 preceding
+  )
+), by_label AS (
+  SELECT
+    list_id,
+    a,
+    b,
+    n,
+    p,
+    EXPLODE(IF((
+      p + 1 - 1
+    ) < 1, ARRAY(), SEQUENCE(1, (
+      p + 1 - 1
+    )))) AS k
+  FROM starts
+  WHERE
+    p > 0
+    AND (
+      :ties IN ('optimistic', 'pessimistic')
+      OR (
+        :ties IN ('input', 'docid') AND p = n
+      )
+    )
+), mixed AS (
+  SELECT
+    t.list_id,
+    t.score,
+    t.label,
+    t.item_id,
+    t.seq,
+    s.a,
+    s.b
+  FROM tied AS t
+  JOIN starts AS s
+    ON s.list_id = t.list_id AND s.score = t.score
+  WHERE
+    :ties IN ('input', 'docid') AND s.p > 0 AND s.p < s.n
+), placed AS (
+  SELECT
+    list_id,
+    score,
+    label,
+    a,
+    b,
+    ROW_NUMBER() OVER (PARTITION BY list_id, score ORDER BY seq NULLS LAST) AS place
+  FROM mixed
+  WHERE
+    :ties = 'input'
+  UNION ALL
+  SELECT
+    list_id,
+    score,
+    label,
+    a,
+    b,
+    ROW_NUMBER() OVER (PARTITION BY list_id, score ORDER BY item_id DESC, seq NULLS LAST) AS place
+  FROM mixed
+  WHERE
+    :ties = 'docid'
+), in_group AS (
+  SELECT
+    list_id,
+    a,
+    b,
+    place,
+    ROW_NUMBER() OVER (PARTITION BY list_id, score ORDER BY place NULLS LAST) AS k
+  FROM placed
   WHERE
     label = 1
-  UNION ALL
+), precisions AS (
   SELECT
     l.run_id,
     l.list_id,
@@ -78,6 +163,25 @@ WITH items AS (
     ON l.list_id = p.list_id
   WHERE
     l.n_scores = l.n_ret
+  UNION ALL
+  SELECT
+    l.run_id,
+    l.list_id,
+    CAST(g.b + g.k AS DOUBLE) / NULLIF(
+      CAST(CASE WHEN :ties = 'pessimistic' THEN g.a + g.n - g.p + g.k ELSE g.a + g.k END AS DOUBLE),
+      0
+    ) AS p
+  FROM by_label AS g
+  JOIN lists AS l
+    ON l.list_id = g.list_id
+  UNION ALL
+  SELECT
+    l.run_id,
+    l.list_id,
+    CAST(r.b + r.k AS DOUBLE) / NULLIF(CAST(r.a + r.place AS DOUBLE), 0) AS p
+  FROM in_group AS r
+  JOIN lists AS l
+    ON l.list_id = r.list_id
 ), per_list AS (
   SELECT
     list_id,

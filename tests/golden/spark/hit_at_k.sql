@@ -52,24 +52,30 @@ WITH cutoff AS (
   FROM scores AS s
   WHERE
     ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task AND s.label <> 0
+), top_gains AS (
+  SELECT
+    list_id,
+    MAX(g) AS top
+  FROM given
+  GROUP BY
+    list_id
 ), scaled AS (
   SELECT
-    *,
-    CEIL(LOG(2, GREATEST(MAX(g) OVER (PARTITION BY list_id), CAST(1.0 AS DOUBLE)))) AS c,
+    x.*,
+    CEIL(LOG(2, GREATEST(m.top, CAST(1.0 AS DOUBLE)))) AS c,
     CASE
-      WHEN MAX(g) OVER (PARTITION BY list_id) > CAST(52.0 AS DOUBLE)
-      THEN CEIL(MAX(g) OVER (PARTITION BY list_id))
+      WHEN m.top > CAST(52.0 AS DOUBLE)
+      THEN CEIL(m.top)
       ELSE CEIL(
         LOG(
           2,
-          GREATEST(
-            POWER(CAST(2.0 AS DOUBLE), MAX(g) OVER (PARTITION BY list_id)) - CAST(1.0 AS DOUBLE),
-            CAST(1.0 AS DOUBLE)
-          )
+          GREATEST(POWER(CAST(2.0 AS DOUBLE), m.top) - CAST(1.0 AS DOUBLE), CAST(1.0 AS DOUBLE))
         )
       )
     END AS e
-  FROM given
+  FROM given AS x
+  JOIN top_gains AS m
+    ON m.list_id = x.list_id
 ), judged AS (
   SELECT
     run_id,
@@ -83,6 +89,71 @@ WITH cutoff AS (
     POWER(CAST(2.0 AS DOUBLE), -c) AS gain_one,
     POWER(CAST(2.0 AS DOUBLE), -e) AS gain_exp_one
   FROM scaled
+), score_groups AS (
+  SELECT
+    run_id,
+    list_id,
+    score,
+    COUNT(*) AS n,
+    CAST(SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS BIGINT) AS r,
+    CAST(SUM(CAST(gain * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS g,
+    CAST(SUM(CAST(gain_exp * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS g_exp
+  FROM judged
+  WHERE
+    NOT score IS NULL AND :ties = 'grouped'
+  GROUP BY
+    run_id,
+    list_id,
+    score
+), score_starts AS (
+  SELECT
+    run_id,
+    list_id,
+    n,
+    r,
+    g,
+    g_exp,
+    1 + CAST(COALESCE(
+      SUM(n) OVER (
+        PARTITION BY list_id
+        ORDER BY score DESC
+        rows BETWEEN UNBOUNDED preceding AND 1 preceding
+      ),
+      0
+    ) AS BIGINT) AS a
+  FROM score_groups
+), score_ranks AS (
+  SELECT
+    s.list_id,
+    s.a,
+    EXPLODE(
+      IF(
+        s.a > (
+          LEAST(s.a + s.n, c.k + 1) - 1
+        ),
+        ARRAY(),
+        SEQUENCE(s.a, (
+          LEAST(s.a + s.n, c.k + 1) - 1
+        ))
+      )
+    ) AS rn
+  FROM score_starts AS s
+  CROSS JOIN cutoff AS c
+  WHERE
+    s.a <= c.k
+), score_discounts AS (
+  SELECT
+    list_id,
+    a,
+    CAST(SUM(
+      CAST((
+        CAST(1.0 AS DOUBLE) / NULLIF(LOG(2, rn + CAST(1.0 AS DOUBLE)), 0)
+      ) * POWER(2, 90) AS DECIMAL(38, 0))
+    ) AS DOUBLE) * POWER(2, -90) AS d_k
+  FROM score_ranks
+  GROUP BY
+    list_id,
+    a
 ), ranked AS (
   SELECT
     run_id,
@@ -99,44 +170,61 @@ WITH cutoff AS (
         WHEN :ties = 'pessimistic'
         THEN label
         ELSE 0
-      END NULLS LAST, CASE WHEN :ties = 'docid' THEN item_id END DESC, seq NULLS LAST
+      END NULLS LAST, seq NULLS LAST
     ) AS rn
   FROM judged
   WHERE
-    NOT score IS NULL
-), discounted AS (
+    NOT score IS NULL AND :ties IN ('optimistic', 'pessimistic', 'input')
+  UNION ALL
+  SELECT
+    run_id,
+    list_id,
+    score,
+    label,
+    gain,
+    gain_exp,
+    ROW_NUMBER() OVER (PARTITION BY list_id ORDER BY score DESC, item_id DESC, seq NULLS LAST) AS rn
+  FROM judged
+  WHERE
+    NOT score IS NULL AND :ties = 'docid'
+), tie_groups AS (
+  SELECT
+    s.run_id,
+    s.list_id,
+    s.a,
+    s.n,
+    s.r,
+    s.g,
+    s.g_exp,
+    COALESCE(d.d_k, CAST(0.0 AS DOUBLE)) AS d_k
+  FROM score_starts AS s
+  LEFT JOIN score_discounts AS d
+    ON d.list_id = s.list_id AND d.a = s.a
+  UNION ALL
   SELECT
     r.run_id,
     r.list_id,
-    r.score,
-    r.rn,
-    r.label,
-    r.gain,
-    r.gain_exp,
-    CAST(1.0 AS DOUBLE) / NULLIF(LOG(2, r.rn + CAST(1.0 AS DOUBLE)), 0) AS disc,
-    CASE
-      WHEN r.rn <= c.k
-      THEN CAST(1.0 AS DOUBLE) / NULLIF(LOG(2, r.rn + CAST(1.0 AS DOUBLE)), 0)
-      ELSE CAST(0.0 AS DOUBLE)
-    END AS disc_k
+    r.rn AS a,
+    CAST(1 AS BIGINT) AS n,
+    CAST(CASE WHEN r.label = 1 THEN 1 ELSE 0 END AS BIGINT) AS r,
+    CAST(SUM(CAST(r.gain * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS g,
+    CAST(SUM(CAST(r.gain_exp * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS g_exp,
+    CAST(SUM(
+      CAST((
+        CASE
+          WHEN r.rn <= c.k
+          THEN CAST(1.0 AS DOUBLE) / NULLIF(LOG(2, r.rn + CAST(1.0 AS DOUBLE)), 0)
+          ELSE CAST(0.0 AS DOUBLE)
+        END
+      ) * POWER(2, 90) AS DECIMAL(38, 0))
+    ) AS DOUBLE) * POWER(2, -90) AS d_k
   FROM ranked AS r
   CROSS JOIN cutoff AS c
-), tie_groups AS (
-  SELECT
-    run_id,
-    list_id,
-    MIN(rn) AS a,
-    COUNT(*) AS n,
-    CAST(SUM(CASE WHEN label = 1 THEN 1 ELSE 0 END) AS BIGINT) AS r,
-    CAST(SUM(CAST(gain * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS g,
-    CAST(SUM(CAST(gain_exp * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS g_exp,
-    CAST(SUM(CAST(disc * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS d,
-    CAST(SUM(CAST(disc_k * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS d_k
-  FROM discounted
   GROUP BY
-    run_id,
-    list_id,
-    CASE WHEN :ties = 'grouped' THEN score ELSE CAST(rn AS DOUBLE) END
+    r.run_id,
+    r.list_id,
+    r.rn,
+    r.label
 ), first_hit AS (
   SELECT
     run_id,
