@@ -2,7 +2,7 @@
 list index costs ingest, on the same data.
 
     python bench/ranking.py [--repeat 3] [--scale 1.0] [--data both] [--decimals 2]
-                            [--only global|lists] [--before /tmp/evalstore_before]
+                            [--only global|lists|tied] [--before /tmp/evalstore_before]
                             [--ap-sql OTHER.sql]
 
 Data (``--data``): ``distinct``, float32 scores N(0, 1), +1 for positives, not rounded (almost
@@ -35,6 +35,12 @@ process's peak memory), the three kinds alternated, best of ``--repeat``:
     index, e.g. ``git archive 2266a22 | tar -x -C /tmp/evalstore_before``; skipped if absent);
   - ``Store.ingest`` with this checkout (list index included).
 
+3. ``tied`` (only with ``--only tied``): one tied list of ``--rows`` rows (rounded to
+   ``--decimals``), whole processes: ``evalstore ingest`` + ``evalstore eval -m ap --ties T``
+   for each tie policy T, and ``-m ndcg``, beside a pyarrow + scikit-learn AP process, medians
+   of ``--repeat`` (bench/_tied.py says what runs). Target: ingest + eval <= 0.5x the
+   reference in CPU seconds (issue 32, point 5).
+
 ``--scale 0.1`` shrinks every case (lists: the number of lists) for a quick run. DuckDB uses
 all cores; NumPy and scikit-learn one.
 
@@ -65,6 +71,7 @@ from evalstore.db import queries
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _measure
+import _tied
 from _measure import INGEST_CHILD, MIB, Measured, met
 
 TOL = 1e-9
@@ -313,7 +320,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=10_000_000, help="rows of the global list")
     ap.add_argument("--lists", type=int, default=10_000)
     ap.add_argument("--items", type=int, default=1_000, help="items per list")
-    ap.add_argument("--only", choices=["global", "lists"], help="run one case only")
+    ap.add_argument("--only", choices=["global", "lists", "tied"], help="run one case only")
     ap.add_argument(
         "--before",
         type=Path,
@@ -345,6 +352,11 @@ def main() -> None:
     print(_measure.load_note())
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         work = Path(tmp)
+        if args.only == "tied":
+            rows = int(args.rows * args.scale)
+            _tied.report(_tied.run(work, rows, args.decimals, args.repeat))
+            print(_measure.load_note())
+            return
         with Store(work / "bench.duckdb") as store:
             for data, decimals in recipes.items():
                 if args.only in (None, "global"):
