@@ -38,6 +38,8 @@ BOARD_COLUMNS = ("experiment", "config", "runs", "n_runs", "task", "metric", "ba
 
 _BEST, _OTHER = "#2ca02c", "#1f77b4"
 _RANKED = ' class="ranked"'  # the header of the column that ranks the rows
+#: the last pivot made, with its panel and frame: a page asks it twice (the tables, the charts)
+_LAST: list[tuple[Panel, pl.DataFrame, Board]] = []
 
 
 @dataclass(frozen=True)
@@ -66,11 +68,21 @@ class Board:
 
 
 def board(panel: Panel, frame: pl.DataFrame) -> Board:
-    """The pivot of a leaderboard panel's rows (see the module docstring).
+    """The pivot of a leaderboard panel's rows (see the module docstring); made once for the
+    same panel and frame (the same objects) in a row, which only read it.
 
     Raises:
         InvalidInput: a metric that is not registered or params that are not JSON text.
     """
+    last = _LAST[0] if _LAST else None
+    if last is not None and last[0] is panel and last[1] is frame:
+        return last[2]
+    made = _board(panel, frame)
+    _LAST[:] = [(panel, frame, made)]
+    return made
+
+
+def _board(panel: Panel, frame: pl.DataFrame) -> Board:
     names = frame["runs"].to_list()
     keys = list(zip(frame["experiment"], frame["config"], strict=True))
     labels = [

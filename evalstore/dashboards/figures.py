@@ -76,6 +76,7 @@ class _Rows:
     frame: pl.DataFrame
     index: list[int] | None = None
     converted: dict[str, list[Any]] = field(default_factory=dict)
+    schema: dict[str, pl.DataType] = field(default_factory=dict)
 
     @property
     def height(self) -> int:
@@ -95,7 +96,12 @@ class _Rows:
         found = positions(self.frame, column, values)
         if found is None:
             return [_Rows(rows_where(self.frame, column, v)) for v in values]
-        return [_Rows(self.frame, rows, self.converted) for rows in found]
+        return [_Rows(self.frame, rows, self.converted, self.schema) for rows in found]
+
+    def dtype(self, column: str) -> pl.DataType:
+        if not self.schema:
+            self.schema.update(self.frame.schema)
+        return self.schema[column]
 
 
 def _hover(panel: Panel, group: _Rows, extra: str = "") -> dict[str, Any]:
@@ -111,7 +117,7 @@ def _spread(panel: Panel, group: _Rows) -> list[float] | None:
     """The ``error`` column of a trace (NULL as 0), or None when it has no spread."""
     if panel.error is None:
         return None
-    if not group.frame.schema[panel.error].is_numeric():
+    if not group.dtype(panel.error).is_numeric():
         raise InvalidInput(f"{panel.where}: `error` column {panel.error!r} must be numeric")
     values = [0.0 if v is None else float(v) for v in group.values(panel.error)]
     return values if any(v > 0 for v in values) else None

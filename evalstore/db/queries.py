@@ -154,10 +154,11 @@ class Query:
     text: str
     path: Path
 
-    @property
+    @functools.cached_property
     def sha(self) -> str:
         """SHA-256 of the text without comments and with white space folded: a comment or a
-        re-indent does not change a definition, any other edit does."""
+        re-indent does not change a definition, any other edit does (computed once: the
+        cache of metric values asks it of every metric it checks)."""
         return hashlib.sha256(normalized(self.text).encode()).hexdigest()
 
 
