@@ -16,7 +16,9 @@ seconds of all threads, peak memory), ``repeat`` times, medians:
 32, point 5): whole <= 0.5x the reference in CPU seconds, for every policy and ndcg. Values:
 ``ap`` under ``grouped`` must equal scikit-learn's, and under every policy the NumPy core's
 ``per_list("ap", ..., ties=POLICY)`` (docid: only up to DOCID_CHECK_ROWS rows, its order is
-made by a Python sort of the ids' text), to 1e-9.
+made by a Python sort of the ids' text), to 1e-9. With ``before`` (a checkout of older code,
+as ranking.py's ``--before``), each eval also runs with that code on the same store, alternated,
+and its CPU seconds and after / before are printed.
 """
 
 from __future__ import annotations
@@ -56,7 +58,9 @@ def _value(out: Measured, metric: str) -> float:
     return float(row["value"])
 
 
-def run(work: Path, rows: int, decimals: int, repeat: int) -> dict[str, Any]:
+def run(
+    work: Path, rows: int, decimals: int, repeat: int, before: Path | None = None
+) -> dict[str, Any]:
     """Measure the case; returns what :func:`report` prints."""
     rng = np.random.default_rng(1)
     pos = rng.random(rows) < 0.3
@@ -77,13 +81,16 @@ def run(work: Path, rows: int, decimals: int, repeat: int) -> dict[str, Any]:
         if i < repeat - 1:
             db.unlink()
     evals: dict[tuple[str, str], list[Measured]] = {}
+    old: dict[tuple[str, str], list[Measured]] = {}
     cases = [("ap", ties) for ties in POLICIES] + [("ndcg", "grouped")]
     for _ in range(repeat):
         for metric, ties in cases:
             command = [evalstore, "eval", RUN, "-m", metric, "--ties", ties, "--recompute"]
-            evals.setdefault((metric, ties), []).append(
-                _measure.run([*command, "--db", str(db), "--format", "json"])
-            )
+            command += ["--db", str(db), "--format", "json"]
+            evals.setdefault((metric, ties), []).append(_measure.run(command))
+            if before is not None:
+                env = {"PYTHONPATH": str(before)}
+                old.setdefault((metric, ties), []).append(_measure.run(command, env=env))
     sk = float(ref[-1].last_line())
     group = np.zeros(rows, dtype=np.int64)
     checks: dict[tuple[str, str], float | None] = {}
@@ -104,6 +111,7 @@ def run(work: Path, rows: int, decimals: int, repeat: int) -> dict[str, Any]:
         "reference": _measure.median(ref),
         "ingest": _measure.median(ingest),
         "evals": {k: _measure.median(v) for k, v in evals.items()},
+        "before": {k: _measure.median(v) for k, v in old.items()},
         "values": {k: _value(v[-1], k[0]) for k, v in evals.items()},
         "sklearn": sk,
         "checks": checks,
@@ -133,6 +141,13 @@ def report(case: dict[str, Any]) -> None:
             f"  {metric + ' ' + ties:36} {m.cpu:7.2f} {whole:7.2f} {ratio:6.2f}x {_mib(m):>9}  "
             f"{met(ratio <= TARGET):17}  {case['values'][(metric, ties)]:.15f}{check}"
         )
+        old = case["before"].get((metric, ties))
+        if old is not None:
+            print(
+                f"  {'  the same eval, --before code':36} {old.cpu:7.2f} "
+                f"{ing.cpu + old.cpu:7.2f} {(ing.cpu + old.cpu) / ref.cpu:6.2f}x {_mib(old):>9}"
+                f"  eval after / before = {m.cpu / old.cpu:.2f}x CPU"
+            )
     ap = case["values"][("ap", "grouped")]
     agree = abs(ap - case["sklearn"]) <= TOL
     print(

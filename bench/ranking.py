@@ -38,8 +38,9 @@ process's peak memory), the three kinds alternated, best of ``--repeat``:
 3. ``tied`` (only with ``--only tied``): one tied list of ``--rows`` rows (rounded to
    ``--decimals``), whole processes: ``evalstore ingest`` + ``evalstore eval -m ap --ties T``
    for each tie policy T, and ``-m ndcg``, beside a pyarrow + scikit-learn AP process, medians
-   of ``--repeat`` (bench/_tied.py says what runs). Target: ingest + eval <= 0.5x the
-   reference in CPU seconds (issue 32, point 5).
+   of ``--repeat`` (bench/_tied.py says what runs), and each eval with the code of
+   ``--before`` when given. Target: ingest + eval <= 0.5x the reference in CPU seconds
+   (issue 32, point 5).
 
 ``--scale 0.1`` shrinks every case (lists: the number of lists) for a quick run. DuckDB uses
 all cores; NumPy and scikit-learn one.
@@ -354,7 +355,7 @@ def main() -> None:
         work = Path(tmp)
         if args.only == "tied":
             rows = int(args.rows * args.scale)
-            _tied.report(_tied.run(work, rows, args.decimals, args.repeat))
+            _tied.report(_tied.run(work, rows, args.decimals, args.repeat, before))
             print(_measure.load_note())
             return
         with Store(work / "bench.duckdb") as store:
