@@ -13,6 +13,9 @@ The resampling is chosen per metric (formulas in docs/statistics.md):
   when the runs ranked the same items; else lists. AP and fpr95 reweight each run's fixed
   order (:mod:`evalstore.analysis.reweighting`) and take the bootstrap's p-value; the other
   metrics re-sort every resample and two runs get the rank-swap test.
+
+A detection run's ranked lists are paired by category (the mean over its IoU thresholds), and
+never resampled by items (each run ranks its own detections).
 """
 
 from __future__ import annotations
@@ -107,7 +110,22 @@ def _list_matrix(
         part = by_run[r]
         cols = [position[g] for g in part["group_id"].to_list()]
         values[row, cols] = part["value"].fill_null(np.nan).to_numpy().astype(np.float64)
+    if task == "detection" and metric.source == "scores":
+        return _by_category(lists, values)
     return lists, values
+
+
+def _by_category(lists: list[Any], values: np.ndarray) -> tuple[list[Any], np.ndarray]:
+    """A detection run's ranked lists ("<category>@<IoU>": analysis/det_lists.py) as one unit
+    per category, the mean over its thresholds: the lists of a category hold the same
+    detections, so they are not independent draws, and the category is what is resampled.
+    A category has a value at every threshold or at none (it has objects or not), so the mean
+    over categories is the mean over lists."""
+    category = np.array([str(g).rsplit("@", 1)[0] for g in lists])
+    units, index = np.unique(category, return_inverse=True)
+    sums = np.zeros((values.shape[0], units.size))
+    np.add.at(sums.T, index, values.T)
+    return units.tolist(), sums / np.bincount(index, minlength=units.size)
 
 
 def stats(
@@ -142,7 +160,12 @@ def stats(
     if n == 0:
         return {**out, "ci_low": nan, "ci_high": nan, "p_value": None, "resampled": "none"}
     grouped = a.group or b.group or n_a > 1 or len(b.run_ids) > 1
-    by_items = metric.source == "scores" and (
+    if resample == "items" and task == "detection":
+        raise InvalidInput(
+            "--resample items: a detection run's lists hold its own detections, which another "
+            "run does not share; resample lists (categories)"
+        )
+    by_items = (metric.source == "scores" and task != "detection") and (
         resample == "items" or (resample == "auto" and n < MIN_LISTS)
     )
     items = None

@@ -203,3 +203,35 @@ def test_schema_18_keeps_a_stores_lists_and_makes_coco_matches_again(
         got = evaluate(store, ["d/x"], metrics=["ap", "coco_ap"])
         assert got["value"].is_not_null().all() and got.height == 2
         assert store.sql("select count(*) as n from scores where task = 'detection'")["n"][0] > 0
+
+
+def test_compare_pairs_a_detection_runs_lists_by_category(tmp_path: Path) -> None:
+    """The ten lists of a category hold the same detections: compare resamples categories
+    (the mean over thresholds), whose mean difference is the runs' difference, and refuses
+    to resample items (each run ranks its own detections)."""
+    from evalstore.analysis.compare import compare
+
+    store, gt, dets = _store(tmp_path, 4, n_images=40, n_categories=12, crowded=1)
+    rng = np.random.default_rng(0)
+    noisy = [{**d, "score": float(np.clip(d["score"] + rng.normal(0, 0.2), 0, 1))} for d in dets]
+    (tmp_path / "dt2.json").write_text(json.dumps(noisy))
+    with store:
+        store.ingest_coco(tmp_path / "dt2.json", tmp_path / "gt.json", run="d/y", git_commit=None)
+        got = compare(store, ["d/x", "d/y"], metrics=["ap"], n_boot=200)
+        per_list = evaluate(store, ["d/x", "d/y"], metrics=["ap"], by=["category"])
+        with pytest.raises(InvalidInput, match="resample lists"):
+            compare(store, ["d/x", "d/y"], metrics=["ap"], resample="items")
+    row = got.row(0, named=True)
+    lists = per_list.filter(per_list["slice"].str.starts_with("category="))
+    values = {(r, s.removeprefix("category=")): v
+              for r, s, v in lists.select("run", "slice", "value").iter_rows()}  # fmt: skip
+    categories = {g.rsplit("@", 1)[0] for (_, g), v in values.items() if v is not None}
+    assert row["n_lists"] == len(categories) >= 10  # categories, not 10 lists each
+    diffs = [
+        np.mean([values[("d/y", f"{c}@{t:.2f}")] - values[("d/x", f"{c}@{t:.2f}")]
+                 for t in np.linspace(0.5, 0.95, 10)])
+        for c in sorted(categories)
+    ]  # fmt: skip
+    assert row["diff"] == pytest.approx(float(np.mean(diffs)), abs=1e-12)
+    assert row["wins"] + row["ties"] + row["losses"] == len(categories)
+    assert row["ci_low"] <= row["diff"] <= row["ci_high"] and row["resampled"] == "lists"
