@@ -70,6 +70,15 @@ def test_output_elsewhere_is_written(cli: Any, stored: Path, tmp_path: Path) -> 
     assert out.read_text().split() == ["x", "1"]
 
 
+@pytest.mark.parametrize("fmt", ["table", "json", "csv"])
+def test_two_columns_of_one_name_get_a_one_line_error(cli: Any, stored: Path, fmt: str) -> None:
+    for query in ("select 1 as a, 2 as a", "select 1.5 as a, [2] as a"):
+        result = cli("sql", query, "-f", fmt)
+        assert result.exit_code == 1, result.output
+        assert "Traceback" not in result.output
+        assert "more than one column named 'a'" in result.stderr.strip().splitlines()[-1]
+
+
 BIG = "select i, repeat('x', 1000000) as s from range(50) t(i)"  # 50 rows of 1 MB
 
 

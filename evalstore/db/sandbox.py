@@ -274,6 +274,13 @@ def run_query(
                 table = pa.Table.from_batches(batches, reader.schema).slice(0, max_rows)
             finally:
                 reader.close()  # a result left open would refuse the rollback
+    names = table.column_names
+    twice = next((c for i, c in enumerate(names) if c in names[:i]), None)
+    if twice is not None:  # a frame's columns need names of their own
+        at = f"{where}: " if where else ""
+        raise InvalidInput(
+            f"{at}the result has more than one column named {twice!r}; name each (AS ...)"
+        )
     frame = pl.DataFrame(table)  # a Table's columns, not a Series
     if cut and count <= max_rows:
         return Result(frame, True, max_bytes)
