@@ -26,32 +26,32 @@ given as (
     from scores s
     where list_contains($runs, s.run_id) and s.task = $task and s.label <> 0
 ),
-top_gains as (
-    select list_id, max(g) as top from given group by list_id
-),
-scaled as (
-    -- c and e: the exponents of u, the power of two at or above the list's largest gain
-    -- (u >= 1), and of the largest 2^gain - 1; beyond 2^52, where 2^g - 1 is 2^g as a double
-    -- (and 2^g overflows from g = 1024), e is ceil(g)
-    select x.*,
-           ceil(log2(greatest(m.top, 1.0::double))) as c,
-           case when m.top > 52.0::double
-                then ceil(m.top)
-                else ceil(log2(greatest(pow(2.0::double, m.top) - 1.0::double, 1.0::double)))
-           end as e
-    from given x
-    join top_gains m on m.list_id = x.list_id
+scales as (
+    -- per list: c and e, the exponents of u, the power of two at or above the list's largest
+    -- gain (u >= 1), and of the largest 2^gain - 1 (beyond 2^52, where 2^g - 1 is 2^g as a
+    -- double, and 2^g overflows from g = 1024, e is ceil(g)); 2^-c and 2^-e
+    select list_id, c, e, pow(2.0::double, -c) as inv_c, pow(2.0::double, -e) as inv_e
+    from (
+        select list_id,
+               ceil(log2(greatest(top, 1.0::double))) as c,
+               case when top > 52.0::double
+                    then ceil(top)
+                    else ceil(log2(greatest(pow(2.0::double, top) - 1.0::double, 1.0::double)))
+               end as e
+        from (select list_id, max(g) as top from given group by list_id) m
+    ) t
 ),
 judged as (
     -- each gain times 2^-c, and 2^gain - 1 times 2^-e (2^(g - e) - 2^-e: no overflow): exact,
     -- and the factor cancels in every nDCG; gains in [0, 1] then add in fixed point.
     -- gain_one, gain_exp_one: a gain of 1 so scaled (an n_positives override's positives)
-    select run_id, list_id, item_id, score, label, seq,
-           g * pow(2.0::double, -c) as gain,
-           pow(2.0::double, g - e) - pow(2.0::double, -e) as gain_exp,
-           pow(2.0::double, -c) as gain_one,
-           pow(2.0::double, -e) as gain_exp_one
-    from scaled
+    select x.run_id, x.list_id, x.item_id, x.score, x.label, x.seq,
+           x.g * u.inv_c as gain,
+           pow(2.0::double, x.g - u.e) - u.inv_e as gain_exp,
+           u.inv_c as gain_one,
+           u.inv_e as gain_exp_one
+    from given x
+    join scales u on u.list_id = x.list_id
 ),
 score_groups as (
     -- under `grouped`: the retrieved items of each score, counted and summed

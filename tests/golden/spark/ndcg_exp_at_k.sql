@@ -51,43 +51,51 @@ WITH cutoff AS (
   FROM scores AS s
   WHERE
     ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task AND s.label <> 0
-), top_gains AS (
+), scales AS (
   SELECT
     list_id,
-    MAX(g) AS top
-  FROM given
-  GROUP BY
-    list_id
-), scaled AS (
-  SELECT
-    x.*,
-    CEIL(LOG(2, GREATEST(m.top, CAST(1.0 AS DOUBLE)))) AS c,
-    CASE
-      WHEN m.top > CAST(52.0 AS DOUBLE)
-      THEN CEIL(m.top)
-      ELSE CEIL(
-        LOG(
-          2,
-          GREATEST(POWER(CAST(2.0 AS DOUBLE), m.top) - CAST(1.0 AS DOUBLE), CAST(1.0 AS DOUBLE))
+    c,
+    e,
+    POWER(CAST(2.0 AS DOUBLE), -c) AS inv_c,
+    POWER(CAST(2.0 AS DOUBLE), -e) AS inv_e
+  FROM (
+    SELECT
+      list_id,
+      CEIL(LOG(2, GREATEST(top, CAST(1.0 AS DOUBLE)))) AS c,
+      CASE
+        WHEN top > CAST(52.0 AS DOUBLE)
+        THEN CEIL(top)
+        ELSE CEIL(
+          LOG(
+            2,
+            GREATEST(POWER(CAST(2.0 AS DOUBLE), top) - CAST(1.0 AS DOUBLE), CAST(1.0 AS DOUBLE))
+          )
         )
-      )
-    END AS e
-  FROM given AS x
-  JOIN top_gains AS m
-    ON m.list_id = x.list_id
+      END AS e
+    FROM (
+      SELECT
+        list_id,
+        MAX(g) AS top
+      FROM given
+      GROUP BY
+        list_id
+    ) AS m
+  ) AS t
 ), judged AS (
   SELECT
-    run_id,
-    list_id,
-    item_id,
-    score,
-    label,
-    seq,
-    g * POWER(CAST(2.0 AS DOUBLE), -c) AS gain,
-    POWER(CAST(2.0 AS DOUBLE), g - e) - POWER(CAST(2.0 AS DOUBLE), -e) AS gain_exp,
-    POWER(CAST(2.0 AS DOUBLE), -c) AS gain_one,
-    POWER(CAST(2.0 AS DOUBLE), -e) AS gain_exp_one
-  FROM scaled
+    x.run_id,
+    x.list_id,
+    x.item_id,
+    x.score,
+    x.label,
+    x.seq,
+    x.g * u.inv_c AS gain,
+    POWER(CAST(2.0 AS DOUBLE), x.g - u.e) - u.inv_e AS gain_exp,
+    u.inv_c AS gain_one,
+    u.inv_e AS gain_exp_one
+  FROM given AS x
+  JOIN scales AS u
+    ON u.list_id = x.list_id
 ), score_groups AS (
   SELECT
     run_id,
