@@ -198,16 +198,32 @@ def test_every_bench_script_has_a_tiny_case() -> None:
     assert scripts == set(CASES), "bench/ scripts without a case here, or cases without a script"
 
 
-def _params() -> list[object]:
-    params = [pytest.param(name, [], marks=marks, id=name) for name, (_, _, marks) in CASES.items()]
+#: the cases of a minute or more (a demo store, Spark, pycocotools): tests/test_bench_heavy.py
+#: runs them, so that the two files share CI's workers (which take a file each)
+HEAVY = frozenset({"ui.py", "spark.py", "detection.py", "dashboard.py"})
+
+
+def params(*, heavy: bool) -> list[object]:
+    """The cases of the scripts in :data:`HEAVY` (``heavy``) or of the others."""
+    out = [
+        pytest.param(name, [], marks=marks, id=name)
+        for name, (_, _, marks) in CASES.items()
+        if (name in HEAVY) == heavy
+    ]
     for name, extra in MORE:
-        params.append(pytest.param(name, extra, id=f"{name}:{','.join(extra)}"))
-    return params
+        if (name in HEAVY) == heavy:
+            out.append(pytest.param(name, extra, id=f"{name}:{','.join(extra)}"))
+    return out
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("script", "extra"), _params())
+@pytest.mark.parametrize(("script", "extra"), params(heavy=False))
 def test_bench_script_runs_at_a_tiny_size(script: str, extra: list[str]) -> None:
+    run_case(script, extra)
+
+
+def run_case(script: str, extra: list[str]) -> None:
+    """Run ``bench/<script>`` at its tiny size; it must exit 0 and print its figures."""
     tiny, patterns, _ = CASES[script]
     args = [*tiny, *extra]
     done = subprocess.run(
