@@ -14,6 +14,8 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,7 +24,9 @@ from faster_coco_eval import COCOeval_faster
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
+from evalstore import Store
 from evalstore.core.detection import CocoParams
+from evalstore.runs.meta import RunMeta
 
 SIZES = ((640, 480), (320, 240), (1000, 800), (96, 96))
 BOUNDARY_SIDES = ((32.0, 32.0), (96.0, 96.0), (16.0, 64.0), (64.0, 144.0))
@@ -147,3 +151,17 @@ def run_faster_coco_eval(dataset: dict[str, Any], results: list[dict[str, Any]])
     ev.accumulate()
     ev.summarize()
     return ev
+
+
+def coco_store(tmp_path: Path, seed: int, **kw: Any) -> tuple[Store, dict, list]:
+    """A store at ``tmp_path / "s.duckdb"`` holding run ``d/x``: :func:`make_detset` (seed,
+    ``kw``) written as ``gt.json`` and ``dt.json`` and ingested as COCO; with the dataset and
+    the results."""
+    gt, dets = make_detset(seed, **kw)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    store = Store(tmp_path / "s.duckdb")
+    store.ingest_coco(
+        tmp_path / "dt.json", tmp_path / "gt.json", meta=RunMeta("d/x", git_commit=False)
+    )
+    return store, gt, dets

@@ -14,11 +14,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from evalstore import Store
 from evalstore.analysis.det_items import object_moves, objects_found
 from evalstore.errors import InvalidInput
 from evalstore.runs.meta import RunMeta
-from tests.conformance.detsets import make_detset, run_pycocotools
+from tests.conformance.detsets import coco_store, run_pycocotools
 
 
 def _pycocotools_found(ev: Any, category: int, t: int) -> dict[int, int]:
@@ -34,20 +33,9 @@ def _pycocotools_found(ev: Any, category: int, t: int) -> dict[int, int]:
     return found
 
 
-def _store(tmp_path: Path, seed: int, **kw: Any) -> tuple[Store, dict, list]:
-    gt, dets = make_detset(seed, **kw)
-    (tmp_path / "gt.json").write_text(json.dumps(gt))
-    (tmp_path / "dt.json").write_text(json.dumps(dets))
-    store = Store(tmp_path / "s.duckdb")
-    store.ingest_coco(
-        tmp_path / "dt.json", tmp_path / "gt.json", meta=RunMeta("d/x", git_commit=False)
-    )
-    return store, gt, dets
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_objects_found_are_pycocotools_matches(tmp_path: Path, seed: int) -> None:
-    store, gt, dets = _store(tmp_path, seed, n_images=10, n_categories=3, crowded=2)
+    store, gt, dets = coco_store(tmp_path, seed, n_images=10, n_categories=3, crowded=2)
     ev = run_pycocotools(gt, dets)
     with store:
         run_id = store.resolve("d/x")
@@ -74,7 +62,7 @@ def test_objects_found_are_pycocotools_matches(tmp_path: Path, seed: int) -> Non
 def test_object_moves_of_two_runs(tmp_path: Path) -> None:
     """Run b drops every detection of the category in the image of the object run a found
     at the best rank: that object is found by a only, and comes first."""
-    store, gt, dets = _store(tmp_path, 3, n_images=8, n_categories=2, crowded=0)
+    store, gt, dets = coco_store(tmp_path, 3, n_images=8, n_categories=2, crowded=0)
     with store:
         a = store.resolve("d/x")
         cat = str(gt["annotations"][0]["category_id"])

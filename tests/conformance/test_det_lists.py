@@ -28,8 +28,7 @@ from evalstore.cli import app
 from evalstore.errors import InvalidInput
 from evalstore.metrics.references import Params, RankedLists
 from evalstore.metrics.registry import METRICS
-from evalstore.runs.meta import RunMeta
-from tests.conformance.detsets import make_detset, run_pycocotools
+from tests.conformance.detsets import coco_store, make_detset, run_pycocotools
 
 ALL = [0, 1e10]
 
@@ -52,17 +51,6 @@ def _reference_lists(ev: Any, gt: dict[str, Any]) -> dict[str, set[tuple[str, fl
     return {k: v for k, v in out.items() if v}
 
 
-def _store(tmp_path: Path, seed: int, **kw: Any) -> tuple[Store, dict, list]:
-    gt, dets = make_detset(seed, **kw)
-    (tmp_path / "gt.json").write_text(json.dumps(gt))
-    (tmp_path / "dt.json").write_text(json.dumps(dets))
-    store = Store(tmp_path / "s.duckdb")
-    store.ingest_coco(
-        tmp_path / "dt.json", tmp_path / "gt.json", meta=RunMeta("d/x", git_commit=False)
-    )
-    return store, gt, dets
-
-
 def _stored_lists(store: Store) -> dict[str, set[tuple[str, float, int]]]:
     rows = store.sql(
         "select group_id, item_id, coalesce(score, '-inf'::double) as score, label "
@@ -78,7 +66,7 @@ def _stored_lists(store: Store) -> dict[str, set[tuple[str, float, int]]]:
 def test_the_lists_are_pycocotools_own_and_ap_coco_is_its_precision(
     tmp_path: Path, seed: int
 ) -> None:
-    store, gt, dets = _store(tmp_path, seed, n_images=12, n_categories=3, crowded=2)
+    store, gt, dets = coco_store(tmp_path, seed, n_images=12, n_categories=3, crowded=2)
     ev = run_pycocotools(gt, dets)
     with store:
         got = evaluate(store, ["d/x"], metrics=["ap_coco", "ap"], ties="input", by=["category"])
@@ -103,7 +91,7 @@ def test_the_lists_are_pycocotools_own_and_ap_coco_is_its_precision(
 
 
 def test_every_metric_of_ranked_lists_equals_its_numpy_twin_on_them(tmp_path: Path) -> None:
-    store, gt, dets = _store(tmp_path, 7, n_images=10, n_categories=3, crowded=1)
+    store, gt, dets = coco_store(tmp_path, 7, n_images=10, n_categories=3, crowded=1)
     ev = run_pycocotools(gt, dets)
     lists = _reference_lists(ev, gt)
     group = np.array([g for g, items in lists.items() for _ in items])
@@ -134,7 +122,7 @@ def test_every_metric_of_ranked_lists_equals_its_numpy_twin_on_them(tmp_path: Pa
 
 
 def test_by_iou_gives_each_thresholds_mean_and_the_cli_reads_them(tmp_path: Path) -> None:
-    store, _, dets = _store(tmp_path, 2, n_images=8, n_categories=2, crowded=0)
+    store, _, dets = coco_store(tmp_path, 2, n_images=8, n_categories=2, crowded=0)
     store.close()
     db = str(tmp_path / "s.duckdb")
     result = CliRunner().invoke(
@@ -160,7 +148,7 @@ def test_by_iou_gives_each_thresholds_mean_and_the_cli_reads_them(tmp_path: Path
 
 
 def test_a_read_only_store_says_how_to_make_them(tmp_path: Path) -> None:
-    store, _, _ = _store(tmp_path, 1, n_images=4, n_categories=2, crowded=0)
+    store, _, _ = coco_store(tmp_path, 1, n_images=4, n_categories=2, crowded=0)
     store.close()
     with Store(tmp_path / "s.duckdb", read_only=True) as ro, pytest.raises(InvalidInput) as e:
         evaluate(ro, ["d/x"], metrics=["ap"])
@@ -211,7 +199,7 @@ def test_compare_pairs_a_detection_runs_lists_by_category(tmp_path: Path) -> Non
     to resample items (each run ranks its own detections)."""
     from evalstore.analysis.compare import compare
 
-    store, gt, dets = _store(tmp_path, 4, n_images=40, n_categories=12, crowded=1)
+    store, _, dets = coco_store(tmp_path, 4, n_images=40, n_categories=12, crowded=1)
     rng = np.random.default_rng(0)
     noisy = [{**d, "score": float(np.clip(d["score"] + rng.normal(0, 0.2), 0, 1))} for d in dets]
     (tmp_path / "dt2.json").write_text(json.dumps(noisy))
