@@ -41,12 +41,10 @@ def run_sql(
         InvalidInput: the query is refused (several statements, not read-only, a file it may
             not read), fails (syntax, unknown column...) or runs past ``timeout``: one line.
     """
-    values = parse_params(params)
-    sandbox.lock_down(store.con, allow_read)
     return sandbox.run_query(
         store.con,
         query,
-        queries.bind(query, values) if values else None,
+        _locked_down(store, query, params, allow_read),
         max_rows=max_rows,
         timeout=timeout,
         max_bytes=max_bytes,
@@ -69,15 +67,23 @@ def run_sql_rows(
     gives them (a result of plain types, well within ``max_bytes``), without importing polars
     or pyarrow; else (and for no ``kinds``) run_sql's :class:`~evalstore.db.sandbox.Result`.
     Raises as run_sql."""
-    values = parse_params(params)
-    bound = queries.bind(query, values) if values else None
-    sandbox.lock_down(store.con, allow_read)
+    bound = _locked_down(store, query, params, allow_read)
     small = sandbox.run_rows(store.con, query, bound, max_rows=max_rows, timeout=timeout,
                              max_bytes=max_bytes, kinds=kinds) if kinds else None  # fmt: skip
     if small is not None:
         return small
     return sandbox.run_query(store.con, query, bound, max_rows=max_rows, timeout=timeout,
                              max_bytes=max_bytes)  # fmt: skip
+
+
+def _locked_down(
+    store: Database, query: str, params: Sequence[str] | None, allow_read: Sequence[str | Path]
+) -> dict[str, object] | None:
+    """Lock the store's database instance down for good (:func:`evalstore.db.sandbox.
+    lock_down`) and give the query's bound ``$name`` parameters (None: none given)."""
+    values = parse_params(params)
+    sandbox.lock_down(store.con, allow_read)
+    return queries.bind(query, values) if values else None
 
 
 def check_output(path: Path, store: Path, allow_read: Iterable[str | Path] = ()) -> None:
