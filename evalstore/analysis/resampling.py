@@ -22,7 +22,7 @@ import polars as pl
 from evalstore.analysis.statistics import CHUNK
 from evalstore.metrics.registry import Metric, Params, RankedLists
 
-__all__ = ["ItemLists", "item_replicates", "rank_swap_p", "strata"]
+__all__ = ["ItemLists", "first_alike", "item_replicates", "rank_swap_p", "strata"]
 
 
 @dataclass(frozen=True)
@@ -123,6 +123,13 @@ def _list_means(
         return np.where(counted > 0, np.nansum(values, axis=1) / np.maximum(counted, 1), np.nan)
 
 
+def first_alike(scores: np.ndarray) -> list[int]:
+    """For each run (a row of ``scores``), the first run with the same scores: runs alike are
+    resampled once."""
+    return [next(q for q in range(r + 1) if np.array_equal(scores[q], scores[r]))
+            for r in range(scores.shape[0])]  # fmt: skip
+
+
 def _blocks(items: ItemLists, n: int) -> Iterator[tuple[int, int]]:
     step = max(1, CHUNK // max(1, items.codes.size))
     for start in range(0, n, step):
@@ -142,10 +149,8 @@ def item_replicates(
     Runs with identical scores are computed once."""
     runs = items.scores.shape[0]
     out = np.empty((runs, n_boot))
-    first = {}  # run -> the first run with the same scores
-    for r in range(runs):
-        first[r] = next(q for q in range(r + 1) if np.array_equal(items.scores[q], items.scores[r]))
-    distinct = sorted(set(first.values()))
+    first = first_alike(items.scores)
+    distinct = sorted(set(first))
     n = items.codes.size
     for start, m in _blocks(items, n_boot):
         w = _weights(items, rng, m).ravel()

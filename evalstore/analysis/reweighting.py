@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evalstore.analysis.resampling import ItemLists
+from evalstore.analysis.resampling import ItemLists, first_alike
 from evalstore.core.points import RankedRows, docid_order, ranked_rows
 from evalstore.errors import InvalidInput
 from evalstore.metrics.registry import Metric, Params
@@ -376,8 +376,7 @@ def reweighted_replicates(
     run on ``n_boot`` stratified resamples of the items (the same resample for every run),
     each run ranked once. Runs with identical scores are computed once."""
     runs = items.scores.shape[0]
-    first = [next(q for q in range(r + 1) if np.array_equal(items.scores[q], items.scores[r]))
-             for r in range(runs)]  # fmt: skip
+    first = first_alike(items.scores)
     distinct = sorted(set(first))
     ranked = {r: RunOrder.ranked(items, items.scores[r], params.ties) for r in distinct}
     layout = Layout.of(items, ranked[distinct[0]].rows)
