@@ -151,6 +151,7 @@ def _write_partition(
         table=queries.quote_ident(copy, {copy})
         if copy
         else queries.quote_ident(table, set(ALL_TABLES)),
+        order="order by list_id, seq" if table == "scores" and not copy else "",
     )
     reader = con.sql(sql, params={"run_id": run_id}).to_arrow_reader(BATCH_ROWS)
     rows = 0

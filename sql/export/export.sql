@@ -63,11 +63,14 @@ from _import_kinds;
 -- name: select_partition
 -- One run's rows of one raw table, as they are exported (export.py streams the result to
 -- Parquet). $run_id INTEGER: the run. {table}: the quoted raw table (from TABLES);
--- {columns}: its exported columns but run_id, each a quoted column or a text_column.
+-- {columns}: its exported columns but run_id, each a quoted column or a text_column;
+-- {order}: empty, or for `scores` (a view whose join may hand rows over in any order)
+-- "order by list_id, seq", so that two exports of the same rows are the same bytes.
 -- Output: those columns, in that order.
 select {columns}
 from {table}
-where run_id = $run_id;
+where run_id = $run_id
+{order};
 
 -- name: text_column
 -- A select-list entry of select_partition for a column exported as text (an ENUM, JSON):
