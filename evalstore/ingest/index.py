@@ -5,8 +5,9 @@ these instead of scanning and sorting every row again.
 
 The points are computed with one NumPy sort of one key per row, in chunks of lists of bounded
 size, for float32 and DOUBLE scores alike (DOUBLE scores took two SQL window sorts, which cost
-about twice as much). The distinct scores per list (``n_scores``) are stored for float32
-scores; DOUBLE scores leave them NULL, as before. tests/test_list_index.py and
+about twice as much; then a sort of complex keys, about three times a float32's). The
+distinct scores per list (``n_scores``) are stored for float32 scores; DOUBLE scores leave
+them NULL, as before. tests/test_list_index.py and
 tests/test_list_index_f64.py check that the NumPy way gives the rows of the SQL definition.
 """
 
@@ -108,23 +109,18 @@ def positive_points(list_id: np.ndarray, score: np.ndarray, positive: np.ndarray
     return rank_lists(list_id, score, positive)[0]
 
 
-def _keys(score: np.ndarray, list_id: np.ndarray, base: int | None) -> np.ndarray:
+def _keys(score: np.ndarray, list_id: np.ndarray, base: int | None) -> tuple[np.ndarray, int]:
     """One key per row whose ascending order is the rows' list (``list_id - base``; ``base``
     None: one list), then their score from the highest, and which are equal exactly when
-    both are (-0.0 counts as +0.0).
+    both are (-0.0 counts as +0.0); and the bit where the list starts in the key.
 
-    A float32 score's key is its bits as an unsigned integer of the float's order (flip all
-    bits of a negative, the sign bit of a positive), inverted; the list goes in the high 32
-    bits. A float64 score of one list is keyed so in 64 bits; of several, the key is the
-    complex number (list, -score), which NumPy sorts and compares by real part, then
-    imaginary part.
+    A score's key is its bits as an unsigned integer of the float's order (flip all bits of
+    a negative, the sign bit of a positive), inverted. Of one list, that is the key. Of
+    several, the list goes in the high bits: above a float32's 32; above a float64's key
+    less its low bits when no two distinct doubles given differ only there (the list takes
+    as many bits as the lists need), else above its rank among the distinct doubles
+    (:func:`_dense_rank`), which fewer than 2^32 rows keep below 2^32.
     """
-    if score.dtype != np.float32 and base is not None:
-        key = np.empty(len(score), np.complex128)
-        np.subtract(list_id, base, out=key.real, casting="unsafe")
-        np.negative(score, out=key.imag)
-        key.imag += 0.0  # -0.0 -> +0.0 (equal to it anyway)
-        return key
     if score.dtype == np.float32:
         bits, ints, shift = np.uint32, np.int32, 31
     else:
@@ -133,27 +129,73 @@ def _keys(score: np.ndarray, list_id: np.ndarray, base: int | None) -> np.ndarra
     flip = (raw.view(ints) >> shift).view(bits)
     flip |= bits(1 << shift)
     np.bitwise_xor(raw, flip, out=flip)
-    np.invert(flip, out=flip)
     del raw
-    if base is None:
-        return flip
-    listed: np.ndarray = np.subtract(list_id, base, dtype=np.int64).view(np.uint64)
-    listed <<= np.uint64(32)
-    listed |= flip
-    return listed
-
-
-def _starts(key: np.ndarray, size: int) -> np.ndarray:
-    """Where each of ``size`` lists begins in the sorted ``key`` (:func:`_keys`)."""
-    if key.dtype == np.complex128:
-        first = np.empty(size, np.complex128)
-        first.real = np.arange(size)
-        first.imag = -np.inf  # below any score's key
-    elif key.dtype == np.uint64 and size > 1:
-        first = np.arange(size, dtype=np.uint64) << np.uint64(32)
+    at = 32
+    if score.dtype != np.float32 and base is not None:
+        drop = np.uint64((int(list_id.max()) - base).bit_length())
+        known = np.sort(flip)
+        if np.any((known[1:] != known[:-1]) & ((known[1:] >> drop) == (known[:-1] >> drop))):
+            flip = _dense_rank(flip)  # two doubles differ in the bits the list would take
+        else:
+            flip >>= drop
+            at = 64 - int(drop)
+        del known
+        np.subtract(np.uint64((1 << at) - 1), flip, out=flip)  # the inverse of at bits
     else:
+        np.invert(flip, out=flip)
+    if base is None:
+        return flip, 0
+    listed: np.ndarray = np.subtract(list_id, base, dtype=np.int64).view(np.uint64)
+    listed <<= np.uint64(at)
+    listed |= flip
+    return listed, at
+
+
+def _dense_rank(key: np.ndarray) -> np.ndarray:
+    """Each uint64 ``key``'s rank among the distinct keys (0: the least; below 2^32 for
+    fewer than 2^32 keys).
+
+    NumPy sorts uint64 values fast (SIMD) but argsorts them several times slower, and a
+    complex128 key (list, score) slower still. So the order comes from a sort of values:
+    each key's high bits with its position in the low ``b`` bits (``2^b`` > the keys),
+    which sorts the keys by their high bits and gives each one's position; keys equal in
+    their high bits but not in their low ones (doubles a few units in the last place apart)
+    are then sorted within those runs alone, by their full key.
+    """
+    n = len(key)
+    b = max(1, (n - 1).bit_length())
+    low = np.uint64((1 << b) - 1)
+    order = key & ~low
+    order |= np.arange(n, dtype=np.uint64)
+    order.sort()
+    order &= low  # the positions, by high bits
+    ranked = key[order]
+    wrong = np.flatnonzero(ranked[1:] < ranked[:-1])
+    if len(wrong):  # sort the runs of equal high bits that hold an inversion, by full key
+        high = ranked >> np.uint64(b)
+        runs = high[wrong]
+        cover = np.bincount(np.searchsorted(high, runs, "left"), minlength=n + 1)
+        cover -= np.bincount(np.searchsorted(high, runs, "right"), minlength=n + 1)
+        inside = np.flatnonzero(np.cumsum(cover[:n]) > 0)
+        fixed = inside[np.lexsort((ranked[inside], high[inside]))]
+        del high, cover
+        order[inside] = order[fixed]
+        ranked[inside] = ranked[fixed]
+    new = np.zeros(n, np.uint32)
+    np.not_equal(ranked[1:], ranked[:-1], out=new[1:], casting="unsafe")
+    del ranked
+    np.cumsum(new, out=new)
+    rank = np.empty(n, np.uint64)
+    rank[order] = new
+    return rank
+
+
+def _starts(key: np.ndarray, size: int, at: int) -> np.ndarray:
+    """Where each of ``size`` lists begins in the sorted ``key`` (:func:`_keys`, the list
+    from bit ``at`` on)."""
+    if size == 1:
         return np.zeros(1, np.int64)
-    return np.searchsorted(key, first, "left")
+    return np.searchsorted(key, np.arange(size, dtype=np.uint64) << np.uint64(at), "left")
 
 
 def rank_lists(
@@ -166,7 +208,8 @@ def rank_lists(
     the keys of all rows sorted and those of the positives sorted, ``n`` of a positive is the
     rows up to the last key equal to its own, less the rows of the lists before; ``tp`` the
     same among the positives. Beside the arrays given, it holds the keys (4 bytes a row for
-    float32 scores of one list, else 8 or 16) and a few bytes a row.
+    float32 scores of one list, else 8) and a few bytes a row (about 30 while the float64
+    scores of several lists are ranked).
     """
     if not len(list_id):
         empty = np.empty(0, np.int32)
@@ -175,11 +218,11 @@ def rank_lists(
         score = np.asarray(score, np.float64)
     base, top = int(list_id.min()), int(list_id.max())
     size = top - base + 1
-    key = _keys(score, list_id, base if size > 1 else None)
+    key, at = _keys(score, list_id, base if size > 1 else None)
     pos_key = np.sort(key[np.asarray(positive, bool)])
     key.sort()
-    row_start = _starts(key, size)
-    pos_start = _starts(pos_key, size)
+    row_start = _starts(key, size, at)
+    pos_start = _starts(pos_key, size, at)
     rows = np.diff(row_start, append=len(key))  # per list
     pos_list = np.repeat(np.arange(size), np.diff(pos_start, append=len(pos_key)))
     n = np.searchsorted(key, pos_key, "right") - row_start[pos_list]
