@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
-import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol
@@ -13,14 +11,21 @@ import duckdb
 import polars as pl
 
 from evalstore.analysis import det_lists, det_matching
-from evalstore.core.ranking import TIES
+from evalstore.analysis.eval_plan import (
+    DEFAULT_K,
+    RESULT_COLUMNS,
+    cached_runs,
+    param_sets,
+    params_text,
+    plan,
+    resolve_ties,
+    run_ids,
+    sweep_values,
+)
 from evalstore.db import queries
-from evalstore.errors import InvalidInput
 from evalstore.metrics import protocols, user
-from evalstore.metrics.registry import ALL_TASKS, LIST_NOUN, METRICS, Metric, get, metrics_for
+from evalstore.metrics.registry import LIST_NOUN, METRICS, Metric, get
 from evalstore.runs.logged import latest_values, split_logged
-from evalstore.runs.registry import resolve_many
-from evalstore.runs.selection import check_slice_keys
 
 
 class Engine(Protocol):
@@ -48,33 +53,6 @@ __all__ = [
     "stored_metrics",
     "with_protocol",
 ]
-
-DEFAULT_K = 10
-RESULT_COLUMNS = [
-    "run", "run_id", "experiment", "task", "metric", "slice", "value", "n_lists", "n_skipped",
-    "params", "protocol", "definition_sha", "engine", "stale",
-]  # fmt: skip
-
-
-def _params(
-    metric: Metric, ties: str, k: int, at: float | None = None, protocol: str | None = None
-) -> str:
-    values: dict[str, Any] = {} if protocol is None else {"protocol": protocol}
-    if metric.source == "scores":
-        values["ties"] = ties
-    if "k" in metric.params:
-        values["k"] = k
-    if metric.sweep is not None:
-        values[metric.sweep.column] = at
-    return json.dumps(values, sort_keys=True, separators=(",", ":"))
-
-
-def _run_ids(store: Store, runs: Sequence[RunRef] | None, all_runs: bool) -> list[int]:
-    if all_runs:
-        return [int(r[0]) for r in queries.fetch_rows(store.con, "eval/all_run_ids")]
-    if not runs:
-        raise InvalidInput("name at least one run, or pass --all")
-    return list(dict.fromkeys(resolve_many(store, runs)))  # one query for all of them
 
 
 def _compute(
@@ -121,7 +99,7 @@ def _compute(
                     con.unregister("_remote")
         try:
             for value in at if metric.sweep is not None else [None]:
-                params = _params(
+                params = params_text(
                     metric, ties, k, value, None if protocol is None else protocol.name
                 )
                 keys = {
@@ -153,15 +131,6 @@ def _compute(
         finally:
             queries.run(con, "eval/drop_raw")
             queries.run(con, "eval/drop_per_list")
-
-
-def _sweep_values(metric: Metric, sweeps: Mapping[str, Sequence[float]]) -> list[float]:
-    if metric.sweep is None:
-        return []
-    values = [float(v) for v in sweeps.get(metric.sweep.column, metric.sweep.default)]
-    if not values or any(not math.isfinite(v) or v < 0 for v in values):
-        raise InvalidInput(f"--{metric.sweep.column} needs finite values >= 0, got {values}")
-    return sorted(set(values))
 
 
 def _slices(
@@ -232,112 +201,39 @@ def evaluate(
         ``slice`` is ``""`` for the mean over all lists of the run (for a metric of
         ``overall = "run row"``, TIDE's, the run's own value, which is not that mean).
     """
-    chosen = None if protocol is None else protocols.get(protocol)
-    ties = resolve_ties(ties, chosen)
-    if chosen is not None:
-        k = chosen.k if k is None else k
-    if ties not in TIES:
-        raise InvalidInput(f"unknown --ties {ties!r}; use one of {', '.join(TIES)}")
-    if k is not None and k < 1:
-        raise InvalidInput(f"--k must be >= 1, got {k}")
-    k = DEFAULT_K if k is None else k
-    run_ids = _run_ids(store, runs, all_runs)
-    if not run_ids:
+    chosen = plan(
+        store,
+        runs,
+        table=METRICS,
+        metrics=metrics,
+        ties=ties,
+        k=k,
+        by=by,
+        all_runs=all_runs,
+        protocol=protocol,
+    )
+    if chosen is None:
         return pl.DataFrame(schema=dict.fromkeys(RESULT_COLUMNS, pl.String))
-    check_slice_keys(store, run_ids, by, {*LIST_NOUN.values(), "list"})
-    plan = []
-    presence = {
-        "scores": "eval/runs_with_task",
-        "pairs": "eval/runs_with_pairs",
-        "outcomes": "eval/runs_with_outcomes",
-        "detections": "eval/runs_with_detections",
-    }
-    for task in ALL_TASKS:
-        found: dict[str, list[int]] = {}
-        for m in _candidates(task, metrics, chosen):
-            # a detection run's ranked lists are made on first use (analysis/det_lists.py)
-            source = "detections" if task == "detection" else m.source
-            if source not in found:
-                rows = queries.fetch_rows(
-                    store.con, presence[source], {"runs": run_ids, "task": task}
-                )
-                found[source] = sorted(int(r[0]) for r in rows)
-            if found[source]:
-                plan.append((task, m, found[source]))
-    if not plan:
-        if chosen is not None:
-            raise InvalidInput(
-                f"--protocol {chosen.name} covers the tasks {', '.join(chosen.tasks)}; these "
-                "runs have none of them (or not the requested metrics)"
-            )
-        raise InvalidInput("none of the requested metrics applies to the tasks of these runs")
     frames = []
-    for step, (task, metric, ids) in enumerate(plan):
-        at = _sweep_values(metric, sweeps or {})
-        name = None if chosen is None else chosen.name
-        param_sets = [_params(metric, ties, k, v, name) for v in ([*at] if at else [None])]
+    engine_name = "duckdb" if engine is None else engine.name
+    for step, (task, metric, ids) in enumerate(chosen.steps):
+        at = sweep_values(metric, sweeps or {})
+        sets = param_sets(metric, chosen, at)
         todo = ids
         if not recompute:
-            fresh = set(ids)
-            for params in param_sets:
-                keys = {
-                    "runs": ids,
-                    "task": task,
-                    "metric": metric.name,
-                    "params": params,
-                    "sha": metric.sha,
-                    "engine": "duckdb" if engine is None else engine.name,
-                }
-                fresh &= {
-                    int(r[0]) for r in queries.fetch_rows(store.con, "eval/cached_overall", keys)
-                }
+            fresh = cached_runs(store, task, metric, ids, sets, engine_name)
             todo = [i for i in ids if i not in fresh]
         if todo:
-            _compute(store, metric, task, todo, ties, k, at, engine, chosen)
-        for params in param_sets:
+            _compute(store, metric, task, todo, chosen.ties, chosen.k, at, engine, chosen.protocol)
+        for params in sets:
             for key in by:
                 if key not in (*LIST_NOUN.values(), "list"):  # another task's noun: not a slice
                     _slices(store, metric, task, ids, params, key)
             if values:
                 frames.append(_read(store, ids, task, metric, params, by))
         if progress is not None:
-            progress(f"{metric.name} {task}", step + 1, len(plan))
+            progress(f"{metric.name} {task}", step + 1, len(chosen.steps))
     return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
-
-
-def resolve_ties(ties: str | None, protocol: protocols.Protocol | None) -> str:
-    """The tie policy of a call: the one given, else the protocol's, else ``grouped``.
-
-    Raises:
-        InvalidInput: a given policy that contradicts the protocol's.
-    """
-    if protocol is None:
-        return "grouped" if ties is None else ties
-    if ties is not None and ties != protocol.ties:
-        raise InvalidInput(
-            f"--ties {ties} contradicts --protocol {protocol.name}, which ranks ties "
-            f"{protocol.ties!r}; leave --ties out"
-        )
-    return protocol.ties
-
-
-def _candidates(
-    task: str, metrics: Sequence[str] | None, protocol: protocols.Protocol | None
-) -> list[Metric]:
-    """The metrics to compute for ``task``: those named, else the protocol's, else the task's
-    defaults; under a protocol, only metrics it reports."""
-    own = () if protocol is None else protocol.metrics.get(task, ())
-    if protocol is None or not metrics:
-        return [] if protocol is not None and not own else metrics_for(task, list(metrics or own))
-    named = metrics_for(task, list(metrics))
-    every = {m for names in protocol.metrics.values() for m in names}
-    foreign = [m.name for m in named if m.name not in every]
-    if foreign:
-        raise InvalidInput(
-            f"--protocol {protocol.name} does not report {foreign[0]} (it reports "
-            f"{', '.join(sorted(every))})"
-        )
-    return [m for m in named if m.name in own]
 
 
 def _read(
@@ -373,19 +269,19 @@ def stored_metrics(
 ) -> pl.DataFrame:
     """Every cached value of the runs (overall and slices), flagged ``stale`` when the metric's
     SQL has changed since it was computed; then their logged values (task ``logged``)."""
-    run_ids = _run_ids(store, runs, all_runs)
+    ids = run_ids(store, runs, all_runs)
     shas = {name: m.sha for name, m in METRICS.items() if m.kind == "per_list"}
     logged, metrics = split_logged(store, metrics)  # (evalstore.runs.logged: rows of their own)
     # a metric or the name of its mean, in any case (`-m map`, `-m mAP`: the stored ap means)
     names = None if metrics is None else list(dict.fromkeys(get(n).name for n in metrics))
-    frame = store.query("eval/results", {"runs": run_ids, "metrics": names})
+    frame = store.query("eval/results", {"runs": ids, "metrics": names})
     frame = frame.with_columns(
         stale=pl.col("definition_sha") != pl.col("metric").replace_strict(shas, default=""),
         metric=pl.col("label"),
     )
     frame = with_protocol(frame).select(RESULT_COLUMNS)
     frame = frame.sort(["run_id", "task", "metric", "params", "slice"])
-    extra = latest_values(store, run_ids, logged).select(RESULT_COLUMNS)
+    extra = latest_values(store, ids, logged).select(RESULT_COLUMNS)
     return pl.concat([frame, extra], how="vertical_relaxed").sort("run_id", maintain_order=True)
 
 

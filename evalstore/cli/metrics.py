@@ -55,20 +55,6 @@ def _results_table(frame: pl.DataFrame, fmt: Fmt, title: str | None = None) -> N
         emit(frame, fmt)
 
 
-def _sweeps(**given: str | None) -> dict[str, list[float]]:
-    out = {}
-    for name, text in given.items():
-        if text is None:
-            continue
-        try:
-            out[name] = [float(v) for v in text.split(",") if v.strip()]
-        except ValueError:
-            raise EvalstoreError(
-                f"--{name} {text!r} is not a comma-separated list of numbers"
-            ) from None
-    return out
-
-
 @contextlib.contextmanager
 def _engine(name: str, source: str | None, master: str, store: Store) -> Iterator[Any]:
     if name == "duckdb":
@@ -148,12 +134,21 @@ def eval_cmd(
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """Compute metrics of runs from their raw rows (cached by the SQL's SHA)."""
+    from evalstore.cli.cached_eval import parse_sweeps, print_cached
+
+    if engine not in ("duckdb", "spark"):
+        raise EvalstoreError(f"unknown --engine {engine!r}; use duckdb or spark")
+    if engine == "duckdb" and show_sql is None and not recompute and not by:
+        # cached values, read and printed without computing (nor importing polars, NumPy)
+        sweeps = {"sigma": sigma, "eps": eps, "threshold": threshold}
+        if print_cached(runs=runs, metrics=metric, ties=ties, k=k, all_runs=all_runs,
+                        sweeps=sweeps, protocol=protocol, db=db, lock_timeout=lock_timeout,
+                        fmt=fmt):  # fmt: skip
+            return
     from evalstore.analysis.evaluate import evaluate
     from evalstore.metrics.registry import get
     from evalstore.store.facade import Store
 
-    if engine not in ("duckdb", "spark"):
-        raise EvalstoreError(f"unknown --engine {engine!r}; use duckdb or spark")
     if show_sql is not None:
         from evalstore.metrics import protocols
         from evalstore.scale.transpile import spark_sql
@@ -180,7 +175,7 @@ def eval_cmd(
             by=by or (),
             recompute=recompute,
             all_runs=all_runs,
-            sweeps=_sweeps(sigma=sigma, eps=eps, threshold=threshold),
+            sweeps=parse_sweeps(sigma=sigma, eps=eps, threshold=threshold),
             engine=remote,
             progress=cb,
             protocol=protocol,

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from evalstore.errors import InvalidInput
-from evalstore.metrics.det_references import COCO_METRICS, TIDE_METRICS
+from evalstore.metrics.catalogue import COCO_METRICS, TIDE_METRICS
 
 __all__ = ["PROTOCOLS", "Protocol", "Source", "get"]
 

@@ -21,6 +21,7 @@ from evalstore.core import graded, matching, point_metrics, ranking
 from evalstore.core.detection import DetectionRun
 from evalstore.core.points import docid_order
 from evalstore.errors import InvalidInput
+from evalstore.metrics.catalogue import EPS, SIGMAS, THRESHOLDS
 
 __all__ = [
     "EPS",
@@ -116,10 +117,6 @@ class Outcomes:
     fp: np.ndarray
     fn: np.ndarray
 
-
-SIGMAS = (3.0, 6.0, 9.0)
-THRESHOLDS = tuple(float(t) for t in range(1, 11))
-EPS = (1.0, 3.0, 5.0)
 
 #: What a metric reads, by its ``source``.
 Inputs = RankedLists | KeypointRun | Outcomes | DetectionRun
