@@ -17,6 +17,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from evalstore import Store, compare
+from evalstore.analysis.multiplicities import CDF, CELLS, TABLE, byte_cells, poisson, poisson_table
 from evalstore.analysis.resampling import ItemLists, strata
 from evalstore.analysis.reweighting import (
     FAST_METRICS,
@@ -99,7 +100,7 @@ def test_a_replicate_is_the_metric_of_the_expanded_resample(
             layout.draw(rng, w)
             by_item = np.zeros(items.codes.size, dtype=np.int64)
             by_item[kept] = w[layout.slot[kept]]
-            fast = list_values(metric, order, w, n_pos, n_neg)
+            fast = list_values(metric, order, order.weights(w), n_pos, n_neg)
             slow = _sorted_path(items, by_item, run, ties, metric)
             np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-12)
             assert not np.isnan(fast).all()
@@ -129,6 +130,31 @@ def test_the_multiplicities_are_the_stratified_multinomial() -> None:
         p = scipy_stats.binom.pmf(np.arange(top), s, 1 / s)
         expected = 4000 * np.r_[p, 1 - p.sum()]
         assert scipy_stats.chisquare(seen, expected).pvalue > 0.001
+
+
+def test_poisson_counts_invert_the_cdf_from_bytes() -> None:
+    """A random byte names an 8-bit cell of the uniform (a bijection of the 256 cells); the
+    comparisons give each cell without a break of the CDF the count the inversion gives it;
+    a 16-bit cell's count is the inversion's at every point of the cell; and the counts drawn
+    follow Poisson(1) (chi-square over 2,000,000 draws)."""
+    cell, steps, first_break = byte_cells()
+    assert sorted(cell.tolist()) == list(range(256))
+    table = poisson_table(256)
+    v = np.arange(256)
+    by_steps = np.sum([v >= s for s in steps], axis=0)
+    assert np.array_equal(by_steps[:first_break], table[cell[:first_break]])
+    assert np.all(table[cell[first_break:]] == 255)  # the cells with a break come last
+    for u in (0.0, 0.5, 1 - 2**-20):  # points inside each 16-bit cell
+        whole = TABLE != 255
+        at = np.searchsorted(CDF, (np.arange(CELLS) + u) / CELLS, side="right")
+        assert np.array_equal(TABLE[whole], at[whole])
+    out = np.empty(2_000_000, dtype=np.uint8)
+    poisson(np.random.default_rng(38), out, np.empty(out.size, dtype=np.bool_))
+    top = 6
+    seen = np.bincount(np.minimum(out, top), minlength=top + 1)
+    p = scipy_stats.poisson.pmf(np.arange(top), 1)
+    assert scipy_stats.chisquare(seen, out.size * np.r_[p, 1 - p.sum()]).pvalue > 0.001
+    assert np.sum(out >= 5) > 0 and out.max() < 30
 
 
 def test_replicates_are_paired_seeded_and_identical_runs_agree() -> None:

@@ -19,23 +19,19 @@ with no sort:
 or the list's ``n_positives``), as in the sorting path (:mod:`evalstore.analysis.resampling`),
 whose values these equal to rounding on the same weights (``tests/test_item_bootstrap.py``).
 
-The weights (:func:`stratified_weights`) are the same stratified multinomial as that path's,
-drawn faster: i.i.d. Poisson(1) counts (16 random bits and a table; the few draws that fall in
-a cell holding a break of the CDF take a uniform double and the CDF itself), then the stratum's
-total brought to its size: the missing units drawn uniformly, or the extra units (of the
-Poisson total) removed uniformly at random. Poisson counts given their total ``T`` are
-multinomial(``T``, uniform); adding ``s - T`` uniform draws, or keeping ``s`` of the ``T``
-draws at random, leaves multinomial(``s``, uniform): exactly the stratified bootstrap, with
-another random stream. docs/statistics.md gives the scheme and its simulations.
+The weights (:func:`stratified_weights`, :mod:`evalstore.analysis.multiplicities`) are the
+same stratified multinomial as that path's, drawn faster from another random stream: i.i.d.
+Poisson(1) counts, then each stratum's total brought to its size. docs/statistics.md gives the
+scheme and its simulations.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from evalstore.analysis.multiplicities import Layout, stratified_weights
 from evalstore.analysis.resampling import ItemLists, first_alike
 from evalstore.core.points import RankedRows, docid_order, ranked_rows
 from evalstore.errors import InvalidInput
@@ -53,124 +49,6 @@ __all__ = [
 
 #: The metrics whose item bootstrap reweights a fixed order (the others sort every replicate).
 FAST_METRICS = ("ap", "fpr95")
-
-_CELLS = 1 << 16
-
-
-def _poisson_cdf() -> np.ndarray:
-    terms = [math.exp(-1.0) / math.factorial(k) for k in range(30)]
-    return np.cumsum(terms)
-
-
-_CDF = _poisson_cdf()
-_REFINE = 255
-
-
-def _poisson_table() -> np.ndarray:
-    """Poisson(1) count of each 16-bit cell of the uniform ``[h, h + 1) / 2^16``, or
-    :data:`_REFINE` where a break of the CDF falls inside the cell."""
-    lo = np.arange(_CELLS) / _CELLS
-    hi = (np.arange(_CELLS) + 1) / _CELLS
-    at_lo = np.searchsorted(_CDF, lo, side="right")
-    below_hi = np.searchsorted(_CDF, hi, side="left")
-    return np.where(at_lo == below_hi, at_lo, _REFINE).astype(np.uint8)
-
-
-_TABLE = _poisson_table()
-
-
-def _poisson(rng: np.random.Generator, out: np.ndarray) -> None:
-    """Fill ``out`` (uint8) with i.i.d. Poisson(1) counts by inversion of the CDF (exact to
-    its doubles; a count above 29 has probability below 1e-32 and is 30)."""
-    k = out.size
-    cells = rng.bit_generator.random_raw(-(-k // 4)).view(np.uint16)[:k]
-    np.take(_TABLE, cells, out=out)
-    refine = np.flatnonzero(out == _REFINE)
-    if refine.size:
-        u = (cells[refine] + rng.random(refine.size)) / _CELLS
-        out[refine] = np.searchsorted(_CDF, u, side="right")
-
-
-def _to_size(rng: np.random.Generator, w: np.ndarray, extra: int) -> None:
-    """Make the Poisson counts ``w`` (and ``extra`` virtual slots) the first counts of
-    multinomial(``w.size + extra``, uniform), in place."""
-    k = w.size
-    size = k + extra
-    virtual = int(rng.poisson(extra)) if extra else 0
-    total = int(w.sum(dtype=np.int64)) + virtual
-    if total < size:  # the missing units, drawn uniformly
-        drawn = rng.integers(0, size, size - total)
-        at, hits = np.unique(drawn[drawn < k], return_counts=True)
-        raised = w[at] + hits
-        if raised.size and raised.max() > 254:  # pragma: no cover - probability ~1e-300
-            raise OverflowError("a bootstrap multiplicity above 254")
-        w[at] = raised
-    elif total > size:  # keep `size` of the `total` units, chosen at random
-        gone = rng.choice(total, total - size, replace=False)
-        gone = gone[gone < total - virtual]  # the real items' units come first
-        at, hits = np.unique(
-            np.searchsorted(np.cumsum(w, dtype=np.int32), gone, side="right"), return_counts=True
-        )
-        w[at] -= hits.astype(np.uint8)
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Where each item's multiplicity sits in a replicate's weight vector: the items of each
-    (list, label) stratum together, labels +1 and -1 only (no metric reads the ignored ones),
-    each stratum in the first run's ranking order (its not retrieved items last), so that the
-    first run reads its weights in slices.
-
-    Attributes:
-        slot: (n,) each item's index in the weight vector (-1: label 0).
-        strata: (offset, items, virtual slots) of each stratum.
-        size: the weight vector's length.
-    """
-
-    slot: np.ndarray
-    strata: tuple[tuple[int, int, int], ...]
-    size: int
-
-    @classmethod
-    def of(cls, items: ItemLists, first_rows: np.ndarray) -> Layout:
-        """The layout whose strata follow ``first_rows`` (the first run's ranked rows)."""
-        n = items.codes.size
-        ranked = np.zeros(n, dtype=bool)
-        ranked[first_rows] = True
-        seq = np.concatenate([first_rows, np.flatnonzero(~ranked)])  # ranked, then the rest
-        seq = seq[items.labels[seq] != 0]
-        key = items.codes[seq] * 2 + (items.labels[seq] == 1)  # (list, label) strata
-        small = key.astype(np.uint16) if 2 * items.n_lists <= 1 << 16 else key  # radix sort
-        seq = seq[np.argsort(small, kind="stable")]
-        slot = np.full(n, -1, dtype=np.int64)
-        slot[seq] = np.arange(seq.size)
-        sizes = np.bincount(key, minlength=2 * items.n_lists)
-        offsets = np.cumsum(sizes) - sizes
-        out = tuple(
-            (int(offsets[s]), int(sizes[s]), int(items.missed[s // 2]) if s % 2 else 0)
-            for s in np.flatnonzero(sizes)
-        )
-        return cls(slot, out, int(seq.size))
-
-    def draw(self, rng: np.random.Generator, out: np.ndarray) -> None:
-        """One replicate's multiplicities into ``out`` (uint8, :attr:`size`)."""
-        _poisson(rng, out)
-        for offset, k, extra in self.strata:
-            _to_size(rng, out[offset : offset + k], extra)
-
-
-def stratified_weights(items: ItemLists, rng: np.random.Generator) -> np.ndarray:
-    """(n,) int64 multiplicities of one stratified bootstrap resample: each (list, label)
-    stratum multinomial over its items (and the slots of the positives in ``n_positives`` but
-    not among the items, which add no item); ignored items (label 0) weigh 0 (no metric
-    reads them)."""
-    layout = Layout.of(items, np.arange(items.codes.size))
-    w = np.empty(layout.size, dtype=np.uint8)
-    layout.draw(rng, w)
-    out = np.zeros(items.codes.size, dtype=np.int64)
-    kept = layout.slot >= 0
-    out[kept] = w[layout.slot[kept]]
-    return out
 
 
 def _slice_or(index: np.ndarray) -> np.ndarray | slice:
@@ -194,6 +72,8 @@ class RunOrder:
         fp_end: per positive, likewise into ``[0, cumsum(w[neg])]``.
         tp_base, fp_base: per positive, those indices at its list's start (None: one list).
         per_rank: every copy is a point (not ``grouped``).
+        narrow: a weight times a TP fits int32 (TP is at most the positives' slots, a
+            weight at most 254).
         pos_start, neg_start: (L + 1,) where each list's positives and negatives start.
     """
 
@@ -205,6 +85,7 @@ class RunOrder:
     tp_base: np.ndarray | None
     fp_base: np.ndarray | None
     per_rank: bool
+    narrow: bool
     pos_start: np.ndarray
     neg_start: np.ndarray
     work: dict[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
@@ -255,6 +136,7 @@ class RunOrder:
             tp_base,
             fp_base,
             per_rank,
+            (int(np.sum(items.labels == 1)) + int(items.missed.sum())) * 254 < 1 << 31,
             np.searchsorted(pos_list, np.arange(items.n_lists + 1)),
             np.searchsorted(codes[is_neg], np.arange(items.n_lists + 1)),
         )
@@ -265,25 +147,31 @@ class RunOrder:
             self.work[name] = np.zeros(size, dtype=dtype)
         return self.work[name]
 
-    def _cumulative(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The positives' weights in ranking order, and ``[0, cumsum]`` of them and of the
-        negatives' weights, under the multiplicities ``w`` (uint8, by :class:`Layout` slot)."""
-        k = self.fp_end.size
-        wp = w[self.pos] if isinstance(self.pos, slice) else np.take(
-            w, self.pos, out=self._buffer("wp", k, np.uint8))  # fmt: skip
-        n_neg = self.neg.stop - self.neg.start if isinstance(self.neg, slice) else self.neg.size
-        wn = w[self.neg] if isinstance(self.neg, slice) else np.take(
-            w, self.neg, out=self._buffer("wn", n_neg, np.uint8))  # fmt: skip
-        cum_tp = self._buffer("cum_tp", k + 1, np.int32)  # cum_tp[0] stays 0
-        np.cumsum(wp, dtype=np.int32, out=cum_tp[1:])
-        cum_fp = self._buffer("cum_fp", n_neg + 1, np.int32)
-        np.cumsum(wn, dtype=np.int32, out=cum_fp[1:])
-        return wp, cum_tp, cum_fp
+    def weights(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The multiplicities of the ranked positives and negatives, in ranking order, from
+        one replicate's weight vector ``w`` ((size,) uint8, by :class:`Layout` slot)."""
+        return self._gather(w, self.pos, "wp"), self._gather(w, self.neg, "wn")
 
-    def fp_at(self, w: np.ndarray, m: np.ndarray) -> np.ndarray:
+    def _gather(self, w: np.ndarray, index: np.ndarray | slice, name: str) -> np.ndarray:
+        if isinstance(index, slice):
+            return w[index]
+        # the indices are valid by construction: "clip" skips take's bounds check
+        return np.take(w, index, out=self._buffer(name, index.size, np.uint8), mode="clip")
+
+    def _cumulative(self, wp: np.ndarray, wn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``[0, cumsum]`` of the positives' weights ``wp`` and of the negatives' ``wn``
+        (:meth:`weights` of one replicate)."""
+        cum_tp = self._buffer("cum_tp", wp.size + 1, np.int32)  # cum_tp[0] stays 0
+        np.cumsum(wp, dtype=np.int32, out=cum_tp[1:])
+        cum_fp = self._buffer("cum_fp", wn.size + 1, np.int32)
+        np.cumsum(wn, dtype=np.int32, out=cum_fp[1:])
+        return cum_tp, cum_fp
+
+    def fp_at(self, wp: np.ndarray, wn: np.ndarray, m: np.ndarray) -> np.ndarray:
         """(L,) per list, the weight of the negatives at the first point whose TP reaches
-        ``m[list]`` (-1 where it never does), under the multiplicities ``w``."""
-        _, cum_tp, cum_fp = self._cumulative(w)
+        ``m[list]`` (-1 where it never does), under the multiplicities ``wp``, ``wn``
+        (:meth:`weights`)."""
+        cum_tp, cum_fp = self._cumulative(wp, wn)
         out = np.full(m.size, -1.0)
         for code in range(m.size):
             start, end = self.pos_start[code], self.pos_start[code + 1]
@@ -293,25 +181,28 @@ class RunOrder:
                 out[code] = cum_fp[self.fp_end[i]] - cum_fp[self.neg_start[code]]
         return out
 
-    def sums(self, w: np.ndarray, n_lists: int) -> np.ndarray:
-        """(n_lists,) ``P * AP`` of each list under the multiplicities ``w`` (uint8, by
-        :class:`Layout` slot)."""
+    def sums(self, wp: np.ndarray, wn: np.ndarray, n_lists: int) -> np.ndarray:
+        """(n_lists,) ``P * AP`` of each list under the multiplicities ``wp``, ``wn``
+        (:meth:`weights` of one replicate)."""
         k = self.fp_end.size
-        wp, cum_tp, cum_fp = self._cumulative(w)
+        cum_tp, cum_fp = self._cumulative(wp, wn)
         tp = cum_tp[self.tp_end] if isinstance(self.tp_end, slice) else np.take(
-            cum_tp, self.tp_end, out=self._buffer("tp", k, np.int32))  # fmt: skip
-        fp = np.take(cum_fp, self.fp_end, out=self._buffer("fp", k, np.int32))
+            cum_tp, self.tp_end, out=self._buffer("tp", k, np.int32), mode="clip")  # fmt: skip
+        fp = np.take(cum_fp, self.fp_end, out=self._buffer("fp", k, np.int32), mode="clip")
         if self.tp_base is not None and self.fp_base is not None:
             tp = tp - cum_tp[self.tp_base]
             fp = fp - cum_fp[self.fp_base]
         if not self.per_rank:
-            den = np.add(tp, fp, out=self._buffer("den", k, np.int32))
+            den = np.add(tp, fp, out=fp)
             if self.tp_base is None:  # one list: den grows along the ranking, 0 first
-                den[: int(np.searchsorted(den, 0, side="right"))] = 1  # where TP is 0 too
+                den[: int(np.searchsorted(den, np.int32(0), side="right"))] = 1  # TP is 0 too
             else:
                 np.maximum(den, 1, out=den)  # 0 only where TP is 0 too
-            terms = np.divide(tp, den, out=self._buffer("terms", k, np.float64))
-            np.multiply(terms, wp, out=terms)
+            terms = self._buffer("terms", k, np.float64)
+            if self.narrow:  # w TP in int32 (exact; over TP, no longer read), one division
+                np.divide(np.multiply(tp, wp, out=tp), den, out=terms)
+            else:
+                np.multiply(np.divide(tp, den, out=terms), wp, out=terms)
         else:  # copy j of positive i: (TP_i + j) / (TP_i + FP_i + j)
             terms = np.zeros(k)
             live = np.flatnonzero(wp)
@@ -351,14 +242,20 @@ def _reaching(n_pos: np.ndarray, recall: float) -> np.ndarray:
 
 
 def list_values(
-    metric: str, order: RunOrder, w: np.ndarray, n_pos: np.ndarray, n_neg: np.ndarray
+    metric: str,
+    order: RunOrder,
+    weights: tuple[np.ndarray, np.ndarray],
+    n_pos: np.ndarray,
+    n_neg: np.ndarray,
 ) -> np.ndarray:
-    """(L,) ``metric`` of each list under the multiplicities ``w`` (NaN where it has none)."""
+    """(L,) ``metric`` of each list under the multiplicities ``weights`` (the positives' and
+    the negatives', :meth:`RunOrder.weights` of one replicate; NaN where it has none)."""
+    wp, wn = weights
     with np.errstate(invalid="ignore", divide="ignore"):
         if metric == "ap":
-            return order.sums(w, n_pos.size) / n_pos
+            return order.sums(wp, wn, n_pos.size) / n_pos
         # fpr95: FP / N at the first point with recall >= 0.95, 1 where recall never gets there
-        fp = order.fp_at(w, _reaching(n_pos, 0.95))
+        fp = order.fp_at(wp, wn, _reaching(n_pos, 0.95))
         values = np.where(fp >= 0, fp / n_neg, 1.0)
     values[(n_neg == 0) | (n_pos == 0)] = np.nan
     return values
@@ -385,10 +282,11 @@ def reweighted_replicates(
     n_neg = np.bincount(items.codes[items.labels == -1], minlength=items.n_lists).astype(float)
     out = np.empty((runs, n_boot))
     w = np.empty(layout.size, dtype=np.uint8)
+    work = np.empty(layout.size, dtype=np.bool_)
     for b in range(n_boot):
-        layout.draw(rng, w)
+        layout.draw(rng, w, work)
         for r, order in orders.items():
-            values = list_values(metric.name, order, w, n_pos, n_neg)
+            values = list_values(metric.name, order, order.weights(w), n_pos, n_neg)
             if zero_without_positives:
                 values = np.nan_to_num(values, nan=0.0)
             kept = values[~np.isnan(values)]

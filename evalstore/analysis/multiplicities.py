@@ -1,0 +1,174 @@
+"""The multiplicities of the item bootstrap's replicates, drawn fast: where each item's count
+sits (:class:`Layout`), and one replicate's counts, the stratified multinomial.
+
+A stratum of ``s`` slots gets i.i.d. Poisson(1) counts (:func:`poisson`), then its total ``T``
+brought to ``s`` (:func:`to_size`): the ``s - T`` missing units drawn uniformly, or ``T - s`` of
+the ``T`` units removed uniformly at random. Poisson counts given their total ``T`` are
+multinomial(``T``, uniform); adding uniform draws, or keeping ``s`` of the ``T`` draws at
+random, leaves multinomial(``s``, uniform): exactly the stratified bootstrap. docs/statistics.md
+gives the scheme and its simulations.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from evalstore.analysis.resampling import ItemLists
+
+__all__ = ["CDF", "CELLS", "Layout", "poisson", "stratified_weights", "to_size"]
+
+#: The 16-bit cells of the uniform whose Poisson(1) count :data:`TABLE` holds.
+CELLS = 1 << 16
+_REFINE = 255
+
+
+def _poisson_cdf() -> np.ndarray:
+    terms = [math.exp(-1.0) / math.factorial(k) for k in range(30)]
+    return np.cumsum(terms)
+
+
+#: The Poisson(1) CDF at 0..29 (doubles): the counts invert it.
+CDF = _poisson_cdf()
+
+
+def poisson_table(cells: int) -> np.ndarray:
+    """The Poisson(1) count of each cell ``[h, h + 1) / cells`` of the uniform, or 255 where
+    a break of :data:`CDF` falls inside the cell."""
+    lo = np.arange(cells) / cells
+    hi = (np.arange(cells) + 1) / cells
+    at_lo = np.searchsorted(CDF, lo, side="right")
+    below_hi = np.searchsorted(CDF, hi, side="left")
+    return np.where(at_lo == below_hi, at_lo, _REFINE).astype(np.uint8)
+
+
+TABLE = poisson_table(CELLS)
+
+
+def byte_cells() -> tuple[np.ndarray, tuple[int, ...], int]:
+    """``(cell, steps, first_break)``: a random byte ``v`` names the 8-bit cell ``cell[v]`` of
+    the uniform (a bijection of the 256 cells, so the cell is uniform). The cells without a
+    break of the CDF come first, in increasing order, so that the count of ``v`` below
+    ``first_break`` is the number of ``steps`` it reaches; the cells holding a break come
+    last, from ``v = first_break`` on."""
+    table = poisson_table(256)
+    whole = np.flatnonzero(table != _REFINE)
+    breaks = np.flatnonzero(table == _REFINE)
+    steps = np.flatnonzero(np.diff(table[whole].astype(np.int64))) + 1
+    return np.r_[whole, breaks].astype(np.int64), tuple(int(s) for s in steps), int(whole.size)
+
+
+_BYTE_CELL, _STEPS, _FIRST_BREAK = byte_cells()
+
+
+def poisson(rng: np.random.Generator, out: np.ndarray, work: np.ndarray) -> None:
+    """Fill ``out`` (uint8) with i.i.d. Poisson(1) counts by inversion of :data:`CDF` (exact
+    to its doubles; a count above 29 has probability below 1e-32 and is 30). A random byte
+    per count names its 8-bit cell (:func:`byte_cells`), which decides the count by a few
+    comparisons unless a break of the CDF falls inside it (2% of the draws); those take 8 more
+    bits, a 16-bit cell (:data:`TABLE`), and the few whose 16-bit cell still holds a break a
+    uniform double and the CDF itself. ``work``: a bool array of ``out``'s size."""
+    k = out.size
+    v = rng.bit_generator.random_raw(-(-k // 8)).view(np.uint8)[:k]
+    np.greater_equal(v, _STEPS[0], out=out.view(np.bool_))
+    for step in _STEPS[1:]:
+        np.greater_equal(v, step, out=work)
+        np.add(out, work.view(np.uint8), out=out)
+    np.greater_equal(v, _FIRST_BREAK, out=work)
+    refine = np.flatnonzero(work)
+    if refine.size:
+        low = rng.bit_generator.random_raw(-(-refine.size // 8)).view(np.uint8)[: refine.size]
+        cells = (_BYTE_CELL[v[refine]] << 8) | low
+        counts = TABLE[cells]
+        deeper = np.flatnonzero(counts == _REFINE)
+        if deeper.size:
+            u = (cells[deeper] + rng.random(deeper.size)) / CELLS
+            counts[deeper] = np.searchsorted(CDF, u, side="right")
+        out[refine] = counts
+
+
+def to_size(rng: np.random.Generator, w: np.ndarray, extra: int) -> None:
+    """Make the Poisson counts ``w`` (and ``extra`` virtual slots) the first counts of
+    multinomial(``w.size + extra``, uniform), in place."""
+    k = w.size
+    size = k + extra
+    virtual = int(rng.poisson(extra)) if extra else 0
+    total = int(w.sum(dtype=np.int64)) + virtual
+    if total < size:  # the missing units, drawn uniformly
+        drawn = rng.integers(0, size, size - total)
+        at, hits = np.unique(drawn[drawn < k], return_counts=True)
+        raised = w[at] + hits
+        if raised.size and raised.max() > 254:  # pragma: no cover - probability ~1e-300
+            raise OverflowError("a bootstrap multiplicity above 254")
+        w[at] = raised
+    elif total > size:  # keep `size` of the `total` units, chosen at random
+        gone = rng.choice(total, total - size, replace=False)
+        gone = np.sort(gone[gone < total - virtual])  # the real items' units come first
+        at, hits = np.unique(
+            np.searchsorted(np.cumsum(w, dtype=np.int32), gone, side="right"), return_counts=True
+        )
+        w[at] -= hits.astype(np.uint8)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where each item's multiplicity sits in a replicate's weight vector: the items of each
+    (list, label) stratum together, labels +1 and -1 only (no metric reads the ignored ones),
+    each stratum in the first run's ranking order (its not retrieved items last), so that the
+    first run reads its weights in slices.
+
+    Attributes:
+        slot: (n,) each item's index in the weight vector (-1: label 0).
+        strata: (offset, items, virtual slots) of each stratum.
+        size: the weight vector's length.
+    """
+
+    slot: np.ndarray
+    strata: tuple[tuple[int, int, int], ...]
+    size: int
+
+    @classmethod
+    def of(cls, items: ItemLists, first_rows: np.ndarray) -> Layout:
+        """The layout whose strata follow ``first_rows`` (the first run's ranked rows)."""
+        n = items.codes.size
+        ranked = np.zeros(n, dtype=bool)
+        ranked[first_rows] = True
+        seq = np.concatenate([first_rows, np.flatnonzero(~ranked)])  # ranked, then the rest
+        seq = seq[items.labels[seq] != 0]
+        key = items.codes[seq] * 2 + (items.labels[seq] == 1)  # (list, label) strata
+        small = key.astype(np.uint16) if 2 * items.n_lists <= 1 << 16 else key  # radix sort
+        seq = seq[np.argsort(small, kind="stable")]
+        slot = np.full(n, -1, dtype=np.int64)
+        slot[seq] = np.arange(seq.size)
+        sizes = np.bincount(key, minlength=2 * items.n_lists)
+        offsets = np.cumsum(sizes) - sizes
+        out = tuple(
+            (int(offsets[s]), int(sizes[s]), int(items.missed[s // 2]) if s % 2 else 0)
+            for s in np.flatnonzero(sizes)
+        )
+        return cls(slot, out, int(seq.size))
+
+    def draw(
+        self, rng: np.random.Generator, out: np.ndarray, work: np.ndarray | None = None
+    ) -> None:
+        """One replicate's multiplicities into ``out`` (uint8, :attr:`size`); ``work``: a
+        bool array of that size, kept between replicates (else allocated)."""
+        poisson(rng, out, np.empty(out.size, dtype=np.bool_) if work is None else work)
+        for offset, k, extra in self.strata:
+            to_size(rng, out[offset : offset + k], extra)
+
+
+def stratified_weights(items: ItemLists, rng: np.random.Generator) -> np.ndarray:
+    """(n,) int64 multiplicities of one stratified bootstrap resample: each (list, label)
+    stratum multinomial over its items (and the slots of the positives in ``n_positives`` but
+    not among the items, which add no item); ignored items (label 0) weigh 0 (no metric
+    reads them)."""
+    layout = Layout.of(items, np.arange(items.codes.size))
+    w = np.empty(layout.size, dtype=np.uint8)
+    layout.draw(rng, w)
+    out = np.zeros(items.codes.size, dtype=np.int64)
+    kept = layout.slot >= 0
+    out[kept] = w[layout.slot[kept]]
+    return out
