@@ -95,15 +95,17 @@ def test_a_replicate_is_the_metric_of_the_expanded_resample(
     kept = layout.slot >= 0
     for run in range(2):
         order = RunOrder.of(items, ranked[run], ties, layout)
-        for _ in range(4):
-            w = np.empty(layout.size, dtype=np.uint8)
-            layout.draw(rng, w)
+        block = np.empty((4, layout.size), dtype=np.uint8)  # four replicates read together
+        layout.draw(rng, block)
+        fast = list_values(metric, order, order.weights(block), n_pos, n_neg)
+        for row, w in enumerate(block):
             by_item = np.zeros(items.codes.size, dtype=np.int64)
             by_item[kept] = w[layout.slot[kept]]
-            fast = list_values(metric, order, order.weights(w), n_pos, n_neg)
             slow = _sorted_path(items, by_item, run, ties, metric)
-            np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-12)
-            assert not np.isnan(fast).all()
+            np.testing.assert_allclose(fast[row], slow, rtol=0, atol=1e-12)
+            [alone] = list_values(metric, order, order.weights(w), n_pos, n_neg)
+            np.testing.assert_allclose(alone, slow, rtol=0, atol=1e-12)
+            assert not np.isnan(alone).all()
 
 
 def test_the_multiplicities_are_the_stratified_multinomial() -> None:

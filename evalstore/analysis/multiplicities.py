@@ -18,7 +18,11 @@ import numpy as np
 
 from evalstore.analysis.resampling import ItemLists
 
-__all__ = ["CDF", "CELLS", "Layout", "poisson", "stratified_weights", "to_size"]
+__all__ = ["BLOCK", "CDF", "CELLS", "Layout", "poisson", "stratified_weights", "to_size"]
+
+#: Weights drawn and read together: a block holds ``BLOCK // size`` replicates (at least
+#: one), a row each, so that a small list's replicates share each NumPy call.
+BLOCK = 1 << 20
 
 #: The 16-bit cells of the uniform whose Poisson(1) count :data:`TABLE` holds.
 CELLS = 1 << 16
@@ -98,18 +102,19 @@ def to_size(rng: np.random.Generator, w: np.ndarray, extra: int) -> None:
     total = int(w.sum(dtype=np.int64)) + virtual
     if total < size:  # the missing units, drawn uniformly
         drawn = rng.integers(0, size, size - total)
-        at, hits = np.unique(drawn[drawn < k], return_counts=True)
-        raised = w[at] + hits
-        if raised.size and raised.max() > 254:  # pragma: no cover - probability ~1e-300
-            raise OverflowError("a bootstrap multiplicity above 254")
-        w[at] = raised
+        drawn = drawn[drawn < k]
+        if drawn.size and int(w[drawn].max()) + drawn.size > 254:  # a count could pass 254
+            at, hits = np.unique(drawn, return_counts=True)
+            raised = w[at] + hits
+            if raised.max() > 254:  # pragma: no cover - probability ~1e-300
+                raise OverflowError("a bootstrap multiplicity above 254")
+            w[at] = raised
+        else:
+            np.add.at(w, drawn, 1)
     elif total > size:  # keep `size` of the `total` units, chosen at random
         gone = rng.choice(total, total - size, replace=False)
         gone = np.sort(gone[gone < total - virtual])  # the real items' units come first
-        at, hits = np.unique(
-            np.searchsorted(np.cumsum(w, dtype=np.int32), gone, side="right"), return_counts=True
-        )
-        w[at] -= hits.astype(np.uint8)
+        np.subtract.at(w, np.searchsorted(np.cumsum(w, dtype=np.int32), gone, side="right"), 1)
 
 
 @dataclass(frozen=True)
@@ -153,11 +158,15 @@ class Layout:
     def draw(
         self, rng: np.random.Generator, out: np.ndarray, work: np.ndarray | None = None
     ) -> None:
-        """One replicate's multiplicities into ``out`` (uint8, :attr:`size`); ``work``: a
-        bool array of that size, kept between replicates (else allocated)."""
-        poisson(rng, out, np.empty(out.size, dtype=np.bool_) if work is None else work)
-        for offset, k, extra in self.strata:
-            to_size(rng, out[offset : offset + k], extra)
+        """The multiplicities of replicates into ``out``: one replicate's ((size,) uint8) or
+        a block's, a row each ((B, size), C order): the Poisson counts of the whole block at
+        once (they are i.i.d.), then each row's strata brought to their sizes in turn.
+        ``work``: a bool array of ``out``'s size, kept between blocks (else allocated)."""
+        poisson(rng, out.reshape(-1), np.empty(out.size, dtype=np.bool_) if work is None
+                else work[: out.size])  # fmt: skip
+        for row in out.reshape(-1, self.size):
+            for offset, k, extra in self.strata:
+                to_size(rng, row[offset : offset + k], extra)
 
 
 def stratified_weights(items: ItemLists, rng: np.random.Generator) -> np.ndarray:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evalstore.analysis.multiplicities import Layout, stratified_weights
+from evalstore.analysis.multiplicities import BLOCK, Layout, stratified_weights
 from evalstore.analysis.resampling import ItemLists, first_alike
 from evalstore.core.points import RankedRows, docid_order, ranked_rows
 from evalstore.errors import InvalidInput
@@ -141,80 +141,106 @@ class RunOrder:
             np.searchsorted(codes[is_neg], np.arange(items.n_lists + 1)),
         )
 
-    def _buffer(self, name: str, size: int, dtype: type) -> np.ndarray:
-        """A work array kept between replicates (no allocation, no page faults, per call)."""
-        if name not in self.work:
-            self.work[name] = np.zeros(size, dtype=dtype)
-        return self.work[name]
+    def _buffer(self, name: str, rows: int, size: int, dtype: type) -> np.ndarray:
+        """A (rows, size) work array kept between blocks (no allocation, no page faults)."""
+        held = self.work.get(name)
+        if held is None or held.shape[0] < rows:
+            held = self.work[name] = np.zeros((rows, size), dtype=dtype)
+        return held[:rows]
 
     def weights(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The multiplicities of the ranked positives and negatives, in ranking order, from
-        one replicate's weight vector ``w`` ((size,) uint8, by :class:`Layout` slot)."""
+        the weight vectors ``w`` of a block of replicates ((B, size) uint8, one row each, by
+        :class:`Layout` slot; or one replicate's (size,)): two (B, k) arrays."""
+        w = w.reshape(-1, w.shape[-1])
         return self._gather(w, self.pos, "wp"), self._gather(w, self.neg, "wn")
 
     def _gather(self, w: np.ndarray, index: np.ndarray | slice, name: str) -> np.ndarray:
         if isinstance(index, slice):
-            return w[index]
-        # the indices are valid by construction: "clip" skips take's bounds check
-        return np.take(w, index, out=self._buffer(name, index.size, np.uint8), mode="clip")
+            return w[:, index]
+        return _take(w, index, self._buffer(name, w.shape[0], index.size, np.uint8))
 
     def _cumulative(self, wp: np.ndarray, wn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``[0, cumsum]`` of the positives' weights ``wp`` and of the negatives' ``wn``
-        (:meth:`weights` of one replicate)."""
-        cum_tp = self._buffer("cum_tp", wp.size + 1, np.int32)  # cum_tp[0] stays 0
-        np.cumsum(wp, dtype=np.int32, out=cum_tp[1:])
-        cum_fp = self._buffer("cum_fp", wn.size + 1, np.int32)
-        np.cumsum(wn, dtype=np.int32, out=cum_fp[1:])
+        """``[0, cumsum]`` along each row of the positives' weights ``wp`` and of the
+        negatives' ``wn`` (:meth:`weights`)."""
+        rows = wp.shape[0]
+        cum_tp = self._buffer("cum_tp", rows, wp.shape[1] + 1, np.int32)  # column 0 stays 0
+        cum_fp = self._buffer("cum_fp", rows, wn.shape[1] + 1, np.int32)
+        if rows == 1:  # one replicate: the 1-D loops
+            np.cumsum(wp[0], dtype=np.int32, out=cum_tp[0, 1:])
+            np.cumsum(wn[0], dtype=np.int32, out=cum_fp[0, 1:])
+        else:
+            np.cumsum(wp, axis=1, dtype=np.int32, out=cum_tp[:, 1:])
+            np.cumsum(wn, axis=1, dtype=np.int32, out=cum_fp[:, 1:])
         return cum_tp, cum_fp
 
     def fp_at(self, wp: np.ndarray, wn: np.ndarray, m: np.ndarray) -> np.ndarray:
-        """(L,) per list, the weight of the negatives at the first point whose TP reaches
-        ``m[list]`` (-1 where it never does), under the multiplicities ``wp``, ``wn``
-        (:meth:`weights`)."""
+        """(B, L) per replicate and list, the weight of the negatives at the first point
+        whose TP reaches ``m[list]`` (-1 where it never does), under the multiplicities
+        ``wp``, ``wn`` (:meth:`weights`)."""
         cum_tp, cum_fp = self._cumulative(wp, wn)
-        out = np.full(m.size, -1.0)
+        rows = np.arange(cum_tp.shape[0])
+        out = np.full((rows.size, m.size), -1.0)
         for code in range(m.size):
             start, end = self.pos_start[code], self.pos_start[code + 1]
-            target = cum_tp[start] + m[code]
-            if cum_tp[end] >= target:
-                i = start + int(np.searchsorted(cum_tp[start + 1 : end + 1], target))
-                out[code] = cum_fp[self.fp_end[i]] - cum_fp[self.neg_start[code]]
+            target = cum_tp[:, start] + m[code]
+            reached = cum_tp[:, end] >= target
+            if reached.any():  # the first point at or past the target: TP grows along a row
+                i = start + np.sum(cum_tp[:, start + 1 : end + 1] < target[:, None], axis=1)
+                at = self.fp_end[np.minimum(i, self.fp_end.size - 1)]
+                fp = cum_fp[rows, at] - cum_fp[:, self.neg_start[code]]
+                out[reached, code] = fp[reached]
         return out
 
     def sums(self, wp: np.ndarray, wn: np.ndarray, n_lists: int) -> np.ndarray:
-        """(n_lists,) ``P * AP`` of each list under the multiplicities ``wp``, ``wn``
-        (:meth:`weights` of one replicate)."""
-        k = self.fp_end.size
+        """(B, n_lists) ``P * AP`` of each replicate and list under the multiplicities
+        ``wp``, ``wn`` (:meth:`weights`)."""
+        rows, k = wp.shape
         cum_tp, cum_fp = self._cumulative(wp, wn)
-        tp = cum_tp[self.tp_end] if isinstance(self.tp_end, slice) else np.take(
-            cum_tp, self.tp_end, out=self._buffer("tp", k, np.int32), mode="clip")  # fmt: skip
-        fp = np.take(cum_fp, self.fp_end, out=self._buffer("fp", k, np.int32), mode="clip")
+        tp = cum_tp[:, self.tp_end] if isinstance(self.tp_end, slice) else _take(
+            cum_tp, self.tp_end, self._buffer("tp", rows, k, np.int32))  # fmt: skip
+        fp = _take(cum_fp, self.fp_end, self._buffer("fp", rows, k, np.int32))
         if self.tp_base is not None and self.fp_base is not None:
-            tp = tp - cum_tp[self.tp_base]
-            fp = fp - cum_fp[self.fp_base]
+            tp = tp - cum_tp[:, self.tp_base]
+            fp = fp - cum_fp[:, self.fp_base]
         if not self.per_rank:
             den = np.add(tp, fp, out=fp)
-            if self.tp_base is None:  # one list: den grows along the ranking, 0 first
-                den[: int(np.searchsorted(den, np.int32(0), side="right"))] = 1  # TP is 0 too
+            if self.tp_base is None and rows == 1:  # one list: den grows, 0 first
+                den[0, : int(np.searchsorted(den[0], np.int32(0), side="right"))] = 1
             else:
                 np.maximum(den, 1, out=den)  # 0 only where TP is 0 too
-            terms = self._buffer("terms", k, np.float64)
+            terms = self._buffer("terms", rows, k, np.float64)
             if self.narrow:  # w TP in int32 (exact; over TP, no longer read), one division
                 np.divide(np.multiply(tp, wp, out=tp), den, out=terms)
             else:
                 np.multiply(np.divide(tp, den, out=terms), wp, out=terms)
         else:  # copy j of positive i: (TP_i + j) / (TP_i + FP_i + j)
-            terms = np.zeros(k)
+            terms = np.zeros((rows, k))
+            flat, tp, fp, wp = terms.reshape(-1), tp.reshape(-1), fp.reshape(-1), wp.reshape(-1)
             live = np.flatnonzero(wp)
             j = 1
             while live.size:
                 t = tp[live] + j
-                terms[live] += t / (t + fp[live])
+                flat[live] += t / (t + fp[live])
                 j += 1
                 live = live[wp[live] >= j]
         if n_lists == 1:
-            return np.array([terms.sum()])
-        return np.bincount(self.pos_list, weights=terms, minlength=n_lists)
+            return terms.sum(axis=1, keepdims=True)
+        out = np.zeros((rows, n_lists))
+        starts = self.pos_start[:-1]
+        held = np.flatnonzero(starts < self.pos_start[1:])  # the lists with ranked positives
+        if held.size:  # positives are ordered by list: one segment each
+            out[:, held] = np.add.reduceat(terms, starts[held], axis=1)
+        return out
+
+
+def _take(a: np.ndarray, index: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``a[:, index]`` into ``out`` (the 1-D loop for one row). The indices are valid by
+    construction: "clip" skips take's bounds check."""
+    if a.shape[0] == 1:
+        np.take(a[0], index, out=out[0], mode="clip")
+        return out
+    return np.take(a, index, axis=1, out=out, mode="clip")
 
 
 def fast(metric: Metric, params: Params) -> bool:
@@ -248,8 +274,8 @@ def list_values(
     n_pos: np.ndarray,
     n_neg: np.ndarray,
 ) -> np.ndarray:
-    """(L,) ``metric`` of each list under the multiplicities ``weights`` (the positives' and
-    the negatives', :meth:`RunOrder.weights` of one replicate; NaN where it has none)."""
+    """(B, L) ``metric`` of each replicate and list under the multiplicities ``weights``
+    (the positives' and the negatives', :meth:`RunOrder.weights`; NaN where it has none)."""
     wp, wn = weights
     with np.errstate(invalid="ignore", divide="ignore"):
         if metric == "ap":
@@ -257,7 +283,7 @@ def list_values(
         # fpr95: FP / N at the first point with recall >= 0.95, 1 where recall never gets there
         fp = order.fp_at(wp, wn, _reaching(n_pos, 0.95))
         values = np.where(fp >= 0, fp / n_neg, 1.0)
-    values[(n_neg == 0) | (n_pos == 0)] = np.nan
+    values[:, (n_neg == 0) | (n_pos == 0)] = np.nan
     return values
 
 
@@ -281,16 +307,21 @@ def reweighted_replicates(
     n_pos = _list_positives(items)
     n_neg = np.bincount(items.codes[items.labels == -1], minlength=items.n_lists).astype(float)
     out = np.empty((runs, n_boot))
-    w = np.empty(layout.size, dtype=np.uint8)
-    work = np.empty(layout.size, dtype=np.bool_)
-    for b in range(n_boot):
-        layout.draw(rng, w, work)
+    rows = max(1, min(n_boot, BLOCK // max(1, layout.size)))  # replicates drawn together
+    w = np.empty((rows, layout.size), dtype=np.uint8)
+    work = np.empty(w.size, dtype=np.bool_)
+    for start in range(0, n_boot, rows):
+        block = w[: min(rows, n_boot - start)]
+        layout.draw(rng, block, work)
         for r, order in orders.items():
-            values = list_values(metric.name, order, order.weights(w), n_pos, n_neg)
+            values = list_values(metric.name, order, order.weights(block), n_pos, n_neg)
             if zero_without_positives:
                 values = np.nan_to_num(values, nan=0.0)
-            kept = values[~np.isnan(values)]
-            out[r, b] = kept.mean() if kept.size else np.nan
+            held = ~np.isnan(values)
+            count = held.sum(axis=1)
+            total = np.where(held, values, 0.0).sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[r, start : start + block.shape[0]] = np.where(count > 0, total / count, np.nan)
     for r in range(runs):
         out[r] = out[first[r]]
     return out
