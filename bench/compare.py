@@ -3,6 +3,7 @@ verification runs of one list of pairs (the item bootstrap).
 
     python bench/compare.py [--lists 10000] [--items 10] [--repeat 3]
     python bench/compare.py --pairs 1200000 [--reference-pairs 10000] [--repeat 1]
+    python bench/compare.py --ui-pairs 20000 [--repeat 5]
 
 **One list** (``--pairs N``): two verification runs of one list of N pairs (HPatches' patch
 verification is one list of 1.2e6 pairs; half positives, scores N(0, 1) + 1 for a positive, the
@@ -14,6 +15,14 @@ reweighted, :mod:`evalstore.analysis.reweighting`). The reference, measured in t
 command on those pairs with the reweighting turned off (the path that re-sorts every replicate
 and runs the rank-swap test, :func:`~evalstore.analysis.resampling.item_replicates`), and the
 reweighting's on the same pairs. Targets: <= 10 CPU-s and <= 1 GiB at 1.2e6 pairs.
+
+**The UI's Compare page** (``--ui-pairs N``): the same two runs of one list of N pairs
+(``ap`` computed), ``evalstore ui`` started on them in a process of its own
+(:func:`evalstore.ui.launch`), and the Compare page of the two runs requested as the browser
+does (HTTP on localhost, the whole HTML received): the first request, then the median of
+``--repeat`` more, in wall seconds and in CPU seconds of the app's process (user + sys of all
+its threads, read from ``/proc`` around each request). Target: an answer within 2 s (issue 32,
+point 1).
 
 Builds a store of two retrieval runs on the same ``--lists`` lists of ``--items`` items
 (Python API), computes their metrics once (``evaluate``), then times, each in a fresh
@@ -29,9 +38,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +51,7 @@ import numpy as np
 from evalstore import Store, evaluate
 from evalstore.analysis.compare import paired_lists
 from evalstore.analysis.statistics import paired_stats
+from evalstore.ui import launch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _measure
@@ -73,8 +86,9 @@ main()
 """
 
 
-def build_pairs(db: Path, pairs: int) -> None:
-    """Two verification runs of one list of ``pairs`` pairs, their ``ap`` computed."""
+def build_pairs(db: Path, pairs: int, metrics: tuple[str, ...] | None = ("ap",)) -> None:
+    """Two verification runs of one list of ``pairs`` pairs, their ``metrics`` computed
+    (None: the task's standard metrics)."""
     rng = np.random.default_rng(0)
     label = np.where(rng.random(pairs) < 0.5, 1, -1)
     base = rng.standard_normal(pairs) + (label == 1)
@@ -85,7 +99,7 @@ def build_pairs(db: Path, pairs: int) -> None:
                  "label": label},
                 task="verification", run=f"pv/{name}", git_commit=None,
             )  # fmt: skip
-        evaluate(store, ["pv/a", "pv/b"], metrics=["ap"])
+        evaluate(store, ["pv/a", "pv/b"], metrics=metrics)
 
 
 def one_list(pairs: int, reference_pairs: int, repeat: int) -> None:
@@ -123,6 +137,50 @@ def one_list(pairs: int, reference_pairs: int, repeat: int) -> None:
               f"{_measure.met(big.peak_bytes <= _measure.GIB)})")  # fmt: skip
 
 
+UI_TARGET = 2.0  # seconds: the Compare page answers within them (issue 32, point 1)
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + sys, all threads) that process ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def ui_compare(pairs: int, repeat: int) -> None:
+    """The UI's Compare page of two runs of one list of ``pairs`` pairs."""
+    print(_measure.load_note())
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "ui.duckdb"
+        build_pairs(db, pairs, metrics=None)  # the page compares every standard metric
+        with Store(db, read_only=True) as store:
+            a, b = store.resolve("pv/a"), store.resolve("pv/b")
+        app = launch(db)
+        try:
+            url = f"{app.url}compare?unit={a}&unit={b}"
+            times = []
+            for _ in range(repeat + 1):
+                c0, t0 = process_cpu(app.process.pid), time.perf_counter()
+                with urllib.request.urlopen(url, timeout=600) as response:
+                    body = response.read()
+                wall = time.perf_counter() - t0
+                if response.status != 200 or b'<p class="error">' in body:
+                    raise SystemExit(f"{url}: {response.status}: {body[:300]!r}")
+                if b"<td>items</td>" not in body:  # the table's resampled column
+                    raise SystemExit(f"{url}: the page did not resample the items")
+                times.append((wall, process_cpu(app.process.pid) - c0))
+        finally:
+            app.stop()
+    (wall, cpu), rest = times[0], times[1:]
+    median_wall = statistics.median(t[0] for t in rest)
+    median_cpu = statistics.median(t[1] for t in rest)
+    print(f"UI Compare of two runs of one list of {pairs:,} pairs: first request {wall:.2f} s "
+          f"wall, {cpu:.2f} CPU-s; then {median_wall:.2f} s wall, {median_cpu:.2f} CPU-s "
+          f"(median of {repeat})")  # fmt: skip
+    slowest = max(t[0] for t in times)
+    print(f"slowest answer: {slowest:.2f} s; target <= {UI_TARGET} s: "
+          f"{_measure.met(slowest <= UI_TARGET)}")  # fmt: skip
+
+
 def timed(args: list[str]) -> tuple[float, float]:
     """(wall, CPU) seconds of one subprocess: CPU is user + sys of all its threads."""
     measured = _measure.run(args)
@@ -136,7 +194,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--pairs", type=int, default=None, help="one list of this many pairs")
     parser.add_argument("--reference-pairs", type=int, default=10_000)
+    parser.add_argument("--ui-pairs", type=int, default=None, help="the UI's Compare page")
     opts = parser.parse_args()
+    if opts.ui_pairs is not None:
+        ui_compare(opts.ui_pairs, opts.repeat)
+        return
     if opts.pairs is not None:
         one_list(opts.pairs, opts.reference_pairs, opts.repeat)
         return

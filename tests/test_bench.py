@@ -193,6 +193,37 @@ MORE: list[tuple[str, list[str]]] = [
 ]
 
 
+#: other modes of a script, with patterns of their own: (script, arguments, patterns)
+MODES: list[tuple[str, list[str], list[str]]] = [
+    (
+        "compare.py",
+        ["--pairs", "400", "--reference-pairs", "200", "--repeat", "1"],
+        [
+            rf"\| 200 \| reweighted \(this version\) \| {NUM} \| {NUM} \| {NUM} \|",
+            rf"ratio at 200 pairs, reweighted / before: {NUM} \(CPU\)",
+            rf"400 pairs: {NUM} CPU-s \(<= 10: (met|NOT met)\), {NUM} GiB",
+        ],
+    ),
+    (
+        "compare.py",
+        ["--ui-pairs", "300", "--repeat", "1"],
+        [
+            rf"UI Compare of two runs of one list of 300 pairs: first request {NUM} s wall, "
+            rf"{NUM} CPU-s; then {NUM} s wall, {NUM} CPU-s \(median of 1\)",
+            rf"slowest answer: {NUM} s; target <= 2\.0 s: (met|NOT met)",
+        ],
+    ),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("script", "args", "patterns"), MODES, ids=[f"{m[0]}:{m[1][0]}" for m in MODES]
+)
+def test_bench_mode_runs_at_a_tiny_size(script: str, args: list[str], patterns: list[str]) -> None:
+    run_args(script, args, patterns)
+
+
 def test_every_bench_script_has_a_tiny_case() -> None:
     scripts = {p.name for p in BENCH.glob("*.py") if not p.name.startswith("_")}
     assert scripts == set(CASES), "bench/ scripts without a case here, or cases without a script"
@@ -225,7 +256,11 @@ def test_bench_script_runs_at_a_tiny_size(script: str, extra: list[str]) -> None
 def run_case(script: str, extra: list[str]) -> None:
     """Run ``bench/<script>`` at its tiny size; it must exit 0 and print its figures."""
     tiny, patterns, _ = CASES[script]
-    args = [*tiny, *extra]
+    run_args(script, [*tiny, *extra], patterns)
+
+
+def run_args(script: str, args: list[str], patterns: list[str]) -> None:
+    """Run ``bench/<script> args``; it must exit 0 and print ``patterns``."""
     done = subprocess.run(
         [sys.executable, str(BENCH / script), *args],
         cwd=ROOT,
