@@ -10,6 +10,7 @@ at their level (docs/statistics.md).
 from __future__ import annotations
 
 import dataclasses
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -138,7 +139,8 @@ def test_poisson_counts_invert_the_cdf_from_bytes() -> None:
     """A random byte names an 8-bit cell of the uniform (a bijection of the 256 cells); the
     comparisons give each cell without a break of the CDF the count the inversion gives it;
     a 16-bit cell's count is the inversion's at every point of the cell; and the counts drawn
-    follow Poisson(1) (chi-square over 2,000,000 draws)."""
+    follow Poisson(1) (chi-square over 2,000,000 draws), their totals by segment as the draw
+    counts them."""
     cell, steps, first_break = byte_cells()
     assert sorted(cell.tolist()) == list(range(256))
     table = poisson_table(256)
@@ -151,7 +153,9 @@ def test_poisson_counts_invert_the_cdf_from_bytes() -> None:
         at = np.searchsorted(CDF, (np.arange(CELLS) + u) / CELLS, side="right")
         assert np.array_equal(TABLE[whole], at[whole])
     out = np.empty(2_000_000, dtype=np.uint8)
-    poisson(np.random.default_rng(38), out, np.empty(out.size, dtype=np.bool_))
+    bounds = (0, 7, 1000, 1_500_000, out.size)
+    totals = poisson(np.random.default_rng(38), out, np.empty(out.size, dtype=np.bool_), bounds)
+    assert totals == [int(out[a:b].sum()) for a, b in pairwise(bounds)]
     top = 6
     seen = np.bincount(np.minimum(out, top), minlength=top + 1)
     p = scipy_stats.poisson.pmf(np.arange(top), 1)

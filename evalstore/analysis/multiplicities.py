@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -67,19 +68,33 @@ def byte_cells() -> tuple[np.ndarray, tuple[int, ...], int]:
 _BYTE_CELL, _STEPS, _FIRST_BREAK = byte_cells()
 
 
-def poisson(rng: np.random.Generator, out: np.ndarray, work: np.ndarray) -> None:
+def poisson(
+    rng: np.random.Generator,
+    out: np.ndarray,
+    work: np.ndarray,
+    bounds: tuple[int, ...] = (),
+) -> list[int]:
     """Fill ``out`` (uint8) with i.i.d. Poisson(1) counts by inversion of :data:`CDF` (exact
     to its doubles; a count above 29 has probability below 1e-32 and is 30). A random byte
     per count names its 8-bit cell (:func:`byte_cells`), which decides the count by a few
     comparisons unless a break of the CDF falls inside it (2% of the draws); those take 8 more
     bits, a 16-bit cell (:data:`TABLE`), and the few whose 16-bit cell still holds a break a
-    uniform double and the CDF itself. ``work``: a bool array of ``out``'s size."""
+    uniform double and the CDF itself. ``work``: a bool array of ``out``'s size.
+
+    Returns the total count of each segment ``out[bounds[i]:bounds[i + 1]]``, counted from
+    the comparisons (no pass over the counts)."""
     k = out.size
+    totals = [0] * max(0, len(bounds) - 1)
+    segments = list(enumerate(pairwise(bounds)))
     v = rng.bit_generator.random_raw(-(-k // 8)).view(np.uint8)[:k]
     np.greater_equal(v, _STEPS[0], out=out.view(np.bool_))
-    for step in _STEPS[1:]:
-        np.greater_equal(v, step, out=work)
-        np.add(out, work.view(np.uint8), out=out)
+    for step in _STEPS:
+        mask = out.view(np.bool_)
+        if step != _STEPS[0]:
+            mask = np.greater_equal(v, step, out=work)
+            np.add(out, work.view(np.uint8), out=out)
+        for i, (a, b) in segments:
+            totals[i] += int(np.count_nonzero(mask[a:b]))
     np.greater_equal(v, _FIRST_BREAK, out=work)
     refine = np.flatnonzero(work)
     if refine.size:
@@ -91,15 +106,21 @@ def poisson(rng: np.random.Generator, out: np.ndarray, work: np.ndarray) -> None
             u = (cells[deeper] + rng.random(deeper.size)) / CELLS
             counts[deeper] = np.searchsorted(CDF, u, side="right")
         out[refine] = counts
+        if segments:  # the comparisons counted every step for these
+            gained = np.r_[0, np.cumsum(counts.astype(np.int64) - len(_STEPS))]
+            at = np.searchsorted(refine, bounds)
+            for i, _ in segments:
+                totals[i] += int(gained[at[i + 1]] - gained[at[i]])
+    return totals
 
 
-def to_size(rng: np.random.Generator, w: np.ndarray, extra: int) -> None:
+def to_size(rng: np.random.Generator, w: np.ndarray, extra: int, total: int = -1) -> None:
     """Make the Poisson counts ``w`` (and ``extra`` virtual slots) the first counts of
-    multinomial(``w.size + extra``, uniform), in place."""
+    multinomial(``w.size + extra``, uniform), in place; ``total``: ``w``'s sum if known."""
     k = w.size
     size = k + extra
     virtual = int(rng.poisson(extra)) if extra else 0
-    total = int(w.sum(dtype=np.int64)) + virtual
+    total = (int(w.sum(dtype=np.int64)) if total < 0 else total) + virtual
     if total < size:  # the missing units, drawn uniformly
         drawn = rng.integers(0, size, size - total)
         drawn = drawn[drawn < k]
@@ -162,11 +183,14 @@ class Layout:
         a block's, a row each ((B, size), C order): the Poisson counts of the whole block at
         once (they are i.i.d.), then each row's strata brought to their sizes in turn.
         ``work``: a bool array of ``out``'s size, kept between blocks (else allocated)."""
-        poisson(rng, out.reshape(-1), np.empty(out.size, dtype=np.bool_) if work is None
-                else work[: out.size])  # fmt: skip
-        for row in out.reshape(-1, self.size):
-            for offset, k, extra in self.strata:
-                to_size(rng, row[offset : offset + k], extra)
+        rows = out.reshape(-1, self.size)
+        # one replicate: each stratum's Poisson total counted by the draw itself
+        bounds = (*(o for o, _, _ in self.strata), self.size) if rows.shape[0] == 1 else ()
+        totals = poisson(rng, out.reshape(-1), np.empty(out.size, dtype=np.bool_) if work is None
+                         else work[: out.size], bounds)  # fmt: skip
+        for row in rows:
+            for s, (offset, k, extra) in enumerate(self.strata):
+                to_size(rng, row[offset : offset + k], extra, totals[s] if totals else -1)
 
 
 def stratified_weights(items: ItemLists, rng: np.random.Generator) -> np.ndarray:
