@@ -29,7 +29,7 @@ from evalstore.analysis.reweighting import (
     stratified_weights,
 )
 from evalstore.analysis.statistics import inversion_p, percentile_interval
-from evalstore.core.points import TIES
+from evalstore.core.points import TIES, ranked_rows
 from evalstore.metrics.registry import METRICS, Params, RankedLists
 
 AP = METRICS["ap"]
@@ -82,7 +82,9 @@ def _sorted_path(
 
 @pytest.mark.parametrize("metric", FAST_METRICS)
 @pytest.mark.parametrize("ties", TIES)
-@pytest.mark.parametrize(("n_lists", "tied", "missed"), [(1, False, 0), (3, True, 2), (2, True, 0)])
+@pytest.mark.parametrize(
+    ("n_lists", "tied", "missed"), [(1, False, 0), (1, True, 1), (3, True, 2), (2, True, 0)]
+)
 def test_a_replicate_is_the_metric_of_the_expanded_resample(
     metric: str, ties: str, n_lists: int, tied: bool, missed: int
 ) -> None:
@@ -107,6 +109,23 @@ def test_a_replicate_is_the_metric_of_the_expanded_resample(
             [alone] = list_values(metric, order, order.weights(w), n_pos, n_neg)
             np.testing.assert_allclose(alone, slow, rtol=0, atol=1e-12)
             assert not np.isnan(alone).all()
+
+
+def test_one_grouped_list_is_ranked_as_ranked_rows_ranks_it() -> None:
+    """One list under grouped ties is ranked by an unstable sort: the same tie groups, in the
+    same order, holding the same items as :func:`ranked_rows` (only the order within a group
+    may differ); -inf and ignored items left out, -0.0 tied with 0.0."""
+    rng = np.random.default_rng(39)
+    items = _lists(rng, 3000, 1, tied=True, missed=0)
+    scores = items.scores[0].copy()
+    scores[:50] = 0.0
+    scores[50:100] = -0.0
+    fast = RunOrder.ranked(items, scores, "grouped")
+    slow = ranked_rows(items.codes, scores, items.labels, ties="grouped", order=items.order)
+    assert np.array_equal(fast.tie, slow.tie) and fast.tie[-1] > 20
+    bounds = np.flatnonzero(np.diff(slow.tie)) + 1
+    for a, b in zip(np.split(fast.rows, bounds), np.split(slow.rows, bounds), strict=True):
+        assert np.array_equal(np.sort(a), np.sort(b))
 
 
 def test_the_multiplicities_are_the_stratified_multinomial() -> None:
