@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from evalstore.db import queries
 from evalstore.db.schema import rows_sql
+from evalstore.ingest.rank_index import index_tied_lists
 
 __all__ = ["CHUNK_ROWS", "index_lists", "positive_points", "rank_lists"]
 
@@ -62,6 +63,7 @@ def index_lists(con: duckdb.DuckDBPyConnection, table: str, lo: int, hi: int) ->
                 "_list_scores",
                 _table(list_id=lists, n_scores=n_scores),
             )
+        index_tied_lists(con, table, first, stop, lists, n_scores)  # tied_ranks
 
 
 def _values(column: pa.ChunkedArray) -> np.ndarray:

@@ -97,7 +97,7 @@ def _has_partitions(source: str, table: str, manifest: Mapping[str, Any]) -> boo
 
 
 #: The derived tables of a store that an export leaves out and Spark computes from the rows.
-INDEX_VIEWS = ("list_stats", "positive_ranks")
+INDEX_VIEWS = ("list_stats", "positive_ranks", "tied_ranks")
 
 #: The columns of the ``score_items`` view (sql/schema/007_lean_rows.sql).
 SCORE_ITEMS = ("run_id", "task", "list_id", "score", "label", "seq")

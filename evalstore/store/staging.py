@@ -60,7 +60,7 @@ LOG = logging.getLogger(__name__)
 
 #: The tables copied by store/merge_<table> after the lists: the list index, and the rows of
 #: keypoint, outcome and detection runs (sql/schema/017_detections.sql).
-_MERGED = ("list_stats", "positive_ranks", "pairs", "matches", "outcomes",
+_MERGED = ("list_stats", "positive_ranks", "tied_ranks", "pairs", "matches", "outcomes",
            "det_images", "det_categories", "det_truth", "det_boxes")  # fmt: skip
 
 
