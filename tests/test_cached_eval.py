@@ -97,17 +97,19 @@ def cached_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _invoke(db: Path, args: list[str], fast: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """`evalstore eval ARGS` with the cached path (``fast``) or the full path alone."""
+def _invoke(db: Path, args: list[str], light: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """`evalstore eval ARGS` with the light path (``light``) or the full path alone; and
+    whether the light path served it."""
     taken: list[bool] = []
-    real = cached_eval.print_cached
+    real = cached_eval.light_rows
 
-    def spy(**kw: Any) -> bool:
-        taken.append(real(**kw) if fast else False)
-        return taken[-1]
+    def spy(**kw: Any) -> list[dict[str, Any]] | None:
+        rows = real(**kw) if light else None
+        taken.append(rows is not None)
+        return rows
 
     with monkeypatch.context() as m:
-        m.setattr(cached_eval, "print_cached", spy)
+        m.setattr(cached_eval, "light_rows", spy)
         result = CliRunner().invoke(app, ["eval", *args, "--db", str(db)])
     return result, taken
 
@@ -136,23 +138,30 @@ def test_the_store_has_the_edge_values(cached_store: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "args",
+    ("args", "light"),
     [
-        ["exp/a", "-m", "ap", "--ties", "input"],  # other parameters: not cached
-        ["exp/a", "-m", "precision_at_k", "--k", "4"],
-        ["kp/k", "-m", "mma", "--threshold", "11"],
-        ["fresh/f"],  # a run never evaluated
-        ["exp/a", "fresh/f"],
-        ["exp/a", "-m", "nosuch"],  # errors are the full path's
-        ["nosuch/run"],
-        ["exp/a", "--k", "0"],
-        ["exp/a", "--sigma", "x"],
-        ["exp/a", "--protocol", "trec", "--ties", "input"],
+        (["exp/a", "-m", "ap", "--ties", "input"], True),  # other parameters: computed
+        (["exp/a", "exp/b", "-m", "precision_at_k", "--k", "4", "-m", "ap"], True),
+        (["fresh/f"], True),  # a run never evaluated
+        (["exp/a", "fresh/f", "--protocol", "trec"], True),  # one cached, one computed
+        (["exp/a", "fresh/f", "-m", "roc_auc", "-f", "csv"], True),
+        (["out/o", "-m", "iou", "-f", "json"], True),
+        (["kp/k", "-m", "mma", "--threshold", "11"], False),  # keypoints: the full path
+        (["kp/k", "fresh/f", "-m", "homography_accuracy", "--eps", "2", "-m", "ap"], False),
+        (["exp/a", "-m", "nosuch"], False),  # errors are the full path's
+        (["nosuch/run"], False),
+        (["exp/a", "--k", "0"], False),
+        (["exp/a", "--sigma", "x"], False),
+        (["exp/a", "--protocol", "trec", "--ties", "input"], False),
     ],
-    ids=lambda a: " ".join(a),
+    ids=lambda a: " ".join(a) if isinstance(a, list) else str(a),
 )
-def test_what_is_not_cached_takes_the_full_path(
-    cached_store: Path, tmp_path: Path, args: list[str], monkeypatch: pytest.MonkeyPatch
+def test_what_is_not_cached_is_computed_as_the_full_path_computes_it(
+    cached_store: Path,
+    tmp_path: Path,
+    args: list[str],
+    light: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     db, fresh = tmp_path / "copy.duckdb", tmp_path / "fresh.duckdb"
     db.write_bytes(cached_store.read_bytes())
@@ -160,11 +169,14 @@ def test_what_is_not_cached_takes_the_full_path(
         store.ingest(ranked(3, 5, seed=3), task="retrieval", run="fresh/f", git_commit=None)
     fresh.write_bytes(db.read_bytes())
     fast, taken = _invoke(db, args, True, monkeypatch)
-    assert taken == [False]
+    assert taken == [light]
     full, _ = _invoke(fresh, args, False, monkeypatch)
     assert (fast.exit_code, fast.stdout) == (full.exit_code, full.stdout)
     assert fast.stderr.replace(str(db), "DB") == full.stderr.replace(str(fresh), "DB")
     assert _values(db) == _values(fresh)  # the same values computed
+    again, taken = _invoke(db, args, True, monkeypatch)  # now cached
+    assert (again.exit_code, again.stdout) == (fast.exit_code, fast.stdout)
+    assert _values(db) == _values(fresh)
 
 
 def _values(db: Path) -> list[tuple[Any, ...]]:
@@ -180,13 +192,16 @@ def test_a_stale_value_is_computed_again(
 ) -> None:
     db = tmp_path / "copy.duckdb"
     db.write_bytes(cached_store.read_bytes())
-    with Store(db) as store:
+    before = _values(db)
+    with Store(db) as store:  # test-only SQL
         store.con.execute("update metric_values set definition_sha = 'old' where metric = 'ap'")
     fast, taken = _invoke(db, ["exp/a", "-m", "ap", "-f", "json"], True, monkeypatch)
-    assert taken == [False] and fast.exit_code == 0
-    assert [r["stale"] for r in json.loads(fast.stdout)] == [False]
-    again, taken = _invoke(db, ["exp/a", "-m", "ap", "-f", "json"], True, monkeypatch)
-    assert taken == [True] and again.stdout == fast.stdout
+    assert taken == [True] and fast.exit_code == 0
+    [row] = json.loads(fast.stdout)
+    assert row["stale"] is False and row["definition_sha"] == METRICS["ap"].sha
+    after = _values(db)
+    grouped = (1, "retrieval", "ap", '{"ties":"grouped"}')
+    assert [r for r in after if r[:4] == grouped] == [r for r in before if r[:4] == grouped]
 
 
 CHILD = """
@@ -208,6 +223,26 @@ def test_cached_values_load_no_heavy_library(cached_store: Path, fmt: str) -> No
         [sys.executable, "-c", CHILD, *argv], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.slow  # a fresh process
+def test_a_new_runs_ap_is_computed_without_heavy_libraries(
+    cached_store: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "copy.duckdb"
+    db.write_bytes(cached_store.read_bytes())
+    with Store(db) as store:
+        store.ingest(ranked(3, 5, seed=3), task="retrieval", run="fresh/f", git_commit=None)
+    argv = ["eval", "fresh/f", "-m", "ap", "--db", str(db), "-f", "json"]
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, *argv], capture_output=True, text=True, check=True
+    )
+    *printed, loaded = done.stdout.strip().splitlines()
+    assert loaded == "[]"
+    with Store(db) as store:
+        [expected] = evaluate(store, ["fresh/f"], metrics=["ap"]).to_dicts()
+    [row] = json.loads("\n".join(printed))
+    assert row["value"] == expected["value"] and row["stale"] is False
 
 
 def _polars_csv(values: list[float | None]) -> list[str]:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol
 
-import duckdb
 import polars as pl
 
 from evalstore.analysis import det_lists, det_matching
@@ -16,12 +14,12 @@ from evalstore.analysis.eval_plan import (
     RESULT_COLUMNS,
     cached_runs,
     param_sets,
-    params_text,
     plan,
     resolve_ties,
     run_ids,
     sweep_values,
 )
+from evalstore.analysis.eval_store import store_values
 from evalstore.db import queries
 from evalstore.metrics import protocols, user
 from evalstore.metrics.registry import LIST_NOUN, METRICS, Metric, get
@@ -67,15 +65,13 @@ def _compute(
     protocol: protocols.Protocol | None = None,
 ) -> None:
     """Compute one metric for some runs of one task and replace their cached values (one
-    parameter set per value of its sweep, all from one query). The run's value is the mean
-    over its lists, or for a metric of ``overall = "run row"`` its SQL's row of group NULL."""
-    con = store.con
+    parameter set per value of its sweep, all from one query): make what its SQL reads on
+    first use, compute a user's metric in the sandbox or hand it to ``engine``, then
+    :func:`~evalstore.analysis.eval_store.store_values`."""
     bind: dict[str, Any] = {"runs": run_ids, "task": task, "ties": ties, "k": k}
     if metric.sweep is not None:
         bind[metric.sweep.param] = at
-    text = metric.query_for(ties).text  # the registry names each tie policy's SQL file
     now = datetime.now(timezone.utc).replace(tzinfo=None)
-    engine_name = "duckdb" if engine is None else engine.name
     if engine is None:  # the estimates, matches and lists its SQL reads, made on first use
         with store.transaction():
             det_matching.ensure_derived(store, metric, run_ids)
@@ -84,53 +80,19 @@ def _compute(
     remote = None if engine is None else engine(metric, task, run_ids, bind).to_arrow()
     if remote is None and metric.path is not None:  # a user's SQL: in the sandbox
         remote = user.compute(store.con, metric, run_ids, bind)
-    with store.transaction():
-        if remote is None:  # our own SQL file; values are bound, never spliced in
-            stage = queries.template("eval/stage_raw", query=text)
-            con.execute(stage, queries.bind(stage, bind))
-        else:
-            con.register("_remote", remote)
-            try:
-                queries.run(con, "eval/stage_remote")
-            finally:
-                # in a transaction that an error or a Ctrl-C aborted this fails too, and would
-                # stand in for what stopped it
-                with contextlib.suppress(duckdb.Error):
-                    con.unregister("_remote")
-        try:
-            for value in at if metric.sweep is not None else [None]:
-                params = params_text(
-                    metric, ties, k, value, None if protocol is None else protocol.name
-                )
-                keys = {
-                    "runs": run_ids,
-                    "task": task,
-                    "metric": metric.name,
-                    "params": params,
-                    "sha": metric.sha,
-                    "at": value,
-                    "mean_name": metric.mean_name,
-                    "engine": engine_name,
-                }
-                column = "" if metric.sweep is None else metric.sweep.column
-                queries.run(con, "eval/select_sweep" if column else "eval/select_all", keys)
-                if column:  # the sweep column's name comes from the registry, not the user
-                    cut = queries.template(
-                        "eval/stage_sweep_value", sweep=queries.quote_ident(column, {column})
-                    )
-                    con.execute(cut, {"at": value})
-                if protocol is not None and protocol.no_positives == "zero":
-                    queries.run(con, "eval/zero_without_positives")
-                if protocol is not None and protocol.unretrieved == "left out":
-                    queries.run(con, "eval/leave_out_unretrieved", {"task": task})
-                for name in ("eval/clear_values", "eval/clear_list_values"):
-                    queries.run(con, name, keys)
-                given = "_given" if metric.overall == "run row" else ""  # TIDE's
-                queries.run(con, f"eval/insert_list_values{given}", keys)
-                queries.run(con, f"eval/insert_overall{given}", {**keys, "now": now})
-        finally:
-            queries.run(con, "eval/drop_raw")
-            queries.run(con, "eval/drop_per_list")
+    store_values(
+        store,
+        metric,
+        task,
+        run_ids,
+        ties=ties,
+        k=k,
+        at=at,
+        protocol=protocol,
+        engine="duckdb" if engine is None else engine.name,
+        remote=remote,
+        now=now,
+    )
 
 
 def _slices(

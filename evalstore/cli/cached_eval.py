@@ -1,11 +1,14 @@
-"""``evalstore eval`` of values already cached: read with DuckDB and printed from Python rows,
-without polars, NumPy or pyarrow (issue 32: a cached value within 0.3 CPU seconds).
+"""``evalstore eval`` without polars, NumPy or pyarrow: values already cached, or computed by
+their SQL alone, read with DuckDB and printed from Python rows (issue 32: a cached value
+within 0.3 CPU seconds; the first AP of a new file without the heavy libraries' imports).
 
-:func:`print_cached` applies the rules of :func:`evalstore.analysis.evaluate.evaluate` (the same
-plan, cache key and staleness test, :mod:`evalstore.analysis.eval_plan`) and prints what the
-full path would print, byte for byte, in every ``--format``; where any value is missing or
-stale, or the call is one it does not serve (an error included), it prints nothing and the
-command takes the full path, which computes (or reports the error) as before.
+:func:`light_rows` applies the rules of :func:`evalstore.analysis.evaluate.evaluate` (the
+same plan, cache key and staleness test, :mod:`evalstore.analysis.eval_plan`), computes what
+is missing or stale through :func:`evalstore.analysis.eval_store.store_values` as it does,
+and :func:`print_rows` prints what the full path would print, byte for byte, in every
+``--format``. Where a value needs more than its SQL (what is made on first use: detection
+lists and matches, keypoint estimates; a user's metric), or the call is one it does not
+serve (an error included), it does nothing and the command takes the full path.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import json
 import re
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,18 +26,20 @@ import typer
 from evalstore import render
 from evalstore.analysis.eval_plan import (
     RESULT_COLUMNS,
+    Plan,
     cached_runs,
     param_sets,
     plan,
     sweep_values,
 )
+from evalstore.analysis.eval_store import computes_alone, store_values
 from evalstore.cli.common import Fmt, emit_rows
 from evalstore.db import queries
-from evalstore.db.connection import Database
+from evalstore.db.connection import Database, Progress
 from evalstore.errors import EvalstoreError
 from evalstore.metrics.catalogue import CATALOGUE, Metric
 
-__all__ = ["csv_float", "parse_sweeps", "print_cached", "result_rows"]
+__all__ = ["csv_float", "light_rows", "parse_sweeps", "print_rows"]
 
 #: the columns of ``evalstore eval``'s table
 TABLE_COLUMNS = [
@@ -70,7 +76,19 @@ def _table() -> Mapping[str, Metric]:
     return CATALOGUE if registry is None else registry.METRICS
 
 
-def result_rows(
+@dataclass(frozen=True)
+class _Step:
+    """One step of the plan: its values' parameter sets and the runs to compute."""
+
+    task: str
+    metric: Metric
+    ids: list[int]
+    at: list[float]
+    sets: list[str]
+    todo: list[int]
+
+
+def _steps(
     store: Database,
     runs: Sequence[str] | None,
     *,
@@ -80,10 +98,11 @@ def result_rows(
     all_runs: bool,
     sweeps: Mapping[str, Sequence[float]],
     protocol: str | None,
-) -> list[dict[str, Any]] | None:
-    """The rows (:data:`RESULT_COLUMNS`) ``evaluate`` would return for a call without
-    ``--by``, ``--recompute`` or another engine, when every value is cached and current;
-    else None (nothing computed, nothing written)."""
+) -> tuple[Plan, list[_Step]] | None:
+    """The plan of ``evaluate`` for a call without ``--by``, ``--recompute`` or another
+    engine, each step with the runs whose values are missing or stale; None where a step
+    needs more than its SQL (what is made on first use, a user's metric) or no run is named.
+    Nothing is computed or written."""
     chosen = plan(
         store,
         runs,
@@ -97,29 +116,39 @@ def result_rows(
     )
     if chosen is None:
         return None
-    out = []
+    steps = []
     for task, metric, ids in chosen.steps:
-        sets = param_sets(metric, chosen, sweep_values(metric, sweeps))
-        if cached_runs(store, task, metric, ids, sets) != set(ids):
+        at = sweep_values(metric, sweeps)
+        sets = param_sets(metric, chosen, at)
+        fresh = cached_runs(store, task, metric, ids, sets)
+        todo = [i for i in ids if i not in fresh]
+        if todo and not computes_alone(metric, task):
             return None
-        stored = queries.fetch_rows(
-            store.con, "eval/results", {"runs": ids, "metrics": [metric.name]}
-        )
-        sha = metric.sha
-        for params in sets:
-            protocol_name = json.loads(params).get("protocol", "default")
-            for row in stored:
-                # run, run_id, experiment, task, metric, label, slice, value, n_lists,
-                # n_skipped, params, definition_sha, computed_at, engine
-                if row[3] != task or row[10] != params or row[6] != "":
-                    continue
-                values = (*row[:3], task, row[5], *row[6:11], protocol_name, row[11], row[13])
-                shown = dict(zip(RESULT_COLUMNS[:-1], values, strict=True))
-                out.append({**shown, "stale": row[11] != sha})
+        steps.append(_Step(task, metric, ids, at, sets, todo))
+    return chosen, steps
+
+
+def _rows(store: Database, step: _Step) -> list[dict[str, Any]]:
+    """The rows (:data:`RESULT_COLUMNS`) ``evaluate`` reads back for one step (no slices)."""
+    stored = queries.fetch_rows(
+        store.con, "eval/results", {"runs": step.ids, "metrics": [step.metric.name]}
+    )
+    sha = step.metric.sha
+    out = []
+    for params in step.sets:
+        protocol_name = json.loads(params).get("protocol", "default")
+        for row in stored:
+            # run, run_id, experiment, task, metric, label, slice, value, n_lists,
+            # n_skipped, params, definition_sha, computed_at, engine
+            if row[3] != step.task or row[10] != params or row[6] != "":
+                continue
+            values = (*row[:3], step.task, row[5], *row[6:11], protocol_name, row[11], row[13])
+            shown = dict(zip(RESULT_COLUMNS[:-1], values, strict=True))
+            out.append({**shown, "stale": row[11] != sha})
     return out
 
 
-def print_cached(
+def light_rows(
     *,
     runs: Sequence[str] | None,
     metrics: Sequence[str] | None,
@@ -130,18 +159,22 @@ def print_cached(
     protocol: str | None,
     db: Path | None,
     lock_timeout: float,
-    fmt: Fmt,
-) -> bool:
-    """Print the cached values of an ``evalstore eval`` call as it would, and say so; False
-    (nothing printed) where a value must be computed or the call is not one for cached
-    values. An error opening the store is raised: the full path would raise the same."""
+    progress: Progress | None = None,
+) -> list[dict[str, Any]] | None:
+    """Evaluate as ``evaluate`` would where every value is cached, or is computed by its SQL
+    alone (:func:`~evalstore.analysis.eval_store.computes_alone`), and return the rows it
+    would return (:data:`RESULT_COLUMNS`, for :func:`print_rows`); None (nothing computed)
+    where the call needs the full path: a metric that reads what is made on first use, a
+    user's metric, or an error in the call (the full path reports it, after what it does
+    first). An error opening the store, or computing, is raised: the full path would raise
+    the same."""
     try:
         given = parse_sweeps(**sweeps)
     except EvalstoreError:
-        return False
+        return None
     with Database(db, lock_timeout=lock_timeout, create=False, migrate=False) as store:
         try:
-            rows = result_rows(
+            found = _steps(
                 store,
                 runs,
                 metrics=metrics,
@@ -151,15 +184,29 @@ def print_cached(
                 sweeps=given,
                 protocol=protocol,
             )
-        except EvalstoreError:  # the full path says it, after what it does first
-            return False
-    if rows is None:
-        return False
-    _print(rows, fmt)
-    return True
+        except EvalstoreError:
+            return None
+        if found is None:
+            return None
+        chosen, steps = found
+        for i, step in enumerate(steps):
+            if step.todo:
+                store_values(
+                    store,
+                    step.metric,
+                    step.task,
+                    step.todo,
+                    ties=chosen.ties,
+                    k=chosen.k,
+                    at=step.at,
+                    protocol=chosen.protocol,
+                )
+            if progress is not None:
+                progress(f"{step.metric.name} {step.task}", i + 1, len(steps))
+        return [row for step in steps for row in _rows(store, step)]
 
 
-def _print(rows: list[dict[str, Any]], fmt: Fmt) -> None:
+def print_rows(rows: list[dict[str, Any]], fmt: Fmt) -> None:
     """``rows`` as ``evalstore eval`` prints its frame (``_results_table``)."""
     if fmt is Fmt.json:
         shown = [{**r, "params": json.loads(r["params"]), "stale": bool(r["stale"])} for r in rows]

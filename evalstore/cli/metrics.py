@@ -134,16 +134,19 @@ def eval_cmd(
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """Compute metrics of runs from their raw rows (cached by the SQL's SHA)."""
-    from evalstore.cli.cached_eval import parse_sweeps, print_cached
+    from evalstore.cli.cached_eval import light_rows, parse_sweeps, print_rows
 
     if engine not in ("duckdb", "spark"):
         raise EvalstoreError(f"unknown --engine {engine!r}; use duckdb or spark")
     if engine == "duckdb" and show_sql is None and not recompute and not by:
-        # cached values, read and printed without computing (nor importing polars, NumPy)
+        # cached values, or values their SQL alone computes: without polars, NumPy, pyarrow
         sweeps = {"sigma": sigma, "eps": eps, "threshold": threshold}
-        if print_cached(runs=runs, metrics=metric, ties=ties, k=k, all_runs=all_runs,
-                        sweeps=sweeps, protocol=protocol, db=db, lock_timeout=lock_timeout,
-                        fmt=fmt):  # fmt: skip
+        with progress_bar(fmt is not Fmt.json, "eval") as cb:
+            rows = light_rows(runs=runs, metrics=metric, ties=ties, k=k, all_runs=all_runs,
+                              sweeps=sweeps, protocol=protocol, db=db,
+                              lock_timeout=lock_timeout, progress=cb)  # fmt: skip
+        if rows is not None:
+            print_rows(rows, fmt)
             return
     from evalstore.analysis.evaluate import evaluate
     from evalstore.metrics.registry import get
