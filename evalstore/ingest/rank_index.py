@@ -124,29 +124,37 @@ _POW10 = 10 ** np.arange(11, dtype=np.int64)
 
 
 def docid_keys(
-    items: pa.ChunkedArray | np.ndarray, rows: np.ndarray | None = None
+    items: pa.ChunkedArray | np.ndarray,
+    rows: np.ndarray | None = None,
+    out: np.ndarray | None = None,
 ) -> tuple[np.ndarray, int]:
     """``(key, bits)``: per item id (of ``items[rows]``, if given) a key below ``2^bits`` that
     ascends as the id's text descends in byte order (trec_eval's docno order,
     evalstore.core.points.docid_order); equal keys for equal ids. Integer ids are keyed from
     their decimal digits (no text is made, in steps of bounded memory): ``-`` sorts before the
-    digits, and a text before the longer texts it begins."""
+    digits, and a text before the longer texts it begins. ``out``: a uint64 array of the
+    keys' length to write them to (it may be ``rows`` itself, read step by step first)."""
     if isinstance(items, pa.ChunkedArray) and not pa.types.is_integer(items.type):
         import pyarrow.compute as pc  # text ids only: 0.2 s to import
 
         rank = pc.rank(items, sort_keys="descending", tiebreaker="dense")
         key = _values(pa.chunked_array([rank])).astype(np.uint64)
         bits = max(int(key.max(initial=0)).bit_length(), 1)
-        return (key if rows is None else key[rows]), bits
+        if rows is not None:
+            key = key[rows]
+        if out is not None:
+            out[:] = key
+            key = out
+        return key, bits
     ids = _values(items) if isinstance(items, pa.ChunkedArray) else np.asarray(items)
     if ids.dtype.itemsize > 4:
         raise AssertionError(f"item ids of {ids.dtype}: only int32 ids are keyed by digits")
     n = len(ids) if rows is None else len(rows)
-    out = np.empty(n, np.int64)
+    keys = np.empty(n, np.uint64) if out is None else out
     for lo in range(0, n, _CHUNK):
         part = ids[lo : lo + _CHUNK] if rows is None else ids[rows[lo : lo + _CHUNK]]
         part = part.astype(np.int32, copy=False)
-        put = out[lo : lo + _CHUNK]
+        put = keys[lo : lo + _CHUNK].view(np.int64)
         mag = np.abs(part).view(np.uint32)  # |-2^31| wraps to -2^31: 2^31 as uint32
         digits = np.full(len(mag), 9, np.int8)  # 10 - the digits
         for power in _POW10[1:10].tolist():
@@ -158,7 +166,7 @@ def docid_keys(
         put += 10
         np.bitwise_or(put, np.int64(1 << 38), out=put, where=part >= 0)
         np.subtract((1 << _TEXT_BITS) - 1, put, out=put)
-    return out.view(np.uint64), _TEXT_BITS
+    return keys, _TEXT_BITS
 
 
 def _score_key(score: np.ndarray) -> np.ndarray:
@@ -264,16 +272,16 @@ def _heads_differ(key: np.ndarray, shift: int) -> np.ndarray:
 
 def _docid_labels(
     new: np.ndarray,
-    keys: Callable[[], tuple[np.ndarray, int]],
+    keys: tuple[np.ndarray, int],
     labels: np.ndarray,
-    seq: Callable[[], np.ndarray],
+    again: Callable[[], tuple[np.ndarray, np.ndarray]],
 ) -> np.ndarray:
     """The labels of rows in input order (tie groups at ``new``) sorted within their groups
-    by docid ``keys()`` (:func:`docid_keys` of their items) then ``seq()`` (their seq): the
-    keys ``key << 1 | label`` sorted group by group in place (or, with many groups, with the
-    group in the high bits), or a lexsort when an item id repeats within a group or the key
-    does not fit."""
-    key, tbits = keys()
+    by docid ``keys`` (:func:`docid_keys` of their items, sorted here in place) then seq: the
+    keys ``key << 1 | label`` sorted group by group (or, with many groups, with the group in
+    the high bits), or, when an item id repeats within a group or the key does not fit, a
+    lexsort of the keys and seq that ``again()`` gives anew."""
+    key, tbits = keys
     n = len(key)
     starts = np.flatnonzero(new)
     if len(starts) <= SORTED_ALONE and tbits + 1 <= KEY_BITS:
@@ -305,9 +313,9 @@ def _docid_labels(
             key &= np.uint64(1)
             return key.view(np.uint8)[0 if _LITTLE else 7 :: 8].astype(bool)
     del key
-    key, _ = keys()
+    key, seq = again()
     group = np.cumsum(new, dtype=np.int64)
-    return labels[np.lexsort((seq(), key, group))]
+    return labels[np.lexsort((seq, key, group))]
 
 
 def tied_points(
@@ -364,9 +372,13 @@ def tied_points(
     n_pessimistic += n_optimistic
     del starts, size_of, held, before, group, a, at
 
-    by_docid = _docid_labels(
-        new, lambda: docid_keys(items, rows), labels, lambda: np.asarray(seq)[rows]
-    )
+    def again() -> tuple[np.ndarray, np.ndarray]:
+        rows = _input_order(list_id, score, seq, base)[0]
+        return docid_keys(items, rows)[0], np.asarray(seq)[rows]
+
+    keys = docid_keys(items, rows, out=rows.view(np.uint64))  # rows: spent here
+    del rows
+    by_docid = _docid_labels(new, keys, labels, again)
     n_docid = np.flatnonzero(by_docid).astype(np.int32)
     n_docid -= first
     n_docid += 1
