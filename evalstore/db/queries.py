@@ -162,8 +162,10 @@ class Query:
         return hashlib.sha256(normalized(self.text).encode()).hexdigest()
 
 
+@functools.cache
 def sql_dir() -> Path:
-    """The ``sql/`` folder: inside the installed package, or at the top of a source checkout."""
+    """The ``sql/`` folder: inside the installed package, or at the top of a source checkout
+    (found once a process: each query's load asks it)."""
     package = Path(__file__).resolve().parent.parent  # evalstore/
     for candidate in (package / "sql", package.parent / "sql"):
         if (candidate / "schema").is_dir():
