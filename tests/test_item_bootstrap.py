@@ -18,7 +18,15 @@ import pytest
 from scipy import stats as scipy_stats
 
 from evalstore import Store, compare
-from evalstore.analysis.multiplicities import CDF, CELLS, TABLE, byte_cells, poisson, poisson_table
+from evalstore.analysis.multiplicities import (
+    CDF,
+    CELLS,
+    TABLE,
+    byte_cells,
+    distinct,
+    poisson,
+    poisson_table,
+)
 from evalstore.analysis.resampling import ItemLists, strata
 from evalstore.analysis.reweighting import (
     FAST_METRICS,
@@ -152,6 +160,33 @@ def test_the_multiplicities_are_the_stratified_multinomial() -> None:
         p = scipy_stats.binom.pmf(np.arange(top), s, 1 / s)
         expected = 4000 * np.r_[p, 1 - p.sum()]
         assert scipy_stats.chisquare(seen, expected).pvalue > 0.001
+
+
+def test_a_block_of_replicates_is_the_stratified_multinomial() -> None:
+    """A block of replicates (a row each, its strata brought to size together): each row's
+    strata keep their sizes, one item's count is Binomial(s, 1/s) over 4,000 rows, and the
+    units removed from the rows whose Poisson total passed their size are distinct and
+    uniform (:func:`distinct`)."""
+    rng = np.random.default_rng(40)
+    items = _lists(rng, 60, 2, tied=False, missed=3)
+    layout = Layout.of(items, np.arange(items.codes.size))
+    block = np.empty((4000, layout.size), dtype=np.uint8)
+    layout.draw(rng, block)
+    for offset, k, extra in layout.strata:
+        s = k + extra
+        totals = block[:, offset : offset + k].sum(axis=1)
+        assert np.all(totals == s) if extra == 0 else np.all(totals <= s)
+        seen = np.bincount(np.minimum(block[:, offset], 4), minlength=5)
+        p = scipy_stats.binom.pmf(np.arange(4), s, 1 / s)
+        assert scipy_stats.chisquare(seen, 4000 * np.r_[p, 1 - p.sum()]).pvalue > 0.001
+    high = np.array([5, 40, 1000, 3])
+    count = np.array([5, 7, 30, 0])
+    row, value = distinct(rng, np.repeat(high, 2000), np.repeat(count, 2000))
+    assert np.array_equal(np.bincount(row, minlength=8000), np.repeat(count, 2000))
+    assert len(set(zip(row.tolist(), value.tolist(), strict=True))) == row.size  # distinct
+    assert np.all(value < np.repeat(high, 2000)[row])
+    in_40 = value[(row >= 2000) & (row < 4000)]  # 7 of 40, 2,000 times: each value 350 times
+    assert scipy_stats.chisquare(np.bincount(in_40, minlength=40)).pvalue > 0.001
 
 
 def test_poisson_counts_invert_the_cdf_from_bytes() -> None:

@@ -19,7 +19,17 @@ import numpy as np
 
 from evalstore.analysis.resampling import ItemLists
 
-__all__ = ["BLOCK", "CDF", "CELLS", "Layout", "poisson", "stratified_weights", "to_size"]
+__all__ = [
+    "BLOCK",
+    "CDF",
+    "CELLS",
+    "Layout",
+    "distinct",
+    "poisson",
+    "stratified_weights",
+    "to_size",
+    "to_sizes",
+]
 
 #: Weights drawn and read together: a block holds ``BLOCK // size`` replicates (at least
 #: one), a row each, so that a small list's replicates share each NumPy call.
@@ -138,6 +148,66 @@ def to_size(rng: np.random.Generator, w: np.ndarray, extra: int, total: int = -1
         np.subtract.at(w, np.searchsorted(np.cumsum(w, dtype=np.int32), gone, side="right"), 1)
 
 
+def to_sizes(rng: np.random.Generator, w: np.ndarray, extra: int) -> None:
+    """:func:`to_size` of each row of ``w`` ((R, k) uint8: one stratum of R replicates), the
+    rows together: every row's missing units drawn in one call, and the units removed from
+    the rows whose Poisson total passed their size chosen together (:func:`distinct`)."""
+    rows, k = w.shape
+    size = k + extra
+    virtual = np.asarray(rng.poisson(extra, rows) if extra else np.zeros(rows), dtype=np.int64)
+    total = w.sum(axis=1, dtype=np.int64) + virtual
+    short = size - total
+    up = np.flatnonzero(short > 0)
+    if up.size:  # the missing units, drawn uniformly
+        row = np.repeat(up, short[up])
+        col = rng.integers(0, size, row.size)
+        row, col = row[col < k], col[col < k]
+        if int(w.max()) + int(short.max()) > 254:  # a count could pass 254
+            at, hits = np.unique(row * k + col, return_counts=True)
+            raised = w[at // k, at % k] + hits
+            if raised.max() > 254:  # pragma: no cover - probability ~1e-300
+                raise OverflowError("a bootstrap multiplicity above 254")
+            w[at // k, at % k] = raised
+        else:
+            np.add.at(w, (row, col), 1)
+    down = np.flatnonzero(short < 0)
+    if down.size:  # keep `size` of each row's units, chosen at random
+        real = total[down] - virtual[down]  # the real items' units come first
+        which, unit = distinct(rng, total[down], -short[down])
+        kept = unit < real[which]
+        which, unit = which[kept], unit[kept]
+        offset = np.cumsum(real) - real  # the rows' cumulative sums end to end
+        flat = (np.cumsum(w[down], axis=1, dtype=np.int64) + offset[:, None]).reshape(-1)
+        at = np.searchsorted(flat, offset[which] + unit, side="right")
+        np.subtract.at(w, (down[at // k], at % k), 1)
+
+
+def distinct(
+    rng: np.random.Generator, high: np.ndarray, count: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``count[j]`` distinct integers of ``[0, high[j])`` for each ``j``, a uniform subset:
+    ``(j, value)`` pairs. Each row draws with replacement and keeps its first ``count[j]``
+    distinct values in draw order (sequential sampling without replacement); a row whose
+    draws held too few (rare) takes ``rng.choice`` instead."""
+    extra = count * count // np.maximum(high, 1) * 2 + 4  # a few more than the duplicates
+    row = np.repeat(np.arange(high.size), count + extra)
+    value = rng.integers(0, high[row])
+    _, first = np.unique(row * (1 << 32) + value, return_index=True)
+    first.sort()  # the distinct draws, in draw order (rows in turn)
+    row, value = row[first], value[first]
+    rank = np.arange(row.size) - np.searchsorted(row, row)
+    keep = rank < count[row]
+    row, value = row[keep], value[keep]
+    short = np.flatnonzero(np.bincount(row, minlength=high.size) < count)
+    if short.size:
+        keep = ~np.isin(row, short)
+        row, value = row[keep], value[keep]
+        more = [rng.choice(int(high[j]), int(count[j]), replace=False) for j in short]
+        row = np.r_[row, np.repeat(short, count[short])]
+        value = np.concatenate([value, *more])
+    return row, value
+
+
 @dataclass(frozen=True)
 class Layout:
     """Where each item's multiplicity sits in a replicate's weight vector: the items of each
@@ -188,9 +258,12 @@ class Layout:
         bounds = (*(o for o, _, _ in self.strata), self.size) if rows.shape[0] == 1 else ()
         totals = poisson(rng, out.reshape(-1), np.empty(out.size, dtype=np.bool_) if work is None
                          else work[: out.size], bounds)  # fmt: skip
-        for row in rows:
-            for s, (offset, k, extra) in enumerate(self.strata):
-                to_size(rng, row[offset : offset + k], extra, totals[s] if totals else -1)
+        if rows.shape[0] > 1:  # a block: each stratum of every row at once
+            for offset, k, extra in self.strata:
+                to_sizes(rng, rows[:, offset : offset + k], extra)
+            return
+        for s, (offset, k, extra) in enumerate(self.strata):
+            to_size(rng, rows[0, offset : offset + k], extra, totals[s] if totals else -1)
 
 
 def stratified_weights(items: ItemLists, rng: np.random.Generator) -> np.ndarray:
