@@ -21,8 +21,9 @@ reweighting's on the same pairs. Targets: <= 10 CPU-s and <= 1 GiB at 1.2e6 pair
 (:func:`evalstore.ui.launch`), and the Compare page of the two runs requested as the browser
 does (HTTP on localhost, the whole HTML received): the first request, then the median of
 ``--repeat`` more, in wall seconds and in CPU seconds of the app's process (user + sys of all
-its threads, read from ``/proc`` around each request). Target: an answer within 2 s (issue 32,
-point 1).
+its threads, read from ``/proc`` around each request). The first request is made as soon as
+the app listens, so it shares the CPU with the app's start-up warm-up (SciPy and plotly.js,
+:mod:`evalstore.ui`). Target: an answer within 2 s (issue 32, point 1).
 
 Builds a store of two retrieval runs on the same ``--lists`` lists of ``--items`` items
 (Python API), computes their metrics once (``evaluate``), then times, each in a fresh
