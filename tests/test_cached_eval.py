@@ -146,6 +146,8 @@ def test_the_store_has_the_edge_values(cached_store: Path) -> None:
         (["exp/a", "fresh/f", "--protocol", "trec"], True),  # one cached, one computed
         (["exp/a", "fresh/f", "-m", "roc_auc", "-f", "csv"], True),
         (["out/o", "-m", "iou", "-f", "json"], True),
+        (["exp/a", "exp/b", "--recompute", "-f", "csv"], True),  # cached, computed again
+        (["exp/a", "kp/k", "--recompute"], False),
         (["kp/k", "-m", "mma", "--threshold", "11"], False),  # keypoints: the full path
         (["kp/k", "fresh/f", "-m", "homography_accuracy", "--eps", "2", "-m", "ap"], False),
         (["exp/a", "-m", "nosuch"], False),  # errors are the full path's
@@ -202,6 +204,21 @@ def test_a_stale_value_is_computed_again(
     after = _values(db)
     grouped = (1, "retrieval", "ap", '{"ties":"grouped"}')
     assert [r for r in after if r[:4] == grouped] == [r for r in before if r[:4] == grouped]
+
+
+def test_recompute_computes_the_values_again(
+    cached_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "copy.duckdb"
+    db.write_bytes(cached_store.read_bytes())
+    query = "select computed_at from metric_values where run_id = 1 order by all"
+    with Store(db, read_only=True) as store:  # test-only SQL
+        before = store.con.execute(query).fetchall()
+    result, taken = _invoke(db, ["exp/a", "-m", "ap", "--recompute"], True, monkeypatch)
+    assert taken == [True] and result.exit_code == 0
+    with Store(db, read_only=True) as store:
+        after = store.con.execute(query).fetchall()
+    assert len(after) == len(before) and after != before and max(after) > max(before)
 
 
 CHILD = """

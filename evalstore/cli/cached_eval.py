@@ -98,11 +98,12 @@ def _steps(
     all_runs: bool,
     sweeps: Mapping[str, Sequence[float]],
     protocol: str | None,
+    recompute: bool,
 ) -> tuple[Plan, list[_Step]] | None:
-    """The plan of ``evaluate`` for a call without ``--by``, ``--recompute`` or another
-    engine, each step with the runs whose values are missing or stale; None where a step
-    needs more than its SQL (what is made on first use, a user's metric) or no run is named.
-    Nothing is computed or written."""
+    """The plan of ``evaluate`` for a call without ``--by`` or another engine, each step with
+    the runs whose values are missing or stale (all of them with ``recompute``); None where a
+    step needs more than its SQL (what is made on first use, a user's metric) or no run is
+    named. Nothing is computed or written."""
     chosen = plan(
         store,
         runs,
@@ -120,7 +121,7 @@ def _steps(
     for task, metric, ids in chosen.steps:
         at = sweep_values(metric, sweeps)
         sets = param_sets(metric, chosen, at)
-        fresh = cached_runs(store, task, metric, ids, sets)
+        fresh = set() if recompute else cached_runs(store, task, metric, ids, sets)
         todo = [i for i in ids if i not in fresh]
         if todo and not computes_alone(metric, task):
             return None
@@ -159,15 +160,17 @@ def light_rows(
     protocol: str | None,
     db: Path | None,
     lock_timeout: float,
+    recompute: bool = False,
     progress: Progress | None = None,
 ) -> list[dict[str, Any]] | None:
-    """Evaluate as ``evaluate`` would where every value is cached, or is computed by its SQL
-    alone (:func:`~evalstore.analysis.eval_store.computes_alone`), and return the rows it
-    would return (:data:`RESULT_COLUMNS`, for :func:`print_rows`); None (nothing computed)
-    where the call needs the full path: a metric that reads what is made on first use, a
-    user's metric, or an error in the call (the full path reports it, after what it does
-    first). An error opening the store, or computing, is raised: the full path would raise
-    the same."""
+    """Evaluate as ``evaluate`` would: where every value is cached and current (unless
+    ``recompute``) or computed by its SQL alone
+    (:func:`~evalstore.analysis.eval_store.computes_alone`), compute what is missing or stale
+    and return the rows ``evaluate`` returns (:data:`RESULT_COLUMNS`, for
+    :func:`print_rows`); None (nothing computed) where the call needs the full path: a
+    metric that reads what is made on first use, a user's metric, or an error in the call
+    (the full path reports it, after what it does first). An error opening the store, or
+    computing, is raised: the full path would raise the same."""
     try:
         given = parse_sweeps(**sweeps)
     except EvalstoreError:
@@ -183,6 +186,7 @@ def light_rows(
                 all_runs=all_runs,
                 sweeps=given,
                 protocol=protocol,
+                recompute=recompute,
             )
         except EvalstoreError:
             return None

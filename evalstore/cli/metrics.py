@@ -138,13 +138,14 @@ def eval_cmd(
 
     if engine not in ("duckdb", "spark"):
         raise EvalstoreError(f"unknown --engine {engine!r}; use duckdb or spark")
-    if engine == "duckdb" and show_sql is None and not recompute and not by:
+    if engine == "duckdb" and show_sql is None and not by:
         # cached values, or values their SQL alone computes: without polars, NumPy, pyarrow
         sweeps = {"sigma": sigma, "eps": eps, "threshold": threshold}
         with progress_bar(fmt is not Fmt.json, "eval") as cb:
             rows = light_rows(runs=runs, metrics=metric, ties=ties, k=k, all_runs=all_runs,
                               sweeps=sweeps, protocol=protocol, db=db,
-                              lock_timeout=lock_timeout, progress=cb)  # fmt: skip
+                              lock_timeout=lock_timeout, recompute=recompute,
+                              progress=cb)  # fmt: skip
         if rows is not None:
             print_rows(rows, fmt)
             return
