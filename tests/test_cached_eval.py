@@ -97,7 +97,13 @@ def cached_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _invoke(db: Path, args: list[str], light: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
+def _invoke(
+    db: Path,
+    args: list[str],
+    light: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    env: dict[str, str] | None = None,
+) -> Any:
     """`evalstore eval ARGS` with the light path (``light``) or the full path alone; and
     whether the light path served it."""
     taken: list[bool] = []
@@ -110,7 +116,7 @@ def _invoke(db: Path, args: list[str], light: bool, monkeypatch: pytest.MonkeyPa
 
     with monkeypatch.context() as m:
         m.setattr(cached_eval, "light_rows", spy)
-        result = CliRunner().invoke(app, ["eval", *args, "--db", str(db)])
+        result = CliRunner().invoke(app, ["eval", *args, "--db", str(db)], env=env)
     return result, taken
 
 
@@ -125,6 +131,21 @@ def test_cached_values_print_as_the_full_path_prints_them(
     assert taken == [True] and declined == [False]
     assert fast.stdout == full.stdout
     assert fast.stdout.strip()
+
+
+@pytest.mark.parametrize("columns", ["50", "90", "220"])
+@pytest.mark.parametrize("color", ["", "1"])
+def test_tables_of_any_width_and_colour_print_the_same(
+    cached_store: Path, columns: str, color: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Narrow tables (folded columns, blocks, cut text) and rich's own printing (FORCE_COLOR)
+    of the light path are the full path's."""
+    env = {"COLUMNS": columns, "FORCE_COLOR": color} if color else {"COLUMNS": columns}
+    args = ["--all", "-m", "ap", "-m", "fpr95", "-m", "iou"]
+    fast, taken = _invoke(cached_store, args, True, monkeypatch, env)
+    full, _ = _invoke(cached_store, args, False, monkeypatch, env)
+    assert taken == [True] and fast.exit_code == full.exit_code == 0
+    assert fast.stdout == full.stdout and fast.stdout.strip()
 
 
 def test_the_store_has_the_edge_values(cached_store: Path) -> None:
