@@ -14,6 +14,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 from scipy import stats as scipy_stats
 
@@ -27,6 +28,7 @@ from evalstore.analysis.multiplicities import (
     poisson,
     poisson_table,
 )
+from evalstore.analysis.pairing import in_list_order
 from evalstore.analysis.resampling import ItemLists, strata
 from evalstore.analysis.reweighting import (
     FAST_METRICS,
@@ -328,3 +330,33 @@ def test_runs_given_in_another_order_are_aligned_by_item(db: Path) -> None:
     keys = ("diff", "ci_low", "ci_high", "p_value", "resampled")
     assert [same[k] for k in keys] == [other[k] for k in keys]
     assert same["resampled"] == "items" and same["ci_low"] < same["diff"] < same["ci_high"]
+
+
+def _unit_items(rng: np.random.Generator) -> pl.DataFrame:
+    """Rows of the unit_items query's shape: 3 runs x 4 lists (one unnamed), ``seq`` in input
+    order with gaps, ordered by (run_id, group_id NULL last, seq) as its ORDER BY was."""
+    frames = []
+    for run in (3, 7, 9):
+        for group in ("a", "b", "é", None):
+            n = int(rng.integers(1, 40))
+            seq = np.cumsum(rng.integers(1, 3, n))
+            frames.append(pl.DataFrame(
+                {"run_id": run, "group_id": pl.Series([group] * n, dtype=pl.String),
+                 "seq": seq, "score": rng.normal(size=n)}
+            ))  # fmt: skip
+    return pl.concat(frames)
+
+
+def test_items_in_list_order_as_the_order_by_gave_them() -> None:
+    """in_list_order: the rows in (run_id, group_id, seq) order, group NULL last, whatever
+    order the stretches come in (the ORDER BY the query left out), and rows shuffled alike."""
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        ordered = _unit_items(rng)
+        cut = np.unique(np.r_[0, rng.integers(0, ordered.height, 6), ordered.height])
+        stretches = [ordered[int(a) : int(b)] for a, b in pairwise(cut)]
+        shuffled = pl.concat([stretches[i] for i in rng.permutation(len(stretches))])
+        assert in_list_order(shuffled).equals(ordered)
+        assert in_list_order(ordered).equals(ordered)
+        rows = ordered[rng.permutation(ordered.height)]
+        assert in_list_order(rows).equals(ordered)
