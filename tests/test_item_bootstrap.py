@@ -106,6 +106,8 @@ def test_a_replicate_is_the_metric_of_the_expanded_resample(
     n_pos = np.where(items.n_positives >= 0, items.n_positives, counted).astype(float)
     n_neg = np.bincount(items.codes[items.labels == -1], minlength=n_lists).astype(float)
     kept = layout.slot >= 0
+    # grouped AP's quotients and one list's sum are float32 (docs/statistics.md): 2e-6
+    rtol = 2e-6 if (metric, ties) == ("ap", "grouped") else 0.0
     for run in range(2):
         order = RunOrder.of(items, ranked[run], ties, layout)
         block = np.empty((4, layout.size), dtype=np.uint8)  # four replicates read together
@@ -115,9 +117,9 @@ def test_a_replicate_is_the_metric_of_the_expanded_resample(
             by_item = np.zeros(items.codes.size, dtype=np.int64)
             by_item[kept] = w[layout.slot[kept]]
             slow = _sorted_path(items, by_item, run, ties, metric)
-            np.testing.assert_allclose(fast[row], slow, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(fast[row], slow, rtol=rtol, atol=1e-12)
             [alone] = list_values(metric, order, order.weights(w), n_pos, n_neg)
-            np.testing.assert_allclose(alone, slow, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(alone, slow, rtol=rtol, atol=1e-12)
             assert not np.isnan(alone).all()
 
 

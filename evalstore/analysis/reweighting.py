@@ -17,7 +17,8 @@ with no sort:
 
 ``P`` of a list is the same in every replicate (the stratum of its positives keeps its size,
 or the list's ``n_positives``), as in the sorting path (:mod:`evalstore.analysis.resampling`),
-whose values these equal to rounding on the same weights (``tests/test_item_bootstrap.py``).
+whose values these equal to rounding on the same weights (``tests/test_item_bootstrap.py``;
+``grouped`` AP's quotients are float32, within ~2e-6 relatively: docs/statistics.md).
 
 The weights (:func:`stratified_weights`, :mod:`evalstore.analysis.multiplicities`) are the
 same stratified multinomial as that path's, drawn faster from another random stream: i.i.d.
@@ -211,10 +212,14 @@ class RunOrder:
                 den[0, : int(np.searchsorted(den[0], np.int32(0), side="right"))] = 1
             else:
                 np.maximum(den, 1, out=den)  # 0 only where TP is 0 too
-            terms = self._buffer("terms", rows, k, np.float64)
             if self.narrow:  # w TP in int32 (exact; over TP, no longer read), one division
-                np.divide(np.multiply(tp, wp, out=tp), den, out=terms)
+                # in float32 (docs/statistics.md): integers below 2^24 exact (above, rounded
+                # once), the quotient correctly rounded: within 1.8e-7 relatively
+                terms = self._buffer("terms32", rows, k, np.float32)
+                np.divide(np.multiply(tp, wp, out=tp), den, out=terms, dtype=np.float32,
+                          casting="unsafe")  # fmt: skip
             else:
+                terms = self._buffer("terms", rows, k, np.float64)
                 np.multiply(np.divide(tp, den, out=terms), wp, out=terms)
         else:  # copy j of positive i: (TP_i + j) / (TP_i + FP_i + j)
             terms = np.zeros((rows, k))
@@ -226,13 +231,13 @@ class RunOrder:
                 flat[live] += t / (t + fp[live])
                 j += 1
                 live = live[wp[live] >= j]
-        if n_lists == 1:
-            return terms.sum(axis=1, keepdims=True)
+        if n_lists == 1:  # a pairwise sum along each row (float32 terms: in float32)
+            return terms.sum(axis=1, keepdims=True).astype(np.float64)
         out = np.zeros((rows, n_lists))
         starts = self.pos_start[:-1]
         held = np.flatnonzero(starts < self.pos_start[1:])  # the lists with ranked positives
-        if held.size:  # positives are ordered by list: one segment each
-            out[:, held] = np.add.reduceat(terms, starts[held], axis=1)
+        if held.size:  # positives are ordered by list: one segment each (a sum in float64)
+            out[:, held] = np.add.reduceat(terms, starts[held], axis=1, dtype=np.float64)
         return out
 
 
