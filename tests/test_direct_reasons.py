@@ -142,10 +142,14 @@ CASES = {
     "no_label": Case(
         "the file lacks the item_id, score or label column", two({"label": None}), named=[1]
     ),
-    "text_items": Case(
-        "item ids are not integers that a BIGINT holds",
-        two({"item_id": pa.array([f"doc{i}" for i in range(12)])}),
+    "binary_items": Case(
+        "item ids are neither integers that a BIGINT holds nor strings",
+        two({"item_id": pa.array([f"doc{i}".encode() for i in range(12)])}),
         named=[1],
+    ),
+    "text_and_int_items": Case(
+        "some inputs have integer item ids and some text ones",
+        two({"item_id": pa.array([f"doc{i}" for i in range(12)])}),
     ),
     "float_groups": Case(
         "group ids are not integers that a BIGINT holds",

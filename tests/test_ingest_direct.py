@@ -195,8 +195,9 @@ LABEL_VALUES = {"pm1": [-1, 0, 1], "01": [0, 1], "bool": [False, True]}
 
 @st.composite
 def parquet_lists(draw: st.DrawFn) -> dict[str, Any]:
-    """Ranked lists of the types the direct path takes, with a random label convention,
-    maybe negated scores, maybe duplicates, maybe split over two files."""
+    """Ranked lists of the types the direct path takes (integer or text item ids), with a
+    random label convention, maybe negated scores, maybe duplicates, maybe split over two
+    files."""
     base = draw(st.sampled_from([0, -7, 2**31 - 3, -(2**40), 2**62]))
     span = draw(st.sampled_from([0, 4, 300]))  # gaps between group ids
     group = st.integers(0, span).map(lambda g: base + g)
@@ -228,10 +229,15 @@ def parquet_lists(draw: st.DrawFn) -> dict[str, Any]:
     )
     fits = all(-(2**31) <= g < 2**31 for g in groups)
     group_type = draw(st.sampled_from([pa.int32(), pa.int64()])) if fits else pa.int64()
+    if draw(st.sampled_from([False, False, True])):  # text item ids, stored as written
+        prefix = draw(st.sampled_from(["", "doc", "é", " ", "\x00", "'"]))
+        item_ids = pa.array([f"{prefix}{i}" for i in items], pa.string())
+    else:
+        item_ids = pa.array(items, draw(st.sampled_from([pa.int32(), pa.int64()])))
     table = pa.table(
         {
             "group_id": pa.array(groups, group_type),
-            "item_id": pa.array(items, draw(st.sampled_from([pa.int32(), pa.int64()]))),
+            "item_id": item_ids,
             "score": pa.array(scores, pa.float32() if float32 else pa.float64()),
             "label": pa.array(
                 draw(st.lists(st.sampled_from(values), min_size=n, max_size=n)),
@@ -258,8 +264,11 @@ def has_duplicates(table: pa.Table) -> bool:
 
 def direct_expected(table: pa.Table) -> bool:
     """Whether the direct path must keep an ingest of these valid lists (no NULL ids, dense
-    group ids): no duplicate, and few enough (list, item) pairs for its bitmap."""
+    group ids): no duplicate, and (integer item ids) few enough (list, item) pairs for its
+    bitmap."""
     groups, items = table["group_id"].to_pylist(), table["item_id"].to_pylist()
+    if pa.types.is_string(table["item_id"].type):
+        return not has_duplicates(table)
     pairs = (max(groups) - min(groups) + 1) * (max(items) - min(items) + 1)
     return not has_duplicates(table) and pairs <= max(1 << 26, 2 * len(groups))
 
@@ -313,7 +322,8 @@ def test_parquet_ingest_equals_in_memory_ingest(
             return
         direct = store.ingest(paths, run="p", **options, **NO_GIT)
         streamed = store.ingest(parts, run="m", **options, **NO_GIT)
-        event(f"{len(paths)} file(s), {direct.method}")
+        text = pa.types.is_string(table["item_id"].type)
+        event(f"{len(paths)} file(s), {'text' if text else 'int'} items, {direct.method}")
         assert direct.method == ("direct" if direct_expected(table) else "stream")
         assert streamed.method == "stream"
         assert contents(store, "p") == contents(store, "m")
@@ -321,8 +331,9 @@ def test_parquet_ingest_equals_in_memory_ingest(
         assert summary(direct) == summary(streamed)
         assert direct.files == [str(p) for p in paths]
         kind = "f32" if table["score"].type == pa.float32() else "f64"
+        items = "text" if pa.types.is_string(table["item_id"].type) else "int"
         assert {t: n for t, n in row_counts(store).items() if n} == {
-            f"list_rows_int_{kind}": 2 * table.num_rows
+            f"list_rows_{items}_{kind}": 2 * table.num_rows
         }
 
 
@@ -750,7 +761,6 @@ def _column(name: str, values: Any, type_: pa.DataType | None = None) -> Any:
 
 
 STREAMED = {
-    "text_item_ids": _column("item_id", [f"doc{i}" for i in range(12)], pa.string()),
     "text_group_ids": _column("group_id", [f"q{i // 4}" for i in range(12)], pa.string()),
     "uint64_item_ids": _column("item_id", list(range(12)), pa.uint64()),
     "item_ids_beyond_int32": _column("item_id", [2**40 + i for i in range(12)], pa.int64()),
@@ -764,7 +774,7 @@ STREAMED = {
 def test_other_parquet_types_are_streamed(
     store: Store, tmp_path: Path, direct_attempts: list[str], case: str
 ) -> None:
-    """Text ids, uint64 or wide item ids, integer scores, float group ids, boolean labels
+    """Text group ids, uint64 or wide item ids, integer scores, float group ids, boolean labels
     under pm1: the stream reads the file, storing or refusing it as for the same table."""
     table = STREAMED[case](GOOD)
     path = parquet(tmp_path / "run.parquet", table)
@@ -783,6 +793,67 @@ def test_other_parquet_types_are_streamed(
         assert contents(store, "file") == contents(store, "memory")
         assert contents(store, "file")[0] == expected_rows(table, "pm1", negate=False)
     assert direct_attempts == []
+
+
+def text_items(table: pa.Table, prefix: str = "doc") -> pa.Table:
+    """``table`` with its item ids as text: ``prefix`` + the integer."""
+    ids = [f"{prefix}{i}" for i in table["item_id"].to_pylist()]
+    return _with(table, "item_id", ids, pa.string())
+
+
+@pytest.mark.parametrize("scores", [np.float32, np.float64])
+def test_text_item_ids_go_direct_and_store_what_the_stream_stores(
+    store: Store, tmp_path: Path, direct_attempts: list[str], scores: type
+) -> None:
+    """Integer group ids and text item ids: DuckDB reads the file into the text row table,
+    and the run equals the streamed ingest of the same table (rows, groups, counts)."""
+    table = text_items(lists_table(4, 5, seed=3))
+    score_type = pa.float32() if scores == np.float32 else pa.float64()
+    table = _with(table, "score", table["score"].to_numpy().astype(scores), score_type)
+    table = _set(table, "score", 2, -math.inf)
+    path = parquet(tmp_path / "run.parquet", table)
+    direct = store.ingest(path, task="retrieval", run="d", **NO_GIT)
+    streamed = store.ingest(table, task="retrieval", run="s", **NO_GIT)
+    assert (direct.method, streamed.method, direct_attempts) == ("direct", "stream", ["done"])
+    kind = "f32" if scores == np.float32 else "f64"
+    assert {t: n for t, n in row_counts(store).items() if n} == {f"list_rows_text_{kind}": 40}
+    assert contents(store, "d") == contents(store, "s")
+    assert contents(store, "d")[0] == expected_rows(table, "pm1", negate=False)
+    assert summary(direct) == summary(streamed)
+    assert direct.not_retrieved == 1
+
+
+@pytest.mark.parametrize("case", ["duplicate", "nan", "mixed"])
+def test_text_item_ids_the_direct_path_refuses_are_streamed(
+    store: Store, tmp_path: Path, direct_attempts: list[str], case: str
+) -> None:
+    """A duplicate (list, item) pair or a bad value in a file of text item ids: the direct
+    insert gives up and the streaming path's message stands, nothing written; text item ids
+    in one file and integer ones in another: streamed (stored as text), as from memory."""
+    base = lists_table(3, 4, seed=5)
+    store.ingest(GOOD, task="retrieval", run="base", **NO_GIT)
+    before = state(store)
+    if case == "mixed":
+        tables = [text_items(base), lists_table(1, 3, seed=6)]
+        tables[1] = _with(tables[1], "group_id", [7, 7, 7], pa.int32())
+    elif case == "duplicate":
+        tables = [text_items(_set(base, "item_id", 5, base["item_id"][4].as_py()))]
+    else:
+        tables = [text_items(_set(base, "score", 7, math.nan))]
+    paths = [parquet(tmp_path / f"in{k}.parquet", t) for k, t in enumerate(tables)]
+    if case == "mixed":
+        result = store.ingest(paths, task="retrieval", run="f", **NO_GIT)
+        store.ingest(tables, task="retrieval", run="m", **NO_GIT)
+        assert (result.method, direct_attempts) == ("stream", [])
+        assert contents(store, "f") == contents(store, "m")
+        return
+    message = failure(store, paths, task="retrieval", run="new")
+    assert state(store) == before
+    assert direct_attempts == ["abandoned"]
+    assert len(message.splitlines()) == 1
+    assert ("duplicate" if case == "duplicate" else "is NaN") in message
+    from_memory = failure(store, tables, task="retrieval", run="new")
+    assert in_memory_labels(message, paths) == from_memory
 
 
 def test_csv_with_integer_ids_is_streamed(store: Store, tmp_path: Path) -> None:

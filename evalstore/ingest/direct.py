@@ -1,7 +1,8 @@
-"""The direct path for Parquet: files with integer ids are read by DuckDB straight into the
-row table, then checked in one pass over the inserted rows. Anything it refuses (a bad value,
-a duplicate, an unreadable file, statistics that lie) raises :class:`Recheck`, and the
-streaming path runs instead and reports the problem with its file, column and row. Whether
+"""The direct path for Parquet: files with integer group ids (and integer or text item ids)
+are read by DuckDB straight into the row table, then checked in one pass over the inserted
+rows. Anything it refuses (a bad value, a duplicate, an unreadable file, statistics that lie)
+raises :class:`Recheck`, and the streaming path runs instead and reports the problem with
+its file, column and row. Whether
 the direct path is tried at all, and why not, is :mod:`~evalstore.ingest.direct_plan`'s
 (:func:`plan_direct`, kept here for its callers)."""
 
@@ -92,6 +93,26 @@ def _marks(
     return pairs, np.flatnonzero(present)
 
 
+def _equal_hashes(con: duckdb.DuckDBPyConnection, table: str, lo: int, lists: int) -> int:
+    """Whether two (list, item) pairs of the lists ``lo`` <= list_id < ``lo + lists`` of
+    ``table`` share a hash (1: maybe a duplicate, else 0): the hashes sorted by NumPy and
+    neighbours compared, as the streaming path checks its keys. Read over the Arrow buffers
+    (pyarrow's ``to_numpy`` imports pandas)."""
+    text = rows_sql("store/direct_pair_hashes", table)
+    column = con.sql(text, params=queries.bind(text, {"lo": lo, "lists": lists}))
+    chunks = column.to_arrow_table().column(0).chunks
+    keys = np.concatenate(
+        [np.zeros(0, np.uint64)]
+        + [
+            np.frombuffer(c.buffers()[1], np.uint64, count=len(c), offset=c.offset * 8)
+            for c in chunks
+            if len(c)
+        ]
+    )
+    keys.sort()
+    return int(bool(np.any(keys[1:] == keys[:-1])))
+
+
 def _direct_sql(plan: DirectPlan, spec: Spec, path: str, not_retrieved: bool) -> str:
     """The insert of one file. Scores and +1/-1/0 labels are stored as they are and checked
     afterwards (direct_check); -inf becomes NULL only in a file that has one, and 0/1 or
@@ -143,21 +164,29 @@ def insert_direct(
         raise  # the user stopped it: not a reason to try the streaming path
     except duckdb.Error:
         raise Recheck from None
-    text = rows_sql("store/direct_check", spec.table)
-    params = {"lo": first_list_id, "lists": plan.groups, "items": plan.items, "imin": plan.imin}
+    text_items = plan.text_items
+    text = rows_sql("store/direct_check_text" if text_items else "store/direct_check", spec.table)
+    params = {"lo": first_list_id, "lists": plan.groups}
+    if not text_items:
+        params |= {"items": plan.items, "imin": plan.imin}
     try:
-        bitmap, rows, bad, not_retrieved, positives, negatives = con.execute(
-            text, queries.bind(text, params)
-        ).fetchall()[0]
+        found = con.execute(text, queries.bind(text, params)).fetchall()[0]
     except duckdb.InterruptException:
         raise
     except duckdb.Error:  # an item id outside the range the statistics gave
         raise Recheck from None
+    if text_items:  # the lists' bitmap; pairs: rows, or fewer when two pairs share a hash
+        bitmap, rows, bad, not_retrieved, positives, negatives = found
+        present = _marks(bitmap, plan.groups, 1)[1]
+        pairs = rows - _equal_hashes(con, spec.table, first_list_id, plan.groups)
+    else:
+        bitmap, rows, bad, not_retrieved, positives, negatives = found
+        pairs, present = _marks(bitmap, plan.groups, plan.items)
     if rows != plan.rows:  # a list id outside the range the statistics gave
         raise Recheck
-    pairs, present = _marks(bitmap, plan.groups, plan.items)
     if bad or pairs < rows or plan.groups > 2 * len(present) + SPARE_IDS:
-        # a bad value or a duplicate (the streaming path says where), or sparse group ids
+        # a bad value or a duplicate (the streaming path says where; text ids: a duplicate
+        # or two pairs of one hash, which the streaming path tells apart), or sparse group ids
         # (the streaming path numbers the lists densely)
         raise Recheck
     names = pl.DataFrame(

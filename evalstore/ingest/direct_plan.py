@@ -42,7 +42,8 @@ _INTEGERS = frozenset({pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt1
 
 @dataclass
 class DirectPlan:
-    """Parquet inputs with integer ids, read by DuckDB straight into the row table."""
+    """Parquet inputs with integer group ids and integer or text item ids, read by DuckDB
+    straight into the row table."""
 
     files: list[tuple[str, int, bool]]  # (path, rows, whether a score stands for -inf)
     group: str | None  # source columns (group None: a verification run's one list)
@@ -52,8 +53,9 @@ class DirectPlan:
     gmin: int
     groups: int  # gmax - gmin + 1: the list ids taken
     imin: int
-    items: int  # imax - imin + 1
+    items: int  # imax - imin + 1 (text ids: imin and items are 0)
     rows: int
+    text_items: bool = False  # item ids are text (stored as they are in a text row table)
 
 
 class FileStats(NamedTuple):
@@ -68,7 +70,7 @@ class FileStats(NamedTuple):
     row_groups: int
     gmin: int
     gmax: int
-    imin: int
+    imin: int  # 0 for text item ids
     imax: int
 
 
@@ -100,16 +102,24 @@ class _Inputs:
         return group is not None and all(group in source.schema for source in self.opened)
 
     @cached_property
+    def text_items(self) -> bool:
+        """Whether the item ids are text (in every input: a row above saw to that)."""
+        item = self.column("item_id")
+        return all(source.schema[item] == pl.String for source in self.opened)
+
+    @cached_property
     def read(self) -> tuple[list[FileStats], str | None]:
         """Each file's statistics, in order, up to the first that DuckDB cannot read (named
         second; None when it reads them all)."""
         group = quote_name(self.sources["group_id"] or "") if self.has_group else "0"
+        item = quote_name(self.column("item_id"))
         found = []
         for source in self.opened:
             text = queries.template(
                 "store/direct_stats",
                 group=group,
-                item=quote_name(self.column("item_id")),
+                item=item,
+                bound="0" if self.text_items else item,
                 score=quote_name(self.column("score")),
                 file=queries.literal(str(source.path)),
             )
@@ -204,7 +214,15 @@ def _bool_labels(inputs: _Inputs, source: Input) -> bool:
     return _dtype(inputs, source, "label") == pl.Boolean
 
 
+def _item_type(inputs: _Inputs, source: Input) -> str:
+    """ "int" (integers a BIGINT holds), "text" (strings) or "other" item ids."""
+    dtype = _dtype(inputs, source, "item_id")
+    return "int" if dtype in _INTEGERS else "text" if dtype == pl.String else "other"
+
+
 def _bitmap_too_large(inputs: _Inputs) -> bool:
+    if inputs.text_items:  # one bit per list, which the rows above keep dense enough
+        return False
     room = min(_BITMAP_MAX, max(_BITMAP_MIN, 2 * inputs.rows))
     return inputs.lists * inputs.items > room
 
@@ -240,8 +258,12 @@ REASONS: tuple[tuple[Predicate, str], ...] = (
     ),
     (_any_input(_lacks_a_column), "the file lacks the item_id, score or label column"),
     (
-        _any_input(lambda i, s: _dtype(i, s, "item_id") not in _INTEGERS),
-        "item ids are not integers that a BIGINT holds",
+        _any_input(lambda i, s: _item_type(i, s) == "other"),
+        "item ids are neither integers that a BIGINT holds nor strings",
+    ),
+    (
+        lambda i: len({_item_type(i, s) for s in i.opened}) > 1,
+        "some inputs have integer item ids and some text ones",
     ),
     (
         _any_input(lambda i, s: i.has_group and _dtype(i, s, "group_id") not in _INTEGERS),
@@ -274,7 +296,8 @@ REASONS: tuple[tuple[Predicate, str], ...] = (
     (lambda i: i.rows > MAX_ROWS, "more rows than a run holds (2^31 - 1)"),
     (
         lambda i: (
-            min(s.imin for s in i.stats) < INT32[0] or max(s.imax for s in i.stats) > INT32[1]
+            not i.text_items
+            and (min(s.imin for s in i.stats) < INT32[0] or max(s.imax for s in i.stats) > INT32[1])
         ),
         "item ids beyond int32",
     ),
@@ -301,11 +324,11 @@ def streaming_reason(
 def plan_direct(
     con: duckdb.DuckDBPyConnection, opened: Sequence[Input], spec: Spec
 ) -> DirectPlan | None:
-    """A plan when no row of :data:`REASONS` holds: every input is a Parquet file whose ids
-    are integers of int32 range, its scores floats and its labels of the declared
-    convention's type, with few enough (list, item) pairs for the duplicate check's bitmap
-    and dense enough list ids; else None, the reason logged at debug level (the streaming
-    path takes any input)."""
+    """A plan when no row of :data:`REASONS` holds: every input is a Parquet file whose group
+    ids are integers, its item ids integers of int32 range (in every file) or text, its
+    scores floats and its labels of the declared convention's type, with few enough
+    (list, item) pairs for the duplicate check's bitmap and dense enough list ids; else None,
+    the reason logged at debug level (the streaming path takes any input)."""
     inputs = _Inputs(con, opened, spec)
     reason = _first_reason(inputs)
     where = inputs.culprit or ", ".join(source.label for source in opened)
@@ -315,7 +338,8 @@ def plan_direct(
     LOG.debug("direct path: %s", where)
     score = inputs.column("score")
     spec.float32 = all(source.schema[score] == pl.Float32 for source in opened)
-    spec.int_items = spec.int_groups = True
+    spec.int_groups = True
+    spec.int_items = not inputs.text_items
     files = [
         # does the stored score (negated or not) take -inf, which stands for "not retrieved"?
         (
@@ -335,6 +359,7 @@ def plan_direct(
         min(s.gmin for s in stats),
         inputs.lists,
         min(s.imin for s in stats),
-        inputs.items,
+        0 if inputs.text_items else inputs.items,
         inputs.rows,
+        inputs.text_items,
     )

@@ -10,10 +10,10 @@ insert into {rows} by name select * from _batch;
 -- name: direct_stats
 -- What the direct path plans from, for one Parquet file {file} (from its statistics where it
 -- has them): rows, non-NULL {group} and {item} ids, the least and greatest {score}, its row
--- groups, and the least and greatest ids.
+-- groups, and the least and greatest ids ({bound}: the item column, or 0 for text ids).
 select count(*), count({group}), count({item}), min({score}), max({score}),
        (select count(distinct row_group_id) from parquet_metadata({file})),
-       min({group}), max({group}), min({item}), max({item})
+       min({group}), max({group}), min({bound}), max({bound})
 from read_parquet({file}, hive_partitioning = false);
 
 -- name: disabled_optimizers
@@ -52,6 +52,27 @@ select cast(bitstring_agg((list_id - $lo) * $items + (item - $imin), 0,
        count_if(label = -1) as negatives
 from {rows}
 where list_id >= $lo and list_id < $lo + $lists;
+
+-- name: direct_check_text
+-- direct_check for text item ids, after the insert of the lists $lo <= list_id < $lo + $lists:
+-- a bitmap with one bit per list (the lists that occur), the rows, the rows with a value
+-- the streaming path refuses or stores otherwise (as in direct_check), the rows without a
+-- score, and the +1 and -1 labels. Duplicates: direct_pair_hashes.
+select cast(bitstring_agg(list_id - $lo, 0, $lists - 1) as blob) as lists,
+       count(*) as n,
+       count_if(isnan(score) or score = 'inf' or score = '-inf'
+                or label not in (-1, 0, 1)) as bad,
+       count(*) - count(score) as not_retrieved,
+       count_if(label = 1) as positives,
+       count_if(label = -1) as negatives
+from {rows}
+where list_id >= $lo and list_id < $lo + $lists;
+
+-- name: direct_pair_hashes
+-- A hash of each (list, item) pair of the lists $lo <= list_id < $lo + $lists of {rows}, in
+-- no order: ingest/direct.py sorts them (two equal: maybe a duplicate; a hash aggregate's
+-- count(distinct) takes about 5x the CPU).
+select hash(list_id, item) as pair from {rows} where list_id >= $lo and list_id < $lo + $lists;
 
 -- name: next_list_id
 -- list_id is unique across the store and never reused (metric SQL partitions by it alone):
