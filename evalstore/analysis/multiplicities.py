@@ -145,7 +145,9 @@ def to_size(rng: np.random.Generator, w: np.ndarray, extra: int, total: int = -1
     elif total > size:  # keep `size` of the `total` units, chosen at random
         gone = rng.choice(total, total - size, replace=False)
         gone = np.sort(gone[gone < total - virtual])  # the real items' units come first
-        np.subtract.at(w, np.searchsorted(np.cumsum(w, dtype=np.int32), gone, side="right"), 1)
+        # int32 units against the int32 sums (int64 ones made searchsorted cast every sum)
+        at = np.searchsorted(np.cumsum(w, dtype=np.int32), gone.astype(np.int32), side="right")
+        np.subtract.at(w, at, 1)
 
 
 def to_sizes(rng: np.random.Generator, w: np.ndarray, extra: int) -> None:
