@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from evalstore import Store
-from evalstore.analysis import estimates
+from evalstore.analysis import estimates, eval_store
 from evalstore.analysis.evaluate import evaluate
 from evalstore.core import geometry
 from evalstore.errors import InvalidInput
@@ -158,3 +158,24 @@ def test_the_metrics_that_need_estimates_are_those_whose_sql_reads_them() -> Non
         if m.source == "pairs" and any(c in m.query.text for c in ("r11", "e11", "n_inliers"))
     }
     assert reads == set(estimates.NEEDS_ESTIMATES)
+
+
+def test_an_interrupt_before_the_values_leaves_no_estimates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The estimates made on first use commit with the values they serve: a Ctrl-C between
+    them (here, as the values are written) leaves the store as it was, not half done."""
+
+    def interrupted(*args: Any, **kwargs: Any) -> str:
+        raise KeyboardInterrupt
+
+    with Store(tmp_path / "s.duckdb") as store:
+        _ingest(store, "k/a")
+        monkeypatch.setattr(eval_store, "params_text", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            evaluate(store, ["k/a"], metrics=["reprojection_error"])
+        assert _pending(store) == 7  # no estimate kept
+        assert store.con.execute("select count(*) from metric_values").fetchall() == [(0,)]
+        monkeypatch.undo()
+        evaluate(store, ["k/a"], metrics=["reprojection_error"])
+        assert _pending(store) == 0

@@ -10,7 +10,7 @@ or counted outcomes computes through it alone (``evalstore/cli/cached_eval.py``)
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -50,12 +50,15 @@ def store_values(
     engine: str = "duckdb",
     remote: Any = None,
     now: datetime | None = None,
+    prepare: Callable[[], None] | None = None,
 ) -> None:
     """Compute ``metric`` for ``run_ids`` of ``task`` and replace their cached values (one
     parameter set per value of its sweep, all from one query). The run's value is the mean
     over its lists, or for a metric of ``overall = "run row"`` its SQL's row of group NULL.
     ``remote``: the per-list values computed elsewhere (an Arrow table; ``engine`` names
-    where), else the metric's SQL file runs here."""
+    where), else the metric's SQL file runs here. ``prepare``: what must be made before the
+    SQL reads it (estimates, matches, lists made on first use), in the same transaction as
+    the values, so that a Ctrl-C leaves the store as it was or with both."""
     con = store.con
     run_ids = list(run_ids)
     bind: dict[str, Any] = {"runs": run_ids, "task": task, "ties": ties, "k": k}
@@ -64,6 +67,8 @@ def store_values(
     text = metric.query_for(ties).text  # the registry names each tie policy's SQL file
     now = datetime.now(timezone.utc).replace(tzinfo=None) if now is None else now
     with store.transaction():
+        if prepare is not None:
+            prepare()
         if remote is None:  # our own SQL file; values are bound, never spliced in
             stage = queries.template("eval/stage_raw", query=text)
             con.execute(stage, queries.bind(stage, bind))

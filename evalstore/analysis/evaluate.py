@@ -72,13 +72,16 @@ def _compute(
     if metric.sweep is not None:
         bind[metric.sweep.param] = at
     now = datetime.now(timezone.utc).replace(tzinfo=None)
-    if engine is None:  # the estimates, matches and lists its SQL reads, made on first use
-        with store.transaction():
-            det_matching.ensure_derived(store, metric, run_ids)
-            if task == "detection" and metric.source == "scores":
-                det_lists.ensure_lists(store, run_ids, needed_by=metric.name)
+
+    def prepare() -> None:  # the estimates, matches and lists its SQL reads, made on first use
+        det_matching.ensure_derived(store, metric, run_ids)
+        if task == "detection" and metric.source == "scores":
+            det_lists.ensure_lists(store, run_ids, needed_by=metric.name)
+
     remote = None if engine is None else engine(metric, task, run_ids, bind).to_arrow()
-    if remote is None and metric.path is not None:  # a user's SQL: in the sandbox
+    if engine is None and metric.path is not None:  # a user's SQL: in the sandbox
+        with store.transaction():
+            prepare()
         remote = user.compute(store.con, metric, run_ids, bind)
     store_values(
         store,
@@ -92,6 +95,8 @@ def _compute(
         engine="duckdb" if engine is None else engine.name,
         remote=remote,
         now=now,
+        # with the values, in one transaction: a Ctrl-C leaves neither or both
+        prepare=prepare if engine is None and metric.path is None else None,
     )
 
 
