@@ -93,22 +93,27 @@ def _marks(
     return pairs, np.flatnonzero(present)
 
 
-def _equal_hashes(con: duckdb.DuckDBPyConnection, table: str, lo: int, lists: int) -> int:
-    """Whether two (list, item) pairs of the lists ``lo`` <= list_id < ``lo + lists`` of
-    ``table`` share a hash (1: maybe a duplicate, else 0): the hashes sorted by NumPy and
-    neighbours compared, as the streaming path checks its keys. Read over the Arrow buffers
-    (pyarrow's ``to_numpy`` imports pandas)."""
+def _equal_hashes(
+    con: duckdb.DuckDBPyConnection, table: str, lo: int, lists: int, rows: int
+) -> int:
+    """Whether two (list, item) pairs of the ``rows`` rows of the lists ``lo`` <= list_id <
+    ``lo + lists`` of ``table`` share a hash (1: maybe a duplicate, else 0): the hashes
+    sorted by NumPy and neighbours compared, as the streaming path checks its keys. Read
+    batch by batch into one array over the Arrow buffers (pyarrow's ``to_numpy`` imports
+    pandas); a count other than ``rows`` counts as a shared hash."""
     text = rows_sql("store/direct_pair_hashes", table)
-    column = con.sql(text, params=queries.bind(text, {"lo": lo, "lists": lists}))
-    chunks = column.to_arrow_table().column(0).chunks
-    keys = np.concatenate(
-        [np.zeros(0, np.uint64)]
-        + [
-            np.frombuffer(c.buffers()[1], np.uint64, count=len(c), offset=c.offset * 8)
-            for c in chunks
-            if len(c)
-        ]
-    )
+    reader = con.sql(text, params=queries.bind(text, {"lo": lo, "lists": lists}))
+    keys, filled = np.empty(rows, dtype=np.uint64), 0
+    for batch in reader.to_arrow_reader(1 << 20):
+        column = batch.column(0)
+        n = len(column)
+        if filled + n > rows:
+            return 1
+        values = np.frombuffer(column.buffers()[1], np.uint64, n, column.offset * 8)
+        keys[filled : filled + n] = values
+        filled += n
+    if filled != rows:
+        return 1
     keys.sort()
     return int(bool(np.any(keys[1:] == keys[:-1])))
 
@@ -178,7 +183,7 @@ def insert_direct(
     if text_items:  # the lists' bitmap; pairs: rows, or fewer when two pairs share a hash
         bitmap, rows, bad, not_retrieved, positives, negatives = found
         present = _marks(bitmap, plan.groups, 1)[1]
-        pairs = rows - _equal_hashes(con, spec.table, first_list_id, plan.groups)
+        pairs = rows - _equal_hashes(con, spec.table, first_list_id, plan.groups, rows)
     else:
         bitmap, rows, bad, not_retrieved, positives, negatives = found
         pairs, present = _marks(bitmap, plan.groups, plan.items)
