@@ -1,9 +1,11 @@
-"""The per-rank index (tied_ranks, sql/lib/tied_ranks.sql): per retrieved positive of a list
-with tied scores, the rank of the list's k-th positive under each per-rank tie policy. The
-NumPy way (evalstore/ingest/rank_index.py: key sorts, and the lexsort it falls back to) gives
-the rows of the SQL definition (store/tied_ranks_view: row_number windows by the policies'
-keys), and the index follows its run through ingest, the staging merge, import, rm and the
-schema 19 upgrade, with ap under every policy equal to the NumPy core's."""
+"""The per-rank index (tied_ranks, sql/lib/tied_ranks.sql): per retrieved positive of a
+densely tied list (list_stats: n_scores < n_ret and 2 * n_scores <= n_ret), the rank of the
+list's k-th positive under each per-rank tie policy. The NumPy way
+(evalstore/ingest/rank_index.py: key sorts, and the lexsort it falls back to) gives the rows
+of the SQL definition (store/tied_ranks_view: row_number windows by the policies' keys), and
+the index follows its run through ingest, the staging merge, import, rm and the schema 19
+upgrade, with ap under every policy equal to the NumPy core's: of indexed lists, of lists
+with a few ties (not indexed: ap_ranked sorts their tie groups) and of lists without ties."""
 
 from __future__ import annotations
 
@@ -34,22 +36,42 @@ STORED = "select list_id, k, n_optimistic, n_pessimistic, n_input, n_docid from 
 POLICIES = ("optimistic", "pessimistic", "input", "docid")
 
 
+def _dense(list_id: np.ndarray, score: np.ndarray) -> dict[int, tuple[int, int]]:
+    """(n_ret, n_scores) of each list of the retrieved rows given, as list_stats holds them."""
+    return {
+        i: (int(np.sum(list_id == i)), len(set((score[list_id == i] + 0.0).tolist())))
+        for i in set(list_id.tolist())
+    }
+
+
+def _indexed(stats: dict[int, tuple[int, int]]) -> list[int]:
+    """The rule, in Python: fewer distinct scores than rows, and at most half as many."""
+    return sorted(i for i, (n, d) in stats.items() if d < n and 2 * d <= n)
+
+
 def _view(list_id, score, label, seq, item_id) -> list[tuple]:  # type: ignore[no-untyped-def]
     con = duckdb.connect()
     scores = pa.table(
         {"list_id": list_id, "score": score, "label": label, "seq": seq, "item_id": item_id}
     )
     con.register("scores", scores)
+    stats = _dense(list_id, score)
+    con.register(
+        "list_stats",
+        pa.table(
+            {
+                "list_id": pa.array(list(stats), pa.int32()),
+                "n_ret": pa.array([n for n, _ in stats.values()], pa.int64()),
+                "n_scores": pa.array([d for _, d in stats.values()], pa.int64()),
+            }
+        ),
+    )
     return con.execute(VIEW).fetchall()
 
 
 def _numpy(list_id, score, label, seq, items) -> list[tuple]:  # type: ignore[no-untyped-def]
-    """tied_points of the lists with tied scores, as index_tied_lists gives it their rows."""
-    tied = [
-        i
-        for i in set(list_id.tolist())
-        if len(set(score[list_id == i].tolist())) < np.sum(list_id == i)
-    ]
+    """tied_points of the densely tied lists, as index_tied_lists gives it their rows."""
+    tied = _indexed(_dense(list_id, score))
     keep = np.isin(list_id, tied)
     if isinstance(items, np.ndarray):
         ids = items[keep]
@@ -118,12 +140,16 @@ def test_integer_docid_keys_follow_the_text_order() -> None:
 
 
 def _parquet(path: Path, rng: np.random.Generator, dtype: type, text: bool) -> dict:
+    """Six lists: q2 without ties, q4 with a few (distinct scores over half its rows: not
+    indexed), q3 densely tied without a positive, q0, q1, q5 densely tied (indexed)."""
     parts = []
     for g in range(6):
         n = int(rng.integers(50, 300))
         score = rng.integers(0, int(rng.integers(2, 30)), n).astype(dtype)
         if g == 2:
             score = rng.permutation(n).astype(dtype)  # no ties
+        if g == 4:  # a few ties, some of them between positives and negatives
+            score = (rng.permutation(n) // 1.5).astype(dtype)
         label = rng.choice(np.array([1, -1, 0], np.int8), n, p=[0.3, 0.6, 0.1])
         if g == 3:
             label[label == 1] = -1  # tied, no positive
@@ -163,9 +189,14 @@ def _check_ap(store: Store, run: str, rows: dict) -> None:
                 assert got[g] == pytest.approx(w, rel=1e-12, abs=1e-15), (ties, g)
 
 
-@pytest.mark.parametrize(("dtype", "text"), [(np.float32, False), (np.float64, True)])
+@pytest.mark.parametrize(
+    ("dtype", "text"), [(np.float32, False), (np.float32, True), (np.float64, True)]
+)
 def test_ingest_merge_import_and_rm_keep_the_index(tmp_path: Path, dtype: type, text: bool) -> None:
+    """float32 scores: the densely tied lists are indexed (q0, q1, q5: with positives), the
+    others not; DOUBLE scores: n_scores is not counted, so no list is (ap sorts tie groups)."""
     rng = np.random.default_rng(0)
+    per_run = 3 if dtype == np.float32 else 0
     with Store(tmp_path / "a.duckdb") as store:
         given = {}
         for name in ("a", "b"):
@@ -174,7 +205,7 @@ def test_ingest_merge_import_and_rm_keep_the_index(tmp_path: Path, dtype: type, 
             store.ingest(path, task="retrieval", run=f"x/{name}")
         stored = store.con.execute(f"{STORED} order by all").fetchall()
         assert stored == store.con.execute(VIEW).fetchall()
-        assert len({r[0] for r in stored}) == 8  # per run: 4 tied lists with positives
+        assert len({r[0] for r in stored}) == 2 * per_run
         _check_ap(store, "x/b", given["b"])
         export_runs(store, tmp_path / "out")
         store.remove("x/a")
@@ -182,7 +213,7 @@ def test_ingest_merge_import_and_rm_keep_the_index(tmp_path: Path, dtype: type, 
             store.con.execute(f"{STORED} order by all").fetchall()
             == store.con.execute(VIEW).fetchall()
         )
-        assert len({r[0] for r in store.con.execute(STORED).fetchall()}) == 4
+        assert len({r[0] for r in store.con.execute(STORED).fetchall()}) == per_run
     with Store(tmp_path / "b.duckdb") as other:
         import_runs(other, tmp_path / "out")
         assert (
@@ -225,9 +256,46 @@ def test_schema_19_indexes_stored_lists(tmp_path: Path, monkeypatch: pytest.Monk
         con.execute("insert into list_rows_int_f32 select *, null from _rows")
         for view in ("list_stats", "positive_ranks"):
             con.execute(f"insert into {view} {load(f'store/{view}_view').text}")
+        # n_scores, as schema 18's ingest stored it for float32 scores
+        con.execute(
+            "update list_stats set n_scores = d.n from (select list_id, count(distinct score) "
+            "as n from list_rows_int_f32 where label <> 0 and score is not null group by all) "
+            "d where d.list_id = list_stats.list_id"
+        )
     monkeypatch.setattr(schema_module, "migrations", lambda: files)
     with Store(db) as store:
         assert store.schema_version() == schema_module.latest_schema_version()
         stored = store.con.execute(f"{STORED} order by all").fetchall()
         assert stored and stored == store.con.execute(VIEW).fetchall()
+        _check_ap(store, "x/a", rows)
+
+
+def test_only_densely_tied_lists_are_indexed(tmp_path: Path) -> None:
+    """One list of continuous scores with chance ties (distinct scores over half its rows)
+    gets no index row and one densely tied list does; ap of both under every policy equals
+    the NumPy core's (the first from a sort of its tie groups, the second from tied_ranks)."""
+    rng = np.random.default_rng(7)
+    n = 4_000
+    light = np.round(rng.standard_normal(n), 3).astype(np.float32)  # ~1,700 ties of ~4,000
+    dense = np.round(rng.standard_normal(n), 1).astype(np.float32)  # ~60 distinct
+    rows = {
+        "group_id": np.repeat(np.array(["light", "dense"]), n),
+        "item_id": rng.permutation(4 * n)[: 2 * n].astype(np.int32),
+        "score": np.concatenate([light, dense]),
+        "label": rng.choice(np.array([1, -1], np.int8), 2 * n, p=[0.3, 0.7]),
+    }
+    distinct = {g: len(np.unique(rows["score"][rows["group_id"] == g])) for g in ("light", "dense")}
+    assert n / 2 < distinct["light"] < n and 2 * distinct["dense"] <= n
+    pq.write_table(pa.table(rows), tmp_path / "a.parquet")
+    with Store(tmp_path / "a.duckdb") as store:
+        store.ingest(tmp_path / "a.parquet", task="retrieval", run="x/a")
+        con = store.con
+        got = con.execute(
+            "select g.group_id, s.n_scores, s.n_ret, count(t.list_id) from groups g "
+            "join list_stats s on s.list_id = g.list_id "
+            "left join tied_ranks t on t.list_id = g.list_id group by all order by 1"
+        ).fetchall()
+        p_dense = int(np.sum((rows["group_id"] == "dense") & (rows["label"] == 1)))
+        assert got == [("dense", distinct["dense"], n, p_dense), ("light", distinct["light"], n, 0)]
+        assert con.execute(f"{STORED} order by all").fetchall() == con.execute(VIEW).fetchall()
         _check_ap(store, "x/a", rows)

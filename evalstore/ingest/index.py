@@ -22,6 +22,7 @@ import pyarrow as pa
 from evalstore.db import queries
 from evalstore.db.schema import rows_sql
 from evalstore.ingest.rank_index import index_tied_lists
+from evalstore.ingest.sort_keys import dense_rank
 
 __all__ = ["CHUNK_ROWS", "index_lists", "positive_points", "rank_lists"]
 
@@ -63,7 +64,7 @@ def index_lists(con: duckdb.DuckDBPyConnection, table: str, lo: int, hi: int) ->
                 "_list_scores",
                 _table(list_id=lists, n_scores=n_scores),
             )
-        index_tied_lists(con, table, first, stop, lists, n_scores)  # tied_ranks
+        index_tied_lists(con, table, first, stop)  # tied_ranks, after n_scores
 
 
 def _values(column: pa.ChunkedArray) -> np.ndarray:
@@ -121,7 +122,8 @@ def _keys(score: np.ndarray, list_id: np.ndarray, base: int | None) -> tuple[np.
     several, the list goes in the high bits: above a float32's 32; above a float64's key
     less its low bits when no two distinct doubles given differ only there (the list takes
     as many bits as the lists need), else above its rank among the distinct doubles
-    (:func:`_dense_rank`), which fewer than 2^32 rows keep below 2^32.
+    (:func:`~evalstore.ingest.sort_keys.dense_rank`), which fewer than 2^32 rows keep below
+    2^32.
     """
     if score.dtype == np.float32:
         bits, ints, shift = np.uint32, np.int32, 31
@@ -137,7 +139,7 @@ def _keys(score: np.ndarray, list_id: np.ndarray, base: int | None) -> tuple[np.
         drop = np.uint64((int(list_id.max()) - base).bit_length())
         known = np.sort(flip)
         if np.any((known[1:] != known[:-1]) & ((known[1:] >> drop) == (known[:-1] >> drop))):
-            flip = _dense_rank(flip)  # two doubles differ in the bits the list would take
+            flip = dense_rank(flip)  # two doubles differ in the bits the list would take
         else:
             flip >>= drop
             at = 64 - int(drop)
@@ -151,45 +153,6 @@ def _keys(score: np.ndarray, list_id: np.ndarray, base: int | None) -> tuple[np.
     listed <<= np.uint64(at)
     listed |= flip
     return listed, at
-
-
-def _dense_rank(key: np.ndarray) -> np.ndarray:
-    """Each uint64 ``key``'s rank among the distinct keys (0: the least; below 2^32 for
-    fewer than 2^32 keys).
-
-    NumPy sorts uint64 values fast (SIMD) but argsorts them several times slower, and a
-    complex128 key (list, score) slower still. So the order comes from a sort of values:
-    each key's high bits with its position in the low ``b`` bits (``2^b`` > the keys),
-    which sorts the keys by their high bits and gives each one's position; keys equal in
-    their high bits but not in their low ones (doubles a few units in the last place apart)
-    are then sorted within those runs alone, by their full key.
-    """
-    n = len(key)
-    b = max(1, (n - 1).bit_length())
-    low = np.uint64((1 << b) - 1)
-    order = key & ~low
-    order |= np.arange(n, dtype=np.uint64)
-    order.sort()
-    order &= low  # the positions, by high bits
-    ranked = key[order]
-    wrong = np.flatnonzero(ranked[1:] < ranked[:-1])
-    if len(wrong):  # sort the runs of equal high bits that hold an inversion, by full key
-        high = ranked >> np.uint64(b)
-        runs = high[wrong]
-        cover = np.bincount(np.searchsorted(high, runs, "left"), minlength=n + 1)
-        cover -= np.bincount(np.searchsorted(high, runs, "right"), minlength=n + 1)
-        inside = np.flatnonzero(np.cumsum(cover[:n]) > 0)
-        fixed = inside[np.lexsort((ranked[inside], high[inside]))]
-        del high, cover
-        order[inside] = order[fixed]
-        ranked[inside] = ranked[fixed]
-    new = np.zeros(n, np.uint32)
-    np.not_equal(ranked[1:], ranked[:-1], out=new[1:], casting="unsafe")
-    del ranked
-    np.cumsum(new, out=new)
-    rank = np.empty(n, np.uint64)
-    rank[order] = new
-    return rank
 
 
 def _starts(key: np.ndarray, size: int, at: int) -> np.ndarray:

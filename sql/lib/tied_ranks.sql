@@ -1,10 +1,14 @@
 -- The per-rank index in SQL (sql/schema/019_tied_ranks.sql): per retrieved positive of each
--- list of `scores` whose retrieved, non-ignored rows hold tied scores, the rank of its k-th
--- positive (k = 1 .. p_ret) under each per-rank policy's order (the keys of
--- lib/ranking_points.sql: score, then optimistic: positives first, pessimistic: negatives
--- first, input: seq, docid: the greater item id as text first, then seq). A list without
--- tied scores has no row: every policy ranks it as `grouped` does. Within one group of tied
--- scores the policies differ only in which of its ranks the group's positives take.
+-- densely tied list of `scores`, the rank of its k-th positive (k = 1 .. p_ret) under each
+-- per-rank policy's order (the keys of lib/ranking_points.sql: score, then optimistic:
+-- positives first, pessimistic: negatives first, input: seq, docid: the greater item id as
+-- text first, then seq). Densely tied, by what list_stats holds: fewer distinct scores than
+-- retrieved, non-ignored rows, and at most half as many (n_scores < n_ret and
+-- 2 * n_scores <= n_ret; NULL n_scores, not counted: not indexed), the rule of
+-- evalstore/ingest/rank_index.py and metrics/ap_ranked.sql. Any other list has no row: one
+-- without tied scores is ranked by every policy as `grouped` does, and ap_ranked sorts the
+-- tie groups of the others. Within one group of tied scores the policies differ only in
+-- which of its ranks the group's positives take.
 -- CTEs it defines: ranked_rows, tied_lists, orders, optimistic, pessimistic, by_input,
 --   by_docid and tied_points(list_id, k, n_optimistic, n_pessimistic, n_input, n_docid).
 ranked_rows as (
@@ -13,7 +17,7 @@ ranked_rows as (
     where label <> 0 and score is not null
 ),
 tied_lists as (
-    select list_id from ranked_rows group by list_id having count(distinct score) < count(*)
+    select list_id from list_stats where n_scores < n_ret and 2 * n_scores <= n_ret
 ),
 orders as (
     select r.list_id, r.label,

@@ -1,16 +1,20 @@
--- The per-rank index (sql/schema/019_tied_ranks.sql): per retrieved positive of a list with
--- tied scores, where the k-th positive of the list stands under each per-rank tie policy.
+-- The per-rank index (sql/schema/019_tied_ranks.sql): per retrieved positive of a densely
+-- tied list, where the k-th positive of the list stands under each per-rank tie policy.
 -- evalstore/ingest/rank_index.py writes it with NumPy sorts; tied_ranks_view is its
 -- definition in SQL (what Spark computes from the rows, and what the migration wrote for
 -- the lists stored before it). tests/test_rank_index.py checks that both give the same rows.
 
--- name: tied_list_counts
--- n_ret of the lists $lo <= list_id < $hi, to tell which the NumPy sort found tied.
-select list_id, n_ret from list_stats where list_id >= $lo and list_id < $hi order by list_id;
+-- name: indexed_lists
+-- The lists $lo <= list_id < $hi with retrieved, non-ignored rows, and whether each is
+-- indexed: densely tied by what its list_stats row holds (the rule of lib/tied_ranks.sql).
+select list_id, coalesce(n_scores < n_ret and 2 * n_scores <= n_ret, false) as indexed
+from list_stats
+where list_id >= $lo and list_id < $hi and n_ret > 0
+order by list_id;
 
 -- name: tied_rows
 -- The retrieved, non-ignored rows of the lists $lo <= list_id < $hi of {rows} (every list
--- of the range that has such rows has tied scores), for NumPy.
+-- of the range that has such rows is indexed), for NumPy.
 select list_id, score, label, seq, item
 from {rows}
 where list_id >= $lo and list_id < $hi and label <> 0 and score is not null;
