@@ -27,6 +27,7 @@ from evalstore.analysis.multiplicities import (
     distinct,
     poisson,
     poisson_table,
+    sparse_nonzero,
 )
 from evalstore.analysis.pairing import in_list_order
 from evalstore.analysis.resampling import ItemLists, strata
@@ -362,3 +363,11 @@ def test_items_in_list_order_as_the_order_by_gave_them() -> None:
         assert in_list_order(ordered).equals(ordered)
         rows = ordered[rng.permutation(ordered.height)]
         assert in_list_order(rows).equals(ordered)
+
+
+def test_sparse_nonzero_is_flatnonzero() -> None:
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 7, 8, 9, 64, 1001, 100_003):
+        for p in (0.0, 0.02, 0.5, 1.0):
+            mask = rng.random(n) < p
+            assert np.array_equal(sparse_nonzero(mask), np.flatnonzero(mask))

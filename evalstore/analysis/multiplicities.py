@@ -26,6 +26,7 @@ __all__ = [
     "Layout",
     "distinct",
     "poisson",
+    "sparse_nonzero",
     "stratified_weights",
     "to_size",
     "to_sizes",
@@ -106,7 +107,7 @@ def poisson(
         for i, (a, b) in segments:
             totals[i] += int(np.count_nonzero(mask[a:b]))
     np.greater_equal(v, _FIRST_BREAK, out=work)
-    refine = np.flatnonzero(work)
+    refine = sparse_nonzero(work[:k])
     if refine.size:
         low = rng.bit_generator.random_raw(-(-refine.size // 8)).view(np.uint8)[: refine.size]
         cells = (_BYTE_CELL[v[refine]] << 8) | low
@@ -122,6 +123,19 @@ def poisson(
             for i, _ in segments:
                 totals[i] += int(gained[at[i + 1]] - gained[at[i]])
     return totals
+
+
+def sparse_nonzero(mask: np.ndarray) -> np.ndarray:
+    """``np.flatnonzero(mask)`` of a contiguous bool array with few True values (the 2% of
+    draws to refine), quicker: the 8-byte words holding one found first, then their bytes."""
+    whole = mask.size // 8 * 8
+    words = mask[:whole].view(np.uint64)
+    hit = np.flatnonzero(words != 0)
+    at = np.flatnonzero(words[hit].view(np.bool_))
+    found = hit[at >> 3] * 8 + (at & 7)
+    if whole == mask.size:
+        return found
+    return np.concatenate([found, whole + np.flatnonzero(mask[whole:])])
 
 
 def to_size(rng: np.random.Generator, w: np.ndarray, extra: int, total: int = -1) -> None:
