@@ -299,3 +299,29 @@ def test_only_densely_tied_lists_are_indexed(tmp_path: Path) -> None:
         assert got == [("dense", distinct["dense"], n, p_dense), ("light", distinct["light"], n, 0)]
         assert con.execute(f"{STORED} order by all").fetchall() == con.execute(VIEW).fetchall()
         _check_ap(store, "x/a", rows)
+
+
+def test_the_rule_at_its_boundary(tmp_path: Path) -> None:
+    """8 retrieved rows with 4 distinct scores are indexed, with 5 not (ingest, the migration's
+    SQL and ap_ranked apply one rule: 2 * n_scores <= n_ret); ap as the NumPy core's."""
+    score = {"four": [3, 3, 2, 2, 1, 1, 0, 0], "five": [4, 3, 3, 2, 2, 1, 1, 0]}
+    label = np.array([-1, 1, 1, -1, -1, 1, 1, -1] * 2, np.int8)
+    rows = {
+        "group_id": np.repeat(np.array(["five", "four"]), 8),
+        "item_id": np.arange(16, dtype=np.int32)[::-1].copy(),
+        "score": np.array(score["five"] + score["four"], np.float32),
+        "label": label,
+    }
+    pq.write_table(pa.table(rows), tmp_path / "a.parquet")
+    with Store(tmp_path / "a.duckdb") as store:
+        store.ingest(tmp_path / "a.parquet", task="retrieval", run="x/a")
+        got = store.con.execute(
+            "select g.group_id, count(t.list_id) from groups g "
+            "left join tied_ranks t on t.list_id = g.list_id group by all order by 1"
+        ).fetchall()
+        assert got == [("five", 0), ("four", 4)]
+        assert (
+            store.con.execute(VIEW).fetchall()
+            == store.con.execute(f"{STORED} order by all").fetchall()
+        )
+        _check_ap(store, "x/a", rows)
