@@ -4,7 +4,10 @@ A *list* is one ranked list (a query, a class, an image pair: ``group_id`` in th
 *configuration* is the set of runs that are equal but for their seed.
 
 - :mod:`~evalstore.analysis.estimates`: homographies estimated from stored matches, once.
-- :mod:`~evalstore.analysis.evaluate`: metrics computed in SQL and cached by definition SHA.
+- :mod:`~evalstore.analysis.evaluate`: metrics computed in SQL and cached by definition SHA;
+  :mod:`~evalstore.analysis.eval_plan` (what a call computes, its cache key and staleness)
+  and :mod:`~evalstore.analysis.eval_store` (the SQL that stores values), without polars,
+  which ``evalstore eval`` also uses alone.
 - :mod:`~evalstore.analysis.statistics`: bootstrap intervals, sign-flip tests, Holm.
 - :mod:`~evalstore.analysis.resampling`: the items of few lists resampled within their label;
   :mod:`~evalstore.analysis.reweighting`: AP and fpr95's replicates as reweighted fixed orders,
