@@ -13,16 +13,13 @@ tests/test_list_index_f64.py check that the NumPy way gives the rows of the SQL 
 
 from __future__ import annotations
 
-import contextlib
-
 import duckdb
 import numpy as np
-import pyarrow as pa
 
 from evalstore.db import queries
 from evalstore.db.schema import rows_sql
+from evalstore.ingest.index_arrays import arrow_table, column_values, dense_rank, insert_rows
 from evalstore.ingest.rank_index import index_tied_lists
-from evalstore.ingest.sort_keys import dense_rank
 
 __all__ = ["CHUNK_ROWS", "index_lists", "positive_points", "rank_lists"]
 
@@ -46,61 +43,25 @@ def index_lists(con: duckdb.DuckDBPyConnection, table: str, lo: int, hi: int) ->
         rows = con.sql(select, params=queries.bind(select, {"lo": first, "hi": stop}))
         got = rows.to_arrow_table()
         (list_id, tp, n), (lists, n_scores) = rank_lists(
-            _values(got.column("list_id")),
-            _values(got.column("score")),
-            _values(got.column("label")) == 1,
+            column_values(got.column("list_id")),
+            column_values(got.column("score")),
+            column_values(got.column("label")) == 1,
         )
         del got
-        _insert(
+        insert_rows(
             con,
             "store/insert_positive_ranks_from",
             "_positive_ranks",
-            _table(list_id=list_id, tp=tp, n=n),
+            arrow_table(list_id=list_id, tp=tp, n=n),
         )
         if counted:
-            _insert(
+            insert_rows(
                 con,
                 "store/set_n_scores",
                 "_list_scores",
-                _table(list_id=lists, n_scores=n_scores),
+                arrow_table(list_id=lists, n_scores=n_scores),
             )
         index_tied_lists(con, table, first, stop)  # tied_ranks, after n_scores
-
-
-def _values(column: pa.ChunkedArray) -> np.ndarray:
-    """The values of a fixed-width column without NULLs as a NumPy array, read from its data
-    buffer: pyarrow's own ``to_numpy`` imports pandas (about 0.3 s)."""
-    array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    if array.null_count:
-        raise AssertionError(f"{array.null_count} NULLs in a column of index_rows")
-    dtype = np.dtype(array.type.to_pandas_dtype())
-    data = array.buffers()[1]
-    if data is None:  # no rows
-        return np.empty(0, dtype)
-    return np.frombuffer(data, dtype, count=len(array), offset=array.offset * dtype.itemsize)
-
-
-def _table(**columns: np.ndarray) -> pa.Table:
-    """Arrow columns over the arrays' own memory: ``pa.table`` of NumPy arrays imports pandas."""
-    return pa.table(
-        {
-            name: pa.Array.from_buffers(
-                pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)]
-            )
-            for name, values in columns.items()
-        }
-    )
-
-
-def _insert(con: duckdb.DuckDBPyConnection, query: str, view: str, rows: pa.Table) -> None:
-    if not rows.num_rows:
-        return
-    con.register(view, rows)
-    try:
-        queries.run(con, query)
-    finally:
-        with contextlib.suppress(duckdb.Error):
-            con.unregister(view)
 
 
 Arrays = tuple[np.ndarray, ...]
@@ -122,7 +83,7 @@ def _keys(score: np.ndarray, list_id: np.ndarray, base: int | None) -> tuple[np.
     several, the list goes in the high bits: above a float32's 32; above a float64's key
     less its low bits when no two distinct doubles given differ only there (the list takes
     as many bits as the lists need), else above its rank among the distinct doubles
-    (:func:`~evalstore.ingest.sort_keys.dense_rank`), which fewer than 2^32 rows keep below
+    (:func:`~evalstore.ingest.index_arrays.dense_rank`), which fewer than 2^32 rows keep below
     2^32.
     """
     if score.dtype == np.float32:

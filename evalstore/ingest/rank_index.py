@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from evalstore.db import queries
 from evalstore.db.schema import rows_sql
-from evalstore.ingest.sort_keys import dense_rank
+from evalstore.ingest.index_arrays import arrow_table, column_values, dense_rank, insert_rows
 
 __all__ = ["docid_keys", "index_tied_lists", "tied_points"]
 
@@ -59,58 +59,27 @@ def index_tied_lists(con: duckdb.DuckDBPyConnection, table: str, lo: int, hi: in
     if len(tied) == len(ranked):  # every ranked list of the range
         got = _fetch(con, rows_sql("store/tied_rows", table), bounds)
     else:
-        con.register("_tied_lists", _table(list_id=tied))
+        con.register("_tied_lists", arrow_table(list_id=tied))
         try:
             got = _fetch(con, rows_sql("store/tied_rows_of", table), bounds)
         finally:
             with contextlib.suppress(duckdb.Error):
                 con.unregister("_tied_lists")
     points = tied_points(
-        _values(got.column("list_id")),
-        _values(got.column("score")),
-        _values(got.column("label")) == 1,
-        _values(got.column("seq")),
+        column_values(got.column("list_id")),
+        column_values(got.column("score")),
+        column_values(got.column("label")) == 1,
+        column_values(got.column("seq")),
         got.column("item"),
     )
     del got
     names = ("list_id", "k", "n_optimistic", "n_pessimistic", "n_input", "n_docid")
-    rows = _table(**{n: v.astype(np.int32) for n, v in zip(names, points, strict=True)})
-    if not rows.num_rows:
-        return
-    con.register("_tied_ranks", rows)
-    try:
-        queries.run(con, "store/insert_tied_ranks_from")
-    finally:
-        with contextlib.suppress(duckdb.Error):
-            con.unregister("_tied_ranks")
+    rows = arrow_table(**{n: v.astype(np.int32) for n, v in zip(names, points, strict=True)})
+    insert_rows(con, "store/insert_tied_ranks_from", "_tied_ranks", rows)
 
 
 def _fetch(con: duckdb.DuckDBPyConnection, text: str, bounds: dict[str, int]) -> pa.Table:
     return con.sql(text, params=queries.bind(text, bounds)).to_arrow_table()
-
-
-def _values(column: pa.ChunkedArray) -> np.ndarray:
-    """A fixed-width column without NULLs as a NumPy array over its data buffer (pyarrow's
-    ``to_numpy`` imports pandas), as evalstore.ingest.index reads its columns."""
-    array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    if array.null_count:
-        raise AssertionError(f"{array.null_count} NULLs in a column of tied_rows")
-    dtype = np.dtype(array.type.to_pandas_dtype())
-    data = array.buffers()[1]
-    if data is None:  # no rows
-        return np.empty(0, dtype)
-    return np.frombuffer(data, dtype, count=len(array), offset=array.offset * dtype.itemsize)
-
-
-def _table(**columns: np.ndarray) -> pa.Table:
-    return pa.table(
-        {
-            name: pa.Array.from_buffers(
-                pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)]
-            )
-            for name, values in columns.items()
-        }
-    )
 
 
 _TEXT_BITS = 39  # an int32's decimal text: sign, 10 digits padded (< 2^34), its length
@@ -132,7 +101,7 @@ def docid_keys(
         import pyarrow.compute as pc  # text ids only: 0.2 s to import
 
         rank = pc.rank(items, sort_keys="descending", tiebreaker="dense")
-        key = _values(pa.chunked_array([rank])).astype(np.uint64)
+        key = column_values(pa.chunked_array([rank])).astype(np.uint64)
         bits = max(int(key.max(initial=0)).bit_length(), 1)
         if rows is not None:
             key = key[rows]
@@ -140,7 +109,7 @@ def docid_keys(
             out[:] = key
             key = out
         return key, bits
-    ids = _values(items) if isinstance(items, pa.ChunkedArray) else np.asarray(items)
+    ids = column_values(items) if isinstance(items, pa.ChunkedArray) else np.asarray(items)
     if ids.dtype.itemsize > 4:
         raise AssertionError(f"item ids of {ids.dtype}: only int32 ids are keyed by digits")
     n = len(ids) if rows is None else len(rows)
