@@ -31,9 +31,9 @@ __all__ = [
     "DEFAULT_K",
     "RESULT_COLUMNS",
     "Plan",
-    "cached_runs",
     "param_sets",
     "params_text",
+    "pending_runs",
     "plan",
     "resolve_ties",
     "run_ids",
@@ -203,16 +203,20 @@ def param_sets(metric: Metric, chosen: Plan, at: Sequence[float]) -> list[str]:
     return [params_text(metric, chosen.ties, chosen.k, v, name) for v in ([*at] if at else [None])]
 
 
-def cached_runs(
+def pending_runs(
     store: Database,
     task: str,
     metric: Metric,
     ids: list[int],
     params: Sequence[str],
     engine: str = "duckdb",
-) -> set[int]:
-    """The runs of ``ids`` whose values of ``metric`` for ``task`` are cached and current
-    under every one of ``params``: computed by the same SQL (definition SHA) and engine."""
+    recompute: bool = False,
+) -> list[int]:
+    """The runs of ``ids`` whose values of ``metric`` for ``task`` must be computed: all of
+    them with ``recompute``, else those not cached and current under every one of
+    ``params`` (computed by the same SQL, its definition SHA, and engine)."""
+    if recompute:
+        return list(ids)
     fresh = set(ids)
     for text in params:
         keys = {
@@ -224,4 +228,4 @@ def cached_runs(
             "engine": engine,
         }
         fresh &= {int(r[0]) for r in queries.fetch_rows(store.con, "eval/cached_overall", keys)}
-    return fresh
+    return [i for i in ids if i not in fresh]

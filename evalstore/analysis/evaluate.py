@@ -12,8 +12,8 @@ from evalstore.analysis import det_lists, det_matching
 from evalstore.analysis.eval_plan import (
     DEFAULT_K,
     RESULT_COLUMNS,
-    cached_runs,
     param_sets,
+    pending_runs,
     plan,
     resolve_ties,
     run_ids,
@@ -186,10 +186,7 @@ def evaluate(
     for step, (task, metric, ids) in enumerate(chosen.steps):
         at = sweep_values(metric, sweeps or {})
         sets = param_sets(metric, chosen, at)
-        todo = ids
-        if not recompute:
-            fresh = cached_runs(store, task, metric, ids, sets, engine_name)
-            todo = [i for i in ids if i not in fresh]
+        todo = pending_runs(store, task, metric, ids, sets, engine_name, recompute)
         if todo:
             _compute(store, metric, task, todo, chosen.ties, chosen.k, at, engine, chosen.protocol)
         for params in sets:

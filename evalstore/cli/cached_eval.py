@@ -27,8 +27,8 @@ from evalstore import render
 from evalstore.analysis.eval_plan import (
     RESULT_COLUMNS,
     Plan,
-    cached_runs,
     param_sets,
+    pending_runs,
     plan,
     sweep_values,
 )
@@ -121,8 +121,7 @@ def _steps(
     for task, metric, ids in chosen.steps:
         at = sweep_values(metric, sweeps)
         sets = param_sets(metric, chosen, at)
-        fresh = set() if recompute else cached_runs(store, task, metric, ids, sets)
-        todo = [i for i in ids if i not in fresh]
+        todo = pending_runs(store, task, metric, ids, sets, recompute=recompute)
         if todo and not computes_alone(metric, task):
             return None
         steps.append(_Step(task, metric, ids, at, sets, todo))
