@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from evalstore.analysis import watching
 from evalstore.analysis.configurations import Unit
 from evalstore.analysis.resampling import ItemLists, item_replicates, rank_swap_p
 from evalstore.analysis.reweighting import fast, reweighted_replicates
@@ -186,6 +187,8 @@ def stats(
             # auto: the runs ranked different items (retrieval runs that return their own
             # candidates), which cannot be resampled in pairs: resample lists
     if items is not None:
+        swaps = not (reweighted or grouped)  # the rank-swap test after the replicates
+        watching.begin(a, b, task, metric.name, params, n_boot, seed, swaps=swaps)
         proto = p_json.get("protocol")
         zero = proto is not None and protocols.get(proto).no_positives == "zero"
         if all(np.array_equal(row, items.scores[0]) for row in items.scores[1:]):

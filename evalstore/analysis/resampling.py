@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from evalstore.analysis import watching
 from evalstore.analysis.statistics import CHUNK
 from evalstore.metrics.registry import Metric, Params, RankedLists
 
@@ -167,6 +168,7 @@ def item_replicates(
                 params,
                 zero_without_positives,
             )
+        watching.replicates(out, first, start + m)
     for r in range(runs):
         out[r] = out[first[r]]
     return out
@@ -209,7 +211,7 @@ def rank_swap_p(
         return float("nan")
     tol = 1e-12 * max(1.0, abs(observed))
     hits = 0
-    for _, m in _blocks(items, n_perm):
+    for start, m in _blocks(items, n_perm):
         swap = rng.random((m, n)) < 0.5
         a = np.where(swap, ranks[1], ranks[0]).ravel()
         b = np.where(swap, ranks[0], ranks[1]).ravel()
@@ -219,4 +221,5 @@ def rank_swap_p(
             metric, items, b, tiled, group, m, params, zero_without_positives
         ) - _list_means(metric, items, a, tiled, group, m, params, zero_without_positives)
         hits += int(np.sum(np.abs(diff) >= abs(observed) - tol))
+        watching.swapped(start + m, hits)
     return (hits + 1) / (n_perm + 1)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from evalstore.analysis import watching
 from evalstore.analysis.multiplicities import BLOCK, Layout, stratified_weights
 from evalstore.analysis.resampling import ItemLists, first_alike
 from evalstore.core.points import RankedRows, docid_order, ranked_rows
@@ -350,6 +351,7 @@ def reweighted_replicates(
             total = np.where(held, values, 0.0).sum(axis=1)
             with np.errstate(invalid="ignore", divide="ignore"):
                 out[r, start : start + block.shape[0]] = np.where(count > 0, total / count, np.nan)
+        watching.replicates(out, first, start + block.shape[0])
     for r in range(runs):
         out[r] = out[first[r]]
     return out
