@@ -132,8 +132,9 @@ def rank_lists(
 
     Each row gets a key (:func:`_keys`) that sorts by list, then higher scores first. With
     the keys of all rows sorted and those of the positives sorted, ``n`` of a positive is the
-    rows up to the last key equal to its own, less the rows of the lists before; ``tp`` the
-    same among the positives. Beside the arrays given, it holds the keys (4 bytes a row for
+    rows up to the last key equal to its own, less the rows of the lists before (found among
+    the distinct keys when they are at most half the rows, densely tied, else among all); ``tp``
+    the same among the positives. Beside the arrays given, it holds the keys (4 bytes a row for
     float32 scores of one list, else 8) and a few bytes a row (about 30 while the float64
     scores of several lists are ranked).
     """
@@ -151,12 +152,20 @@ def rank_lists(
     pos_start = _starts(pos_key, size, at)
     rows = np.diff(row_start, append=len(key))  # per list
     pos_list = np.repeat(np.arange(size), np.diff(pos_start, append=len(pos_key)))
-    n = np.searchsorted(key, pos_key, "right") - row_start[pos_list]
-    last = np.flatnonzero(np.append(pos_key[1:] != pos_key[:-1], True))  # of each equal run
-    tp = np.repeat(last + 1, np.diff(last, prepend=-1)) - pos_start[pos_list]
+    last = np.flatnonzero(np.append(pos_key[1:] != pos_key[:-1], len(pos_key) > 0))  # of a run
+    runs = np.diff(last, prepend=-1)  # the positives of each run
+    tp = np.repeat(last + 1, runs) - pos_start[pos_list]
     new = np.empty(len(key), bool)  # where a key differs from the one before
     new[0] = True
     np.not_equal(key[1:], key[:-1], out=new[1:])
+    if 2 * np.count_nonzero(new) <= len(key):  # densely tied: search the distinct keys
+        heads = np.flatnonzero(new)  # where each distinct key starts; it ends where the next does
+        ends = np.append(heads[1:], len(key))[np.searchsorted(key[heads], pos_key[last])]
+        n = np.repeat(ends, runs)
+        del heads, ends
+    else:
+        n = np.searchsorted(key, pos_key, "right")
+    n -= row_start[pos_list]
     del key, pos_key
     present = np.flatnonzero(rows)
     n_scores = np.add.reduceat(new, row_start[present], dtype=np.int64)

@@ -323,8 +323,7 @@ def tied_points(
     size_of = np.diff(starts, append=np.int32(n))
     held = np.add.reduceat(labels, starts, dtype=np.int32)  # positives per group
     before = np.cumsum(held, dtype=np.int32) - held  # positives before each group (all lists)
-    group = np.searchsorted(starts, at, "right")
-    group -= 1
+    group = np.repeat(np.arange(len(starts), dtype=np.int32), held)  # of each positive
     a = starts[group]  # the group's first place, less the list's
     a -= first
     n_optimistic = np.arange(1, len(at) + 1, dtype=np.int32)
