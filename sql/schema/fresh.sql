@@ -1,5 +1,5 @@
--- version: 19
--- The schema of version 19 in one file: what a new store applies instead of
+-- version: 20
+-- The schema of version 20 in one file: what a new store applies instead of
 -- replaying sql/schema/001_*.sql onwards (the same catalogue; tests/test_store.py
 -- checks). Written by `python tools/write_fresh_schema.py`: run it after adding a
 -- migration.
@@ -16,10 +16,10 @@ CREATE TABLE det_tide(run_id INTEGER NOT NULL, category_id VARCHAR, "error" VARC
 CREATE TABLE det_truth(run_id INTEGER NOT NULL, gt_id VARCHAR NOT NULL, seq BIGINT NOT NULL, image_id VARCHAR NOT NULL, category_id VARCHAR NOT NULL, x DOUBLE NOT NULL, y DOUBLE NOT NULL, w DOUBLE NOT NULL, h DOUBLE NOT NULL, area DOUBLE NOT NULL, iscrowd BOOLEAN NOT NULL, "ignore" BOOLEAN, difficult BOOLEAN, x1 DOUBLE, y1 DOUBLE, x2 DOUBLE, y2 DOUBLE);
 CREATE TABLE "groups"(run_id INTEGER NOT NULL, task task_kind NOT NULL, group_id VARCHAR, n_positives INTEGER, slices MAP(VARCHAR, VARCHAR) DEFAULT("map"()) NOT NULL, list_id INTEGER);
 CREATE TABLE list_id_next("next" INTEGER NOT NULL);
-CREATE TABLE list_rows_int_f32(list_id INTEGER NOT NULL, item INTEGER NOT NULL, score FLOAT, "label" TINYINT NOT NULL, seq INTEGER NOT NULL, gain DOUBLE);
-CREATE TABLE list_rows_int_f64(list_id INTEGER NOT NULL, item INTEGER NOT NULL, score DOUBLE, "label" TINYINT NOT NULL, seq INTEGER NOT NULL, gain DOUBLE);
-CREATE TABLE list_rows_text_f32(list_id INTEGER NOT NULL, item VARCHAR NOT NULL, score FLOAT, "label" TINYINT NOT NULL, seq INTEGER NOT NULL, gain DOUBLE);
-CREATE TABLE list_rows_text_f64(list_id INTEGER NOT NULL, item VARCHAR NOT NULL, score DOUBLE, "label" TINYINT NOT NULL, seq INTEGER NOT NULL, gain DOUBLE);
+CREATE TABLE list_rows_int_f32(list_id INTEGER NOT NULL, item INTEGER NOT NULL, score FLOAT USING COMPRESSION ALP, "label" TINYINT NOT NULL, seq INTEGER NOT NULL, gain DOUBLE USING COMPRESSION ALP);
+CREATE TABLE list_rows_int_f64(list_id INTEGER NOT NULL, item INTEGER NOT NULL, score DOUBLE, "label" TINYINT NOT NULL, seq INTEGER NOT NULL, gain DOUBLE USING COMPRESSION ALP);
+CREATE TABLE list_rows_text_f32(list_id INTEGER NOT NULL, item VARCHAR NOT NULL, score FLOAT USING COMPRESSION ALP, "label" TINYINT NOT NULL, seq INTEGER NOT NULL, gain DOUBLE USING COMPRESSION ALP);
+CREATE TABLE list_rows_text_f64(list_id INTEGER NOT NULL, item VARCHAR NOT NULL, score DOUBLE, "label" TINYINT NOT NULL, seq INTEGER NOT NULL, gain DOUBLE USING COMPRESSION ALP);
 CREATE TABLE list_stats(list_id INTEGER NOT NULL, n_rows BIGINT NOT NULL, n_pos_labels BIGINT NOT NULL, n_neg BIGINT NOT NULL, n_ret BIGINT NOT NULL, p_ret BIGINT NOT NULL, n_scores BIGINT);
 CREATE TABLE list_values(run_id INTEGER NOT NULL, task VARCHAR NOT NULL, metric VARCHAR NOT NULL, params VARCHAR NOT NULL, group_id VARCHAR, "value" DOUBLE, definition_sha VARCHAR NOT NULL);
 CREATE TABLE logged_values(run_id INTEGER NOT NULL, metric VARCHAR NOT NULL, step BIGINT, "value" DOUBLE NOT NULL, logged_at TIMESTAMP NOT NULL, CHECK((step >= 0)));
