@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -20,7 +21,9 @@ from evalstore.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from evalstore.db.connection import Progress
     from evalstore.ingest import IngestResult
+    from evalstore.runs.meta import RunMeta
 
 
 #: what the ingest of this process has done, for a Ctrl-C's message
@@ -219,9 +222,6 @@ def ingest_cmd(
     """Ingest ranked lists, keypoint matches, counted outcomes or detections into a new
     run."""
     from evalstore.db.connection import default_path
-    from evalstore.ingest.options import IngestOptions
-    from evalstore.runs.meta import RunMeta
-    from evalstore.store.staging import ingest_files
 
     detection = (coco_gt, voc_annotations, voc_imageset, boxes_gt, box_format)
     if task is None and fmt not in ("hpatches", "coco", "voc-det") and detection == (None,) * 5:
@@ -230,6 +230,26 @@ def ingest_cmd(
             "voc-det, whose task is detection)",
             param_hint="'--task' / '-t'",
         )
+    others = (groups, voc_gt, qrels, hpatches_tasks, distance, hpatches_split,
+              hpatches_distractors, pairs, homography_dir, disparity_dir, disparity_scale,
+              *detection)  # fmt: skip
+    # ranked lists, perhaps Parquet files that DuckDB reads itself: tried without polars
+    light = (task is not None and fmt in (None, "parquet") and not (estimate or append)
+             and others == (None,) * len(others))  # fmt: skip
+    meta = None
+    if light and task is not None:  # (the full path makes the options first, which hold here)
+        meta = _meta(run, experiment, param, tag, notes, created_at, git_commit, replace, append)
+        path = db or default_path()
+        _state.update(ref=meta.ref, db=path)
+        with debug_log(verbose), progress_bar(output is not Fmt.json, "ingest") as cb:
+            found = _direct(path, files, meta, task, fmt, column, negate_score, labels,
+                            lock_timeout, cb)  # fmt: skip
+        if found is not None:
+            _report([found], output)
+            return
+    from evalstore.ingest.options import IngestOptions
+    from evalstore.store.staging import ingest_files
+
     options = IngestOptions(
         task=task, fmt=fmt, columns=column, negate_score=negate_score, labels=labels,
         groups=groups, voc_gt=voc_gt, qrels=qrels, pairs=pairs, homography_dir=homography_dir,
@@ -239,9 +259,8 @@ def ingest_cmd(
         voc_annotations=voc_annotations, voc_imageset=voc_imageset, boxes_gt=boxes_gt,
         box_format=box_format,
     )  # fmt: skip
-    meta = RunMeta(run, experiment=experiment, params=param, tags=tag or (), notes=notes,
-                   created_at=created_at, git_commit=True if git_commit is None else git_commit,
-                   replace=replace, append=append)  # fmt: skip
+    if meta is None:
+        meta = _meta(run, experiment, param, tag, notes, created_at, git_commit, replace, append)
     path = db or default_path()
     _state.update(ref=meta.ref, db=path)
     with debug_log(verbose), progress_bar(output is not Fmt.json, "ingest") as cb:
@@ -252,20 +271,79 @@ def ingest_cmd(
     _report(results, output)
 
 
+def _meta(
+    run: str,
+    experiment: str | None,
+    params: list[str] | None,
+    tags: list[str] | None,
+    notes: str | None,
+    created_at: str | None,
+    git_commit: str | None,
+    replace: bool,
+    append: bool,
+) -> RunMeta:
+    """The run of ``evalstore ingest``'s options."""
+    from evalstore.runs.meta import RunMeta
+
+    return RunMeta(run, experiment=experiment, params=params, tags=tags or (), notes=notes,
+                   created_at=created_at, git_commit=True if git_commit is None else git_commit,
+                   replace=replace, append=append)  # fmt: skip
+
+
+def _direct(
+    path: Path,
+    files: list[Path],
+    meta: RunMeta,
+    task: str,
+    fmt: str | None,
+    columns: list[str] | None,
+    negate_score: bool,
+    labels: str | None,
+    lock_timeout: float,
+    progress: Progress | None,
+) -> IngestResult | None:
+    """The ingest of Parquet files that DuckDB reads itself, without polars (as
+    ``cached_eval`` serves ``eval``): None, nothing done, where the call needs the full path
+    (:func:`evalstore.ingest.parquet_direct.prepare`). Files the direct path then refuses are
+    streamed on the same staging store, as the full path streams them."""
+    from evalstore.db.connection import Database
+    from evalstore.ingest.parquet_direct import Recheck, ingest_prepared, prepare
+    from evalstore.store.staged import ingest_staged
+
+    prepared = prepare(files, task=task, meta=meta, fmt=fmt, columns=columns,
+                       negate_score=negate_score, labels=labels)  # fmt: skip
+    if prepared is None:
+        return None
+
+    def action(store: Database) -> IngestResult:
+        try:
+            return ingest_prepared(store, prepared, progress)
+        except Recheck:
+            from evalstore.ingest.ranked import ingest_streamed
+
+            return ingest_streamed(store, files, task=task, meta=meta, columns=columns,
+                                   negate_score=negate_score, labels=labels,
+                                   progress=progress)  # fmt: skip
+
+    return ingest_staged(path, action, opener=Database, meta=meta, lock_timeout=lock_timeout,
+                         on_commit=lambda run_id: _state.update(saved=run_id),
+                         on_merge=lambda run_id: _state.update(merging=run_id))  # fmt: skip
+
+
 def _report(results: list[IngestResult], output: Fmt) -> None:
     """Each warning on stderr, then a line per task (or the results as a frame)."""
-    import polars as pl
-
-    from evalstore.ingest.detections import DetectionResult
-
     for warning in [w for each in results for w in each.warnings]:
         err.print(f"Warning: {warning}", markup=False)
     if output is not Fmt.table:
+        import polars as pl
+
         emit(pl.DataFrame([vars(each) for each in results]), output)
         return
+    # a detection's result, if any: its module is loaded when a detection was ingested
+    detections = sys.modules.get("evalstore.ingest.detections")
     for result in results:
         verb = "replaced" if result.replaced else "ingested"
-        if isinstance(result, DetectionResult):
+        if detections is not None and isinstance(result, detections.DetectionResult):
             out.print(
                 f"{verb} run {result.ref} (id {result.run_id}): "
                 f"{_n(result.rows, 'detection', 'detections')} of "

@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING
 
 import duckdb
 import numpy as np
-import polars as pl
 
 from evalstore.db import queries
 from evalstore.db.queries import quote_name
 from evalstore.db.schema import rows_sql
 from evalstore.ingest.direct_plan import SPARE_IDS, DirectPlan, plan_direct
-from evalstore.ingest.validate import INT32, Spec
-from evalstore.ingest.write import Written
+from evalstore.ingest.spec import INT32, Spec
+from evalstore.ingest.written import Written, list_names
 
 if TYPE_CHECKING:
     from evalstore.db.connection import Progress
@@ -194,14 +193,8 @@ def insert_direct(
         # or two pairs of one hash, which the streaming path tells apart), or sparse group ids
         # (the streaming path numbers the lists densely)
         raise Recheck
-    names = pl.DataFrame(
-        {
-            "group_id": pl.Series(present + plan.gmin).cast(pl.String)
-            if plan.group is not None
-            else pl.Series([None], dtype=pl.String),
-            "list_id": pl.Series(present + first_list_id).cast(pl.Int32),
-        }
-    )
+    names = list_names(present + plan.gmin if plan.group is not None else None,
+                       present + first_list_id)  # fmt: skip
     if progress is not None:
         progress("ingest", plan.rows, plan.rows)
     spans, start = [], 0

@@ -12,20 +12,21 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import NamedTuple
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol
 
 import duckdb
-import polars as pl
 
 from evalstore.db import queries
 from evalstore.db.queries import quote_name
-from evalstore.ingest.sources import COLUMNS, GLOB, Input, source_columns
-from evalstore.ingest.validate import INT32, MAX_ROWS, Spec
+from evalstore.ingest.paths import COLUMNS, GLOB, source_columns
+from evalstore.ingest.spec import INT32, MAX_ROWS, Spec
 
-__all__ = ["REASONS", "SPARE_IDS", "DirectPlan", "FileStats", "plan_direct", "streaming_reason"]
+__all__ = ["REASONS", "SPARE_IDS", "DirectPlan", "FileStats", "Input", "plan_direct", "planned",
+           "streaming_reason"]  # fmt: skip
 
 LOG = logging.getLogger("evalstore.ingest.direct")
 
@@ -36,8 +37,24 @@ _MIN_ROW_GROUP = 8192  # mean rows per row group below which DuckDB's insert is 
 #: list: more, and the streaming path numbers the lists densely instead
 SPARE_IDS = 1 << 10
 # integer types whose Parquet columns DuckDB reads as integers, that a BIGINT holds (not
-# UInt64; nor Int128, which DuckDB reads as bytes)
-_INTEGERS = frozenset({pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32})
+# UInt64; nor Int128, which DuckDB reads as bytes); types by polars' names (``str(dtype)``)
+_INTEGERS = frozenset({"Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32"})
+
+
+class Input(Protocol):
+    """An opened input as the rows of :data:`REASONS` read it: its label, its columns' types
+    (polars' dtypes, :class:`evalstore.ingest.sources.Input`, or their names, ``str(dtype)``,
+    as :mod:`evalstore.ingest.parquet_direct` gives them without polars), and for a file its
+    path and format."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def schema(self) -> Mapping[str, Any]: ...
+    @property
+    def path(self) -> Path | None: ...
+    @property
+    def kind(self) -> str | None: ...
 
 
 @dataclass
@@ -105,7 +122,7 @@ class _Inputs:
     def text_items(self) -> bool:
         """Whether the item ids are text (in every input: a row above saw to that)."""
         item = self.column("item_id")
-        return all(source.schema[item] == pl.String for source in self.opened)
+        return all(_type(source, item) == "String" for source in self.opened)
 
     @cached_property
     def read(self) -> tuple[list[FileStats], str | None]:
@@ -206,18 +223,23 @@ def _lacks_a_column(inputs: _Inputs, source: Input) -> bool:
     return not all(inputs.column(c) in source.schema for c in ("item_id", "score", "label"))
 
 
-def _dtype(inputs: _Inputs, source: Input, ours: str) -> pl.DataType:
-    return source.schema[inputs.column(ours)]
+def _type(source: Input, column: str) -> str:
+    """The type of ``column`` by polars' name (``Int32``, ``String``, ``Float32``, ...)."""
+    return str(source.schema[column])
+
+
+def _dtype(inputs: _Inputs, source: Input, ours: str) -> str:
+    return _type(source, inputs.column(ours))
 
 
 def _bool_labels(inputs: _Inputs, source: Input) -> bool:
-    return _dtype(inputs, source, "label") == pl.Boolean
+    return _dtype(inputs, source, "label") == "Boolean"
 
 
 def _item_type(inputs: _Inputs, source: Input) -> str:
     """ "int" (integers a BIGINT holds), "text" (strings) or "other" item ids."""
     dtype = _dtype(inputs, source, "item_id")
-    return "int" if dtype in _INTEGERS else "text" if dtype == pl.String else "other"
+    return "int" if dtype in _INTEGERS else "text" if dtype == "String" else "other"
 
 
 def _bitmap_too_large(inputs: _Inputs) -> bool:
@@ -270,7 +292,7 @@ REASONS: tuple[tuple[Predicate, str], ...] = (
         "group ids are not integers that a BIGINT holds",
     ),
     (
-        _any_input(lambda i, s: _dtype(i, s, "score") not in (pl.Float32, pl.Float64)),
+        _any_input(lambda i, s: _dtype(i, s, "score") not in ("Float32", "Float64")),
         "scores are not float32 or float64",
     ),
     (
@@ -329,15 +351,23 @@ def plan_direct(
     scores floats and its labels of the declared convention's type, with few enough
     (list, item) pairs for the duplicate check's bitmap and dense enough list ids; else None,
     the reason logged at debug level (the streaming path takes any input)."""
+    plan, line = planned(con, opened, spec)
+    LOG.debug("%s", line)
+    return plan
+
+
+def planned(
+    con: duckdb.DuckDBPyConnection, opened: Sequence[Input], spec: Spec
+) -> tuple[DirectPlan | None, str]:
+    """:func:`plan_direct`'s plan and the line it logs (``direct path: FILE`` or
+    ``streaming path: ...``), nothing logged."""
     inputs = _Inputs(con, opened, spec)
     reason = _first_reason(inputs)
     where = inputs.culprit or ", ".join(source.label for source in opened)
     if reason is not None:
-        LOG.debug("streaming path: %s", f"{where}: {reason}" if where else reason)
-        return None
-    LOG.debug("direct path: %s", where)
+        return None, f"streaming path: {f'{where}: {reason}' if where else reason}"
     score = inputs.column("score")
-    spec.float32 = all(source.schema[score] == pl.Float32 for source in opened)
+    spec.float32 = all(_type(source, score) == "Float32" for source in opened)
     spec.int_groups = True
     spec.int_items = not inputs.text_items
     files = [
@@ -350,7 +380,7 @@ def plan_direct(
         for source, s in zip(opened, inputs.stats, strict=True)
     ]
     stats = inputs.stats
-    return DirectPlan(
+    plan = DirectPlan(
         files,
         inputs.sources["group_id"] if inputs.has_group else None,
         inputs.column("item_id"),
@@ -363,3 +393,4 @@ def plan_direct(
         inputs.rows,
         inputs.text_items,
     )
+    return plan, f"direct path: {where}"

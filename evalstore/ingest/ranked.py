@@ -44,7 +44,7 @@ from evalstore.runs.meta import RunMeta, run_meta
 if TYPE_CHECKING:
     from evalstore.db.connection import Database, Progress
 
-__all__ = ["ingest"]
+__all__ = ["ingest", "ingest_streamed"]
 
 
 def ingest(
@@ -130,6 +130,50 @@ def ingest(
     meta = run_meta(meta, run=run, experiment=experiment, params=params, tags=tags, notes=notes,
                     created_at=created_at, git_commit=git_commit, replace=replace,
                     append=append)  # fmt: skip
+    return _ranked(store, data, task=task, meta=meta, fmt=fmt, columns=columns,
+                   negate_score=negate_score, labels=labels, groups=groups,
+                   groups_format=groups_format, voc_gt=voc_gt, qrels=qrels, progress=progress,
+                   direct=True)  # fmt: skip
+
+
+def ingest_streamed(
+    store: Database,
+    data: Sequence[Source],
+    *,
+    task: str,
+    meta: RunMeta,
+    columns: Sequence[str] | Mapping[str, str] | None,
+    negate_score: bool,
+    labels: str | None,
+    progress: Progress | None,
+) -> IngestResult:
+    """:func:`ingest` of files the direct path refused (:class:`~evalstore.ingest.direct.Recheck`)
+    on the connection ``store`` holds, whose transaction was rolled back: the streaming path
+    alone, which reports the problem with its file, column and row (or ingests the files, as
+    :func:`ingest` then does). The fallback of :mod:`evalstore.ingest.parquet_direct`."""
+    return _ranked(store, data, task=task, meta=meta, fmt=None, columns=columns,
+                   negate_score=negate_score, labels=labels, groups=None, groups_format=None,
+                   voc_gt=None, qrels=None, progress=progress, direct=False)  # fmt: skip
+
+
+def _ranked(
+    store: Database,
+    data: Source | Sequence[Source],
+    *,
+    task: str,
+    meta: RunMeta,
+    fmt: str | None,
+    columns: Sequence[str] | Mapping[str, str] | None,
+    negate_score: bool,
+    labels: str | None,
+    groups: Source | None,
+    groups_format: str | None,
+    voc_gt: str | os.PathLike[str] | None,
+    qrels: str | os.PathLike[str] | None,
+    progress: Progress | None,
+    direct: bool,
+) -> IngestResult:
+    """:func:`ingest` once its arguments are checked (``direct``: the direct path is tried)."""
     known = (*COLUMNS, "gain")  # gain: relevance grades, optional (graded metrics)
     spec = Spec(task, parse_columns(columns, known), labels or "pm1", negate_score, labels is None)
     sources = as_sources(data)
@@ -181,7 +225,7 @@ def ingest(
     spec.gains = not without
     group_frame = read_groups(groups, groups_format, task) if groups is not None else None
     target = Target(meta, meta.replace, meta.append, group_frame, groups)
-    plan = None if spec.gains else plan_direct(store.con, opened, spec)
+    plan = None if spec.gains or not direct else plan_direct(store.con, opened, spec)
     result = None
     if plan is not None:
         with contextlib.suppress(Recheck):  # the streaming path finds the same and says where

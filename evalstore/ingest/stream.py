@@ -221,7 +221,7 @@ def insert_stream(
         not_retrieved=stream.not_retrieved,
         positives=stream.positives,
         negatives=stream.negatives,
-        names=stream.list_names(),
+        names=stream.list_names().to_arrow(),
         ids=stream.n_lists(),
         spans=stream.spans,
         maybe_duplicates=stream.maybe_duplicates(),

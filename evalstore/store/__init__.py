@@ -4,6 +4,8 @@ through it.
 - :mod:`~evalstore.store.facade`: ``Store``, one DuckDB file: ingest, runs, logged values.
 - :mod:`~evalstore.store.staging`: an ingest staged in a private file and copied in whole, so
   a second writer waits instead of failing.
+- :mod:`~evalstore.store.staged`: the same staging and a first write's publishing on any
+  :class:`~evalstore.db.connection.Database` (no polars: the light ``evalstore ingest``).
 - :mod:`~evalstore.store.user_sql`: users' SQL (``evalstore sql``) in the sandbox of a
   read-only store.
 

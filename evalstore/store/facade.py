@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from pathlib import Path as FilePath
 from typing import Any, TypeVar
 
 import polars as pl
@@ -18,8 +17,6 @@ import polars as pl
 from evalstore import ingest as _ingest
 from evalstore.db import sandbox
 from evalstore.db.connection import Database, Progress, WaitNotice
-from evalstore.db.private_files import private_path, remove_stale, remove_store_files
-from evalstore.errors import InvalidInput
 from evalstore.ingest import IngestResult, Source
 from evalstore.ingest.detections import ingest_detections
 from evalstore.ingest.formats.boxes import read_boxes
@@ -28,6 +25,8 @@ from evalstore.runs import edit, logged, selection
 from evalstore.runs import registry as runs
 from evalstore.runs.meta import RunMeta, run_meta
 from evalstore.runs.registry import RunRef
+from evalstore.store import staged
+from evalstore.store.staged import publish
 
 __all__ = ["Store", "publish", "write_store"]
 
@@ -347,52 +346,13 @@ def write_store(
     lock_timeout: float = 10.0,
     on_wait: WaitNotice | None = None,
 ) -> T:
-    """Run ``action`` on the writable store at ``path`` and return what it returns
+    """Run ``action`` on the writable :class:`Store` at ``path`` and return what it returns
     (``on_wait``: told once if the store's lock must be waited for).
 
     A store that does not exist yet is built in a private file beside ``path`` and appears
-    at ``path`` only when ``action`` succeeds, by a hard link, which never replaces a file. A
-    failed first command therefore leaves nothing behind, and never removes a store that
-    another process created in the meantime; when another process created ``path`` first,
-    ``action`` runs again on that store (and may then fail there, e.g. with
-    :class:`~evalstore.errors.RunExists`, leaving the other process's runs as they are).
-
-    A process killed while building the private file leaves it behind as
-    ``.<name>.<pid>-<token>.new``; it holds nothing that ``path`` needs, and the next
-    ``write_store`` beside it removes it (:func:`remove_stale`).
+    at ``path`` only when ``action`` succeeds, by a hard link, which never replaces a file
+    (:func:`evalstore.store.staged.write_store` says how).
     """
-    target = FilePath(path)
-    remove_stale(target)
-    if target.exists():
-        with Store(target, lock_timeout=lock_timeout, on_wait=on_wait) as store:
-            return action(store)
-    folder = target.parent
-    if not folder.is_dir():
-        raise InvalidInput(f"{target}: folder {folder} does not exist")
-    private = private_path(target, ".new")
-    try:
-        with Store(private, lock_timeout=lock_timeout) as store:
-            result = action(store)
-            store.con.execute("checkpoint")  # everything in the file itself, no WAL left
-        if publish(private, target):
-            return result
-    finally:
-        remove_store_files(private)
-    with Store(target, lock_timeout=lock_timeout, on_wait=on_wait) as store:  # another was first
-        return action(store)
-
-
-def publish(private: FilePath, target: FilePath) -> bool:
-    """Give the finished private store the name ``target`` unless that name is taken."""
-    try:
-        os.link(private, target)
-    except FileExistsError:
-        return False
-    except OSError:  # a file system without hard links: claim the name, then move in
-        try:
-            fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            return False
-        os.close(fd)
-        os.replace(private, target)
-    return True
+    return staged.write_store(
+        path, action, lock_timeout=lock_timeout, on_wait=on_wait, opener=Store
+    )

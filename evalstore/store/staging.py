@@ -20,32 +20,25 @@ meanwhile, the run is merged into that one as above.
 Killed at any point, the store is as it was or holds the whole run: the staging file is
 private, and the merge is one transaction. A staging file that a killed process left is
 removed by the next ingest beside it (:func:`remove_stale`).
+
+The mechanism is :mod:`evalstore.store.staged`'s (on any database class, without polars);
+this module runs it on :class:`~evalstore.Store`, and adds :func:`ingest_files`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import logging
-import os
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-import duckdb
-
-from evalstore.db import queries
 from evalstore.db.connection import Progress, WaitNotice
-from evalstore.db.private_files import private_path, remove_stale, remove_store_files
-from evalstore.db.schema import ROW_TABLES, rows_sql
-from evalstore.errors import SchemaError, StoreLocked
 from evalstore.ingest import IngestResult
 from evalstore.ingest.options import IngestOptions, check_detection, check_hpatches, dispatch
 from evalstore.ingest.sources import Source
-from evalstore.ingest.write import check_list_ids
-from evalstore.runs import registry as runs
 from evalstore.runs.meta import RunMeta
-from evalstore.store.facade import Store, publish, write_store
+from evalstore.store import staged
+from evalstore.store.facade import Store
+from evalstore.store.staged import INGEST_MEMORY, ingest_memory_limit, merge_staged, staging_path
 
 __all__ = [
     "INGEST_MEMORY",
@@ -55,95 +48,6 @@ __all__ = [
     "merge_staged",
     "staging_path",
 ]
-
-LOG = logging.getLogger(__name__)
-
-#: The tables copied by store/merge_<table> after the lists: the list index, and the rows of
-#: keypoint, outcome and detection runs (sql/schema/017_detections.sql).
-_MERGED = ("list_stats", "positive_ranks", "tied_ranks", "pairs", "matches", "outcomes",
-           "det_images", "det_categories", "det_truth", "det_boxes")  # fmt: skip
-
-
-INGEST_MEMORY = 2 << 30
-"""DuckDB's memory limit on the staging store, in bytes (at most DuckDB's own default, 80 % of
-RAM; ``$EVALSTORE_MEMORY_LIMIT`` overrides it): the rows of a large ingest spill to disk rather
-than grow the process (2e8 rows took 5.3 GiB without it, for the same CPU)."""
-
-
-def ingest_memory_limit() -> str:
-    """The memory limit of an ingest's staging store, as DuckDB spells it."""
-    given = os.environ.get("EVALSTORE_MEMORY_LIMIT")
-    if given:
-        return given
-    try:
-        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):  # not a POSIX system: DuckDB's default
-        ram = INGEST_MEMORY * 2
-    return f"{min(INGEST_MEMORY, int(ram * 0.8)) >> 20}MiB"
-
-
-def staging_path(store_path: Path) -> Path:
-    """A new private staging file beside ``store_path``."""
-    return private_path(store_path, ".stage")
-
-
-def _refuse_existing(path: Path, ref: tuple[str, str]) -> None:
-    """Refuse a run that exists, before any work, if the store is free to look right now."""
-    if not path.exists():
-        return
-    try:
-        with Store(path, read_only=True, lock_timeout=0) as store:
-            found = queries.fetch_rows(
-                store.con, "store/run_by_name", {"experiment": ref[0], "name": ref[1]}
-            )
-    except (StoreLocked, SchemaError):
-        return  # a writer has it, or an older schema (the writer upgrades it): the merge checks
-    if found:
-        raise runs.run_exists(*ref)
-
-
-def merge_staged(
-    store: Store,
-    stage: Path,
-    *,
-    replace: bool,
-    on_commit: Callable[[int], None] | None = None,
-    on_merge: Callable[[int], None] | None = None,
-) -> tuple[int, bool]:
-    """Copy the one run of the staging store ``stage`` into ``store``, in one transaction,
-    with new list ids; returns (run_id, replaced).
-
-    Raises:
-        RunExists: the run exists in ``store`` and ``replace`` is false.
-    """
-    con = store.con
-    con.execute(queries.template("store/attach_staged", path=queries.literal(str(stage))))
-    try:
-        with store.transaction():
-            (row,) = queries.fetch_rows(con, "store/staged_run")
-            run_id, replaced = runs.open_run(
-                con, _staged_meta(*row), replace=replace, append=False,
-                has_task=lambda _: False, task="",
-            )  # fmt: skip
-            if on_merge is not None:  # run ids are never given twice: the id tells, later,
-                on_merge(run_id)  # whether this transaction committed
-            ((lo, hi),) = queries.fetch_rows(con, "store/staged_list_span")
-            ((first,),) = queries.fetch_rows(con, "store/next_list_id")
-            check_list_ids(first, hi - lo)
-            moved = {"run_id": run_id, "offset": first - lo}
-            queries.run(con, "store/merge_groups", moved)
-            for table in sorted(ROW_TABLES):
-                text = rows_sql("store/merge_rows", table)
-                con.execute(text, queries.bind(text, moved))
-            for name in _MERGED:
-                queries.run(con, f"store/merge_{name}", moved)
-            queries.run(con, "store/set_next_list_id", {"next": first + hi - lo})
-        if on_commit is not None:
-            on_commit(run_id)
-    finally:
-        with contextlib.suppress(duckdb.Error):
-            queries.run(con, "store/detach_staged")
-    return run_id, replaced
 
 
 def ingest_staged(
@@ -178,59 +82,16 @@ def ingest_staged(
             ``ref``.
         (and whatever the ingest raises; the store is unchanged)
     """
-    if meta is not None:
-        if ref is not None or replace or append:
-            raise TypeError(
-                "the run is given twice, as meta= and as ref=, replace= or append=: pass "
-                "meta= alone"
-            )
-        ref, replace, append = (meta.experiment, meta.name), meta.replace, meta.append
-    elif ref is None:
-        raise TypeError("missing the run: pass meta=RunMeta(...) (or ref=)")
-    done = on_commit or (lambda _: None)
-    if append:
+    return staged.ingest_staged(
+        path, action, opener=Store, merge=_merge, meta=meta, ref=ref, replace=replace,
+        append=append, lock_timeout=lock_timeout, on_wait=on_wait, on_commit=on_commit,
+        on_merge=on_merge,
+    )  # fmt: skip
 
-        def appended(store: Store) -> IngestResult:
-            result = action(store)  # one transaction, committed on return
-            done(result.run_id)
-            return result
 
-        LOG.debug("--append: run %s/%s is ingested on the store itself", *ref)
-        return write_store(path, appended, lock_timeout=lock_timeout, on_wait=on_wait)
-    remove_stale(path)
-    if not replace:
-        _refuse_existing(path, ref)
-    stage = staging_path(path)
-    LOG.debug("staging run %s/%s in %s; the store is held for the merge alone", *ref, stage)
-    # no store yet: the staging store becomes the store, published whole by a hard link (each
-    # row written once); if another process creates it meanwhile, the run is merged as below
-    new = not path.exists()
-    try:
-        with Store(stage, memory_limit=ingest_memory_limit()) as staging:
-            if not new:  # a file read once and deleted: not worth compressing
-                staging.con.execute("set force_compression = 'uncompressed'")
-            result = action(staging)
-            staging.con.execute("checkpoint")  # the whole run in the file, no WAL to replay
-        if new:  # (as write_store's publish: the run is saved when the link is made)
-            if publish(stage, path):
-                done(result.run_id)
-                result.replaced = False
-                return result
-            LOG.debug("%s was created meanwhile: the run is merged into it", path)
-        run_id, replaced = write_store(
-            path,
-            lambda store: merge_staged(
-                store, stage, replace=replace, on_commit=None if new else done, on_merge=on_merge
-            ),
-            lock_timeout=lock_timeout,
-            on_wait=on_wait,
-        )
-        if new:
-            done(run_id)
-    finally:
-        remove_store_files(stage)
-    result.run_id, result.replaced = run_id, replaced
-    return result
+def _merge(*args: Any, **kwargs: Any) -> tuple[int, bool]:
+    """:func:`merge_staged` as this module holds it when called (a test may replace it)."""
+    return merge_staged(*args, **kwargs)
 
 
 def ingest_files(
@@ -268,19 +129,3 @@ def ingest_files(
     for each in results:  # every task of the run: the run as merged
         each.run_id, each.replaced = merged.run_id, merged.replaced
     return results
-
-
-def _staged_meta(
-    experiment: str,
-    name: str,
-    created_at: datetime,
-    commit: str | None,
-    params: str,
-    tags: list[str],
-    notes: str | None,
-) -> RunMeta:
-    """The RunMeta of a staged run's ``runs`` row. A name holding ``/`` is given with its
-    experiment (which then holds none: ``EXPERIMENT/NAME`` splits at the first ``/``)."""
-    return RunMeta(f"{experiment}/{name}" if "/" in name else name, experiment=experiment,
-                   params=json.loads(params), tags=tags, notes=notes, created_at=created_at,
-                   git_commit=commit)  # fmt: skip
