@@ -92,20 +92,13 @@ def poisson(
     bits, a 16-bit cell (:data:`TABLE`), and the few whose 16-bit cell still holds a break a
     uniform double and the CDF itself. ``work``: a bool array of ``out``'s size.
 
-    Returns the total count of each segment ``out[bounds[i]:bounds[i + 1]]``, counted from
-    the comparisons (no pass over the counts)."""
+    Returns the total count of each segment ``out[bounds[i]:bounds[i + 1]]``, one sum each
+    (quicker than counting each comparison's hits per segment, then the refined ones')."""
     k = out.size
-    totals = [0] * max(0, len(bounds) - 1)
-    segments = list(enumerate(pairwise(bounds)))
     v = rng.bit_generator.random_raw(-(-k // 8)).view(np.uint8)[:k]
     np.greater_equal(v, _STEPS[0], out=out.view(np.bool_))
-    for step in _STEPS:
-        mask = out.view(np.bool_)
-        if step != _STEPS[0]:
-            mask = np.greater_equal(v, step, out=work)
-            np.add(out, work.view(np.uint8), out=out)
-        for i, (a, b) in segments:
-            totals[i] += int(np.count_nonzero(mask[a:b]))
+    for step in _STEPS[1:]:
+        np.add(out, np.greater_equal(v, step, out=work).view(np.uint8), out=out)
     np.greater_equal(v, _FIRST_BREAK, out=work)
     refine = sparse_nonzero(work[:k])
     if refine.size:
@@ -117,12 +110,9 @@ def poisson(
             u = (cells[deeper] + rng.random(deeper.size)) / CELLS
             counts[deeper] = np.searchsorted(CDF, u, side="right")
         out[refine] = counts
-        if segments:  # the comparisons counted every step for these
-            gained = np.r_[0, np.cumsum(counts.astype(np.int64) - len(_STEPS))]
-            at = np.searchsorted(refine, bounds)
-            for i, _ in segments:
-                totals[i] += int(gained[at[i + 1]] - gained[at[i]])
-    return totals
+    # uint32 holds a sum of counts up to 30 over fewer than 2^27 slots
+    return [int(np.add.reduce(out[a:b], dtype=np.uint32 if b - a < 1 << 27 else np.uint64))
+            for a, b in pairwise(bounds)]  # fmt: skip
 
 
 def sparse_nonzero(mask: np.ndarray) -> np.ndarray:

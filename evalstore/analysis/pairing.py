@@ -254,9 +254,12 @@ def _items(
     every = [*a.run_ids, *b.run_ids]
     frame = in_list_order(store.query("compare/unit_items", {"runs": every, "task": task}))
     wanted = [_NULL_LIST if g is None else g for g in lists]
-    frame = frame.with_columns(list=pl.col("group_id").fill_null(_NULL_LIST)).filter(
-        pl.col("list").is_in(wanted)
-    )
+    if wanted == [_NULL_LIST] and frame["group_id"].null_count() == frame.height:
+        frame = frame.with_columns(list=pl.lit(_NULL_LIST))  # one unnamed list: every row
+    else:
+        frame = frame.with_columns(list=pl.col("group_id").fill_null(_NULL_LIST)).filter(
+            pl.col("list").is_in(wanted)
+        )
     parts = _as_given(frame, every, ids) if as_given else None
     if parts is None:
         parts = _by_key(store, frame, every, task)

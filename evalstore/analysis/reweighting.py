@@ -116,13 +116,22 @@ class RunOrder:
         per_rank = ties != "grouped"
         if per_rank:
             tp_end, fp_end = n_pos[at] - 1, n_neg[at]
+        elif ranked.tie[-1:].sum() == rows.size - 1:  # no ties: each row ends its group
+            tp_end, fp_end = n_pos[at], n_neg[at]
         else:  # the last row of each tie group
             last = np.r_[np.flatnonzero(np.diff(ranked.tie)), rows.size - 1]
             end = last[ranked.tie[at]]
             tp_end, fp_end = n_pos[end], n_neg[end]
-        codes = items.codes[rows]
-        pos_list = codes[at]
         tp_base = fp_base = None
+        if items.n_lists == 1:  # every code is 0
+            pos_list = np.zeros(at.size, dtype=np.int64)
+            pos_start = np.array([0, at.size])
+            neg_start = np.array([0, int(n_neg[-1:].sum())])
+        else:
+            codes = items.codes[rows]
+            pos_list = codes[at]
+            pos_start = np.searchsorted(pos_list, np.arange(items.n_lists + 1))
+            neg_start = np.searchsorted(codes[is_neg], np.arange(items.n_lists + 1))
         if items.n_lists > 1:
             first = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])  # each list's start
             start_of = np.zeros(items.n_lists, dtype=np.int64)
@@ -141,8 +150,8 @@ class RunOrder:
             fp_base,
             per_rank,
             (int(np.sum(items.labels == 1)) + int(items.missed.sum())) * 254 < 1 << 31,
-            np.searchsorted(pos_list, np.arange(items.n_lists + 1)),
-            np.searchsorted(codes[is_neg], np.arange(items.n_lists + 1)),
+            pos_start,
+            neg_start,
         )
 
     def _buffer(self, name: str, rows: int, size: int, dtype: type) -> np.ndarray:
@@ -342,8 +351,10 @@ def reweighted_replicates(
     for start in range(0, n_boot, rows):
         block = w[: min(rows, n_boot - start)]
         layout.draw(rng, block, work)
+        # every run's weights gathered while the draw's are still in cache, then the passes
+        gathered = {r: order.weights(block) for r, order in orders.items()}
         for r, order in orders.items():
-            values = list_values(metric.name, order, order.weights(block), n_pos, n_neg)
+            values = list_values(metric.name, order, gathered[r], n_pos, n_neg)
             if zero_without_positives:
                 values = np.nan_to_num(values, nan=0.0)
             held = ~np.isnan(values)
