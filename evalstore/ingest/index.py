@@ -18,7 +18,7 @@ import numpy as np
 
 from evalstore.db import queries
 from evalstore.db.schema import rows_sql
-from evalstore.ingest.index_arrays import arrow_table, column_values, dense_rank, insert_rows
+from evalstore.ingest.index_arrays import arrow_table, dense_rank, fetch_columns, insert_rows
 from evalstore.ingest.rank_index import index_tied_lists
 
 __all__ = ["CHUNK_ROWS", "index_lists", "positive_points", "rank_lists"]
@@ -39,13 +39,10 @@ def index_lists(con: duckdb.DuckDBPyConnection, table: str, lo: int, hi: int) ->
     counted = table.endswith("_f32")  # n_scores: stored for float32 scores alone
     chunks = queries.fetch_rows(con, "store/index_chunks", {**bounds, "rows": CHUNK_ROWS})
     select = rows_sql("store/index_rows", table)
-    for first, stop in chunks:
-        rows = con.sql(select, params=queries.bind(select, {"lo": first, "hi": stop}))
-        got = rows.to_arrow_table()
+    for first, stop, size in chunks:
+        got = fetch_columns(con, select, {"lo": first, "hi": stop}, int(size))
         (list_id, tp, n), (lists, n_scores) = rank_lists(
-            column_values(got.column("list_id")),
-            column_values(got.column("score")),
-            column_values(got.column("label")) == 1,
+            np.asarray(got["list_id"]), np.asarray(got["score"]), np.asarray(got["label"]) == 1
         )
         del got
         insert_rows(
@@ -151,27 +148,30 @@ def rank_lists(
     row_start = _starts(key, size, at)
     pos_start = _starts(pos_key, size, at)
     rows = np.diff(row_start, append=len(key))  # per list
-    pos_list = np.repeat(np.arange(size), np.diff(pos_start, append=len(pos_key)))
     last = np.flatnonzero(np.append(pos_key[1:] != pos_key[:-1], len(pos_key) > 0))  # of a run
     runs = np.diff(last, prepend=-1)  # the positives of each run
-    tp = np.repeat(last + 1, runs) - pos_start[pos_list]
+    tp = np.repeat((last + 1).astype(np.int32), runs)  # int32 points: as stored, half the memory
     new = np.empty(len(key), bool)  # where a key differs from the one before
     new[0] = True
     np.not_equal(key[1:], key[:-1], out=new[1:])
     if 2 * np.count_nonzero(new) <= len(key):  # densely tied: search the distinct keys
         heads = np.flatnonzero(new)  # where each distinct key starts; it ends where the next does
         ends = np.append(heads[1:], len(key))[np.searchsorted(key[heads], pos_key[last])]
-        n = np.repeat(ends, runs)
+        n = np.repeat(ends.astype(np.int32), runs)
         del heads, ends
     else:
-        n = np.searchsorted(key, pos_key, "right")
-    n -= row_start[pos_list]
-    del key, pos_key
+        n = np.searchsorted(key, pos_key, "right").astype(np.int32)
+    del key, pos_key, last, runs
+    if size > 1:  # less the rows and positives of the lists before, in the chunk
+        ids = np.repeat(np.arange(size, dtype=np.int32), np.diff(pos_start, append=len(tp)))
+        tp -= pos_start.astype(np.int32)[ids]
+        n -= row_start.astype(np.int32)[ids]
+        ids += np.int32(base)
+    else:
+        ids = np.full(len(tp), base, np.int32)
     present = np.flatnonzero(rows)
     n_scores = np.add.reduceat(new, row_start[present], dtype=np.int64)
-    ids = (pos_list + base).astype(np.int32)
-    points = (ids, tp.astype(np.int32), n.astype(np.int32))
-    return points, ((present + base).astype(np.int32), n_scores)
+    return (ids, tp, n), ((present + base).astype(np.int32), n_scores)
 
 
 def _execute(con: duckdb.DuckDBPyConnection, text: str, params: dict[str, int]) -> None:

@@ -14,7 +14,10 @@ import pyarrow as pa
 
 from evalstore.db import queries
 
-__all__ = ["arrow_table", "column_values", "dense_rank", "insert_rows"]
+__all__ = ["arrow_table", "column_values", "dense_rank", "fetch_columns", "insert_rows"]
+
+BATCH_ROWS = 122_880
+"""Rows per Arrow batch that :func:`fetch_columns` copies at a time (DuckDB's row group)."""
 
 
 def dense_rank(key: np.ndarray) -> np.ndarray:
@@ -67,6 +70,37 @@ def column_values(column: pa.ChunkedArray) -> np.ndarray:
     if data is None:  # no rows
         return np.empty(0, dtype)
     return np.frombuffer(data, dtype, count=len(array), offset=array.offset * dtype.itemsize)
+
+
+def fetch_columns(
+    con: duckdb.DuckDBPyConnection, text: str, params: dict[str, int], rows: int
+) -> dict[str, np.ndarray | pa.ChunkedArray]:
+    """The columns of query ``text``, which gives ``rows`` rows: each integer or float column
+    as a NumPy array without NULLs, made once and filled batch by batch (a whole Arrow table,
+    then its chunks combined, holds every value twice: in memory first touched, which costs
+    as much CPU as the copies), any other column as Arrow."""
+    reader = con.sql(text, params=queries.bind(text, params)).to_arrow_reader(BATCH_ROWS)
+    numeric = (pa.types.is_integer, pa.types.is_floating)
+    fixed = {
+        f.name: np.empty(rows, np.dtype(f.type.to_pandas_dtype()))
+        for f in reader.schema
+        if any(kind(f.type) for kind in numeric)
+    }
+    other: dict[str, list[pa.Array]] = {f.name: [] for f in reader.schema if f.name not in fixed}
+    at = 0
+    for batch in reader:
+        size = batch.num_rows
+        if at + size > rows:
+            raise AssertionError(f"a query of {rows} rows gave more")
+        for name, values in fixed.items():
+            values[at : at + size] = column_values(pa.chunked_array([batch.column(name)]))
+        for name, parts in other.items():
+            parts.append(batch.column(name))
+        at += size
+    if at != rows:
+        raise AssertionError(f"a query of {rows} rows gave {at}")
+    chunked = {n: pa.chunked_array(p, type=reader.schema.field(n).type) for n, p in other.items()}
+    return {**fixed, **chunked}
 
 
 def arrow_table(**columns: np.ndarray) -> pa.Table:

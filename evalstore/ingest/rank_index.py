@@ -29,7 +29,13 @@ import pyarrow as pa
 
 from evalstore.db import queries
 from evalstore.db.schema import rows_sql
-from evalstore.ingest.index_arrays import arrow_table, column_values, dense_rank, insert_rows
+from evalstore.ingest.index_arrays import (
+    arrow_table,
+    column_values,
+    dense_rank,
+    fetch_columns,
+    insert_rows,
+)
 
 __all__ = ["docid_keys", "index_tied_lists", "tied_points"]
 
@@ -53,33 +59,32 @@ def index_tied_lists(con: duckdb.DuckDBPyConnection, table: str, lo: int, hi: in
     few ties costs a query here and nothing more. In the caller's transaction."""
     bounds = {"lo": lo, "hi": hi}
     ranked = queries.fetch_rows(con, "store/indexed_lists", bounds)
-    tied = np.array([i for i, indexed in ranked if indexed], np.int32)
+    tied = np.array([i for i, indexed, _ in ranked if indexed], np.int32)
+    rows = sum(int(n_ret) for _, indexed, n_ret in ranked if indexed)
     if not len(tied):
         return
     if len(tied) == len(ranked):  # every ranked list of the range
-        got = _fetch(con, rows_sql("store/tied_rows", table), bounds)
+        got = fetch_columns(con, rows_sql("store/tied_rows", table), bounds, rows)
     else:
         con.register("_tied_lists", arrow_table(list_id=tied))
         try:
-            got = _fetch(con, rows_sql("store/tied_rows_of", table), bounds)
+            got = fetch_columns(con, rows_sql("store/tied_rows_of", table), bounds, rows)
         finally:
             with contextlib.suppress(duckdb.Error):
                 con.unregister("_tied_lists")
     points = tied_points(
-        column_values(got.column("list_id")),
-        column_values(got.column("score")),
-        column_values(got.column("label")) == 1,
-        column_values(got.column("seq")),
-        got.column("item"),
+        np.asarray(got["list_id"]),
+        np.asarray(got["score"]),
+        np.asarray(got["label"]) == 1,
+        np.asarray(got["seq"]),
+        got["item"],  # int32 ids as NumPy, text ids as Arrow
     )
     del got
     names = ("list_id", "k", "n_optimistic", "n_pessimistic", "n_input", "n_docid")
-    rows = arrow_table(**{n: v.astype(np.int32) for n, v in zip(names, points, strict=True)})
+    rows = arrow_table(
+        **{n: v.astype(np.int32, copy=False) for n, v in zip(names, points, strict=True)}
+    )
     insert_rows(con, "store/insert_tied_ranks_from", "_tied_ranks", rows)
-
-
-def _fetch(con: duckdb.DuckDBPyConnection, text: str, bounds: dict[str, int]) -> pa.Table:
-    return con.sql(text, params=queries.bind(text, bounds)).to_arrow_table()
 
 
 _TEXT_BITS = 39  # an int32's decimal text: sign, 10 digits padded (< 2^34), its length
@@ -343,5 +348,5 @@ def tied_points(
     n_docid = np.flatnonzero(by_docid).astype(np.int32)
     n_docid -= first
     n_docid += 1
-    ids = pos_list.astype(np.int64) + base
+    ids = pos_list + np.int32(base)  # at most the greatest list id, an int32
     return ids, k, n_optimistic, n_pessimistic, n_input, n_docid

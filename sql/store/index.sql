@@ -21,16 +21,19 @@ select list_id, tp, n from positive_points;
 
 -- name: index_chunks
 -- The lists $lo <= list_id < $hi cut into ranges of at most $rows retrieved non-ignored rows
--- (a list longer than that is a range of its own): first and end list id of each.
+-- (a list longer than that is a range of its own): first and end list id of each, and its rows.
 with sized as (
     select list_id, sum(n_ret) over (order by list_id) as upto, n_ret
     from list_stats
     where list_id >= $lo and list_id < $hi
 ),
 cut as (
-    select list_id, cast(floor((upto - n_ret) / $rows) as bigint) as chunk from sized
+    select list_id, n_ret, cast(floor((upto - n_ret) / $rows) as bigint) as chunk from sized
 )
-select min(list_id) as first, max(list_id) + 1 as stop from cut group by chunk order by first;
+select min(list_id) as first, max(list_id) + 1 as stop, sum(n_ret) as n_ret
+from cut
+group by chunk
+order by first;
 
 -- name: set_n_scores
 -- The distinct scores of the lists evalstore/ingest/index.py ranked, registered as

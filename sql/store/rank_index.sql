@@ -6,8 +6,9 @@
 
 -- name: indexed_lists
 -- The lists $lo <= list_id < $hi with retrieved, non-ignored rows, and whether each is
--- indexed: densely tied by what its list_stats row holds (the rule of lib/tied_ranks.sql).
-select list_id, coalesce(n_scores < n_ret and 2 * n_scores <= n_ret, false) as indexed
+-- indexed: densely tied by what its list_stats row holds (the rule of lib/tied_ranks.sql),
+-- and its retrieved, non-ignored rows.
+select list_id, coalesce(n_scores < n_ret and 2 * n_scores <= n_ret, false) as indexed, n_ret
 from list_stats
 where list_id >= $lo and list_id < $hi and n_ret > 0
 order by list_id;
