@@ -1,7 +1,8 @@
 -- The ranked items of the graded and first-hit metrics, with their gains, grouped into tie
 -- groups. Needs a CTE `cutoff(k)`: the cut-off k of the metric (a metric without one gives a
 -- k past every rank). Parameters: $runs integer[]; $task varchar; $ties 'grouped' |
--- 'optimistic' | 'pessimistic' | 'input' | 'docid'.
+-- 'optimistic' | 'pessimistic' | 'input' | 'docid'. The include's `source`: the rows it reads (`scores`, or a
+-- CTE of those rows that the including query reads this way).
 -- CTEs it defines: those of lib/lists.sql (items, lists), and
 --   judged(run_id, list_id, item_id, score, label, seq, gain, gain_exp, gain_one,
 --       gain_exp_one): the non-ignored items (retrieved or not) with their gain: the stored
@@ -23,7 +24,7 @@
 given as (
     select s.run_id, s.list_id, s.item_id, s.score, s.label, s.seq,
            coalesce(s.gain, case when s.label = 1 then 1.0::double else 0.0::double end) as g
-    from scores s
+    from {source} s
     where list_contains($runs, s.run_id) and s.task = $task and s.label <> 0
 ),
 scales as (

@@ -10,7 +10,7 @@ with
 cutoff as (
     select cast($k as bigint) as k
 ),
--- @include lib/graded_ranks.sql
+-- @include lib/graded_ranks.sql source=scores
 ,
 -- @include lib/first_hit.sql
 ,

@@ -11,7 +11,7 @@ with
 cutoff as (
     select cast(2147483647 as bigint) as k  -- unused: no cut-off
 ),
--- @include lib/graded_ranks.sql
+-- @include lib/graded_ranks.sql source=scores
 ,
 -- @include lib/first_hit.sql
 ,

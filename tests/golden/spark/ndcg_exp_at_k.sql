@@ -10,6 +10,40 @@
 WITH cutoff AS (
   SELECT
     CAST(:k AS BIGINT) AS k
+), binary_lists AS (
+  SELECT
+    c.list_id,
+    c.n_pos_labels,
+    c.n_scores = c.n_ret AS untied
+  FROM groups AS g
+  JOIN list_stats AS c
+    ON c.list_id = g.list_id
+  WHERE
+    ARRAY_CONTAINS(:runs, g.run_id)
+    AND g.task = :task
+    AND :ties = 'grouped'
+    AND (
+      c.n_scores = c.n_ret OR (
+        c.n_scores < c.n_ret AND 2 * c.n_scores <= c.n_ret
+      )
+    )
+    AND NOT c.list_id IN (
+      SELECT
+        s.list_id
+      FROM scores AS s
+      WHERE
+        ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task AND NOT s.gain IS NULL
+    )
+), graded_rows AS (
+  SELECT
+    *
+  FROM scores
+  WHERE
+    NOT list_id IN (
+      SELECT
+        list_id
+      FROM binary_lists
+    )
 ), items AS (
   SELECT
     s.run_id,
@@ -48,7 +82,7 @@ WITH cutoff AS (
       s.gain,
       CASE WHEN s.label = 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
     ) AS g
-  FROM scores AS s
+  FROM graded_rows AS s
   WHERE
     ARRAY_CONTAINS(:runs, s.run_id) AND s.task = :task AND s.label <> 0
 ), scales AS (
@@ -232,6 +266,71 @@ WITH cutoff AS (
     r.list_id,
     r.rn,
     r.label
+), index_groups AS (
+  SELECT
+    i.list_id,
+    i.e,
+    i.r,
+    CASE WHEN b.untied THEN i.e ELSE t.n_optimistic - i.r + 1 END AS a
+  FROM (
+    SELECT
+      list_id,
+      tp,
+      n AS e,
+      COUNT(*) AS r
+    FROM positive_ranks
+    WHERE
+      list_id IN (
+        SELECT
+          list_id
+        FROM binary_lists
+      )
+    GROUP BY
+      list_id,
+      tp,
+      n
+  ) AS i
+  JOIN binary_lists AS b
+    ON b.list_id = i.list_id
+  LEFT JOIN tied_ranks AS t
+    ON t.list_id = i.list_id AND t.k = i.tp AND NOT b.untied
+), index_ranks AS (
+  SELECT
+    s.list_id,
+    s.a,
+    s.e,
+    s.r,
+    EXPLODE(
+      IF(
+        s.a > (
+          LEAST(s.e, c.k) + 1 - 1
+        ),
+        ARRAY(),
+        SEQUENCE(s.a, (
+          LEAST(s.e, c.k) + 1 - 1
+        ))
+      )
+    ) AS rn
+  FROM index_groups AS s
+  CROSS JOIN cutoff AS c
+  WHERE
+    s.a <= c.k
+), index_terms AS (
+  SELECT
+    list_id,
+    CAST(r AS DOUBLE) AS g,
+    CAST(e - a + 1 AS BIGINT) AS n,
+    CAST(SUM(
+      CAST((
+        CAST(1.0 AS DOUBLE) / NULLIF(LOG(2, rn + CAST(1.0 AS DOUBLE)), 0)
+      ) * POWER(2, 90) AS DECIMAL(38, 0))
+    ) AS DOUBLE) * POWER(2, -90) AS d_k
+  FROM index_ranks
+  GROUP BY
+    list_id,
+    a,
+    e,
+    r
 ), dcg AS (
   SELECT
     run_id,
@@ -247,6 +346,23 @@ WITH cutoff AS (
   GROUP BY
     run_id,
     list_id
+  UNION ALL
+  SELECT
+    l.run_id,
+    l.list_id,
+    CAST(SUM(
+      CAST((
+        t.g * (
+          t.d_k / NULLIF(CAST(t.n AS DOUBLE), 0)
+        )
+      ) * POWER(2, 90) AS DECIMAL(38, 0))
+    ) AS DOUBLE) * POWER(2, -90) AS dcg
+  FROM index_terms AS t
+  JOIN lists AS l
+    ON l.list_id = t.list_id
+  GROUP BY
+    l.run_id,
+    l.list_id
 ), unlisted AS (
   SELECT
     l.run_id,
@@ -277,6 +393,11 @@ WITH cutoff AS (
     ON p.list_id = l.list_id
   WHERE
     l.n_pos > COALESCE(p.n, 0)
+    AND NOT l.list_id IN (
+      SELECT
+        list_id
+      FROM binary_lists
+    )
 ), ideal_gains AS (
   SELECT
     run_id,
@@ -342,6 +463,25 @@ WITH cutoff AS (
   CROSS JOIN cutoff AS c
   WHERE
     s.o < c.k AND s.gain_exp <> CAST(0.0 AS DOUBLE)
+), index_ideal AS (
+  SELECT
+    l.run_id,
+    l.list_id,
+    EXPLODE(
+      IF(
+        (
+          LEAST(GREATEST(l.n_pos, b.n_pos_labels), c.k) + 1 - 1
+        ) < 1,
+        ARRAY(),
+        SEQUENCE(1, (
+          LEAST(GREATEST(l.n_pos, b.n_pos_labels), c.k) + 1 - 1
+        ))
+      )
+    ) AS pos
+  FROM lists AS l
+  JOIN binary_lists AS b
+    ON b.list_id = l.list_id
+  CROSS JOIN cutoff AS c
 ), ideal AS (
   SELECT
     run_id,
@@ -352,6 +492,19 @@ WITH cutoff AS (
       ) * POWER(2, 90) AS DECIMAL(38, 0))
     ) AS DOUBLE) * POWER(2, -90) AS ideal
   FROM ideal_order
+  GROUP BY
+    run_id,
+    list_id
+  UNION ALL
+  SELECT
+    run_id,
+    list_id,
+    CAST(SUM(
+      CAST((
+        CAST(1.0 AS DOUBLE) / NULLIF(LOG(2, pos + CAST(1.0 AS DOUBLE)), 0)
+      ) * POWER(2, 90) AS DECIMAL(38, 0))
+    ) AS DOUBLE) * POWER(2, -90) AS ideal
+  FROM index_ideal
   GROUP BY
     run_id,
     list_id
