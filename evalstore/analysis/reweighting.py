@@ -256,19 +256,23 @@ def _one_grouped_list(labels: np.ndarray, scores: np.ndarray) -> RankedRows:
     or ``-inf`` scores), by an unstable sort (a third of the stable one's time): the order
     within a tie group, which ``ranked_rows`` keeps in input order, changes no value, as the
     group's items share its point."""
-    keep = np.flatnonzero((labels != 0) & (scores > -np.inf))
-    s = scores[keep] + 0.0  # -0.0 and 0.0 tie
-    by = np.argsort(-s)
+    kept = (labels != 0) & (scores > -np.inf)
+    every = bool(kept.all())  # then no row is left out: no gathers (fewer fresh pages)
+    keep = None if every else np.flatnonzero(kept)
+    s = scores + 0.0 if keep is None else scores[keep] + 0.0  # -0.0 and 0.0 tie
+    by = np.argsort(np.negative(s, out=s))  # the negated scores: equal where the scores are
     s = s[by]
     new = np.ones(s.size, dtype=bool)
     np.not_equal(s[1:], s[:-1], out=new[1:])
-    m = keep.size
+    m = s.size
+    tie = np.cumsum(new)
+    tie -= 1
     return RankedRows(
         groups=np.zeros(1, dtype=np.int64),
-        rows=keep[by],
+        rows=by if keep is None else keep[by],
         list_index=np.zeros(m, dtype=np.int64),
         rank=np.arange(1, m + 1, dtype=np.int64),
-        tie=np.cumsum(new) - 1,
+        tie=tie,
     )
 
 
