@@ -94,11 +94,12 @@ class Step:
 
 class Watch:
     """What a watched comparison has resampled so far: its steps in order (read from any
-    thread with :meth:`steps`)."""
+    thread with :meth:`steps`); ``begun`` is set when the first step begins."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._steps: list[Step] = []
+        self.begun = threading.Event()
 
     def steps(self) -> list[Step]:
         """The steps so far (the last one under way)."""
@@ -108,6 +109,7 @@ class Watch:
     def add(self, step: Step) -> None:
         with self._lock:
             self._steps.append(step)
+        self.begun.set()
 
     def update(self, **changes: object) -> None:
         """Change the current step's fields."""

@@ -10,9 +10,11 @@ view. The figures are the dashboards' own (:mod:`evalstore.dashboards`).
 
 The app (:mod:`~evalstore.ui.app`) is Starlette served by uvicorn; it opens the store
 read-only for each request and holds nothing between requests, so ingests proceed while it
-runs. :func:`serve` binds the address first (a port in use is one clear error) and says
-where the app is; :func:`launch` starts ``evalstore ui`` in a process of its own (from a
-notebook or a script) and returns once it listens.
+runs. The compare page is computed in a thread of its own and shows its progress and a
+running estimate while it resamples items (:mod:`~evalstore.ui.progress`). :func:`serve`
+binds the address first (a port in use is one clear error) and says where the app is;
+:func:`launch` starts ``evalstore ui`` in a process of its own (from a notebook or a script)
+and returns once it listens.
 """
 
 from __future__ import annotations

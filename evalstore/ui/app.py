@@ -5,7 +5,9 @@ Every request opens the store read-only, makes it the sandbox of ``evalstore sql
 changed), answers and closes it, under one lock (one request at a time: a local app for one
 user). Between requests the app holds no connection, so ``evalstore ingest`` and every other
 writer proceed while it runs; a request that meets a writer's lock waits for it
-(``lock_timeout``) and says so if it must give up.
+(``lock_timeout``) and says so if it must give up. The Compare page is computed in a thread
+of its own, under the same lock, and shows its progress while it resamples items
+(:mod:`evalstore.ui.progress`).
 
 The pages carry no inline script and every response forbids loading anything from another
 host (a Content-Security-Policy of ``'self'``): plotly.min.js is served by the app itself.
@@ -30,7 +32,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from evalstore.dashboards.pages import draw_script, plotly_js
@@ -39,6 +41,8 @@ from evalstore.errors import EvalstoreError, StoreLocked
 from evalstore.store.facade import Store
 from evalstore.ui import pages
 from evalstore.ui.comparing import compare_page
+from evalstore.ui.progress import WAIT, Answer, Job, Jobs, progress_page, progress_state
+from evalstore.ui.progress import store_signature as signature
 from evalstore.ui.shell import message, page
 from evalstore.ui.view import View
 
@@ -56,7 +60,7 @@ HEADERS = {
 }
 _JS, _CSS = "text/javascript; charset=utf-8", "text/css; charset=utf-8"
 #: What the app serves under /static/, with its media type.
-STATIC = {"plotly.min.js": _JS, "ui.js": _JS, "ui.css": _CSS}
+STATIC = {"plotly.min.js": _JS, "ui.js": _JS, "progress.js": _JS, "ui.css": _CSS}
 
 Body = Callable[[Store, View], str]
 
@@ -73,7 +77,9 @@ def static_file(name: str) -> bytes:
     return (resources.files("evalstore.ui") / "static" / name).read_bytes()
 
 
-def create_app(db: str | Path, *, lock_timeout: float = 10.0, host: str = "127.0.0.1") -> Starlette:
+def create_app(
+    db: str | Path, *, lock_timeout: float = 10.0, host: str = "127.0.0.1", wait: float = WAIT
+) -> Starlette:
     """The app serving the store ``db`` (read-only, re-opened per request).
 
     Args:
@@ -81,9 +87,12 @@ def create_app(db: str | Path, *, lock_timeout: float = 10.0, host: str = "127.0
         lock_timeout: seconds a request waits while a writer holds the store.
         host: the address the app listens on; requests must name a host of
             :func:`trusted_hosts`.
+        wait: seconds the Compare page waits for its answer before it shows the progress of
+            its computation instead (:mod:`evalstore.ui.progress`).
     """
     path = Path(db)
     lock = threading.Lock()
+    jobs = Jobs()
 
     @contextlib.contextmanager
     def opened() -> Iterator[Store]:
@@ -91,28 +100,65 @@ def create_app(db: str | Path, *, lock_timeout: float = 10.0, host: str = "127.0
             sandbox.lock_down(store.con)
             yield store
 
-    def render(route: str, title: str, body: Body, request: Request) -> Response:
+    def answer(view: View, body: Body, seen: Callable[[list[str]], None] | None = None) -> Answer:
         status, experiments = 200, []
-        view = View()
         try:
-            view = View.parse(request.query_params.multi_items())
             with opened() as store:
                 experiments = store.query("dashboards/experiments")["experiment"].to_list()
+                if seen is not None:
+                    seen(experiments)
                 html = body(store, view)
         except StoreLocked as exc:
             status, html = 503, message(f"{exc} (reload when the writer is done)", "error")
         except EvalstoreError as exc:
             status, html = 400, message(str(exc), "error")
+        return Answer(status, html, experiments)
+
+    def respond(route: str, title: str, view: View, done: Answer) -> Response:
         text = page(
             route,
             title,
-            html,
+            done.html,
             view=view,
-            experiments=experiments,
+            experiments=done.experiments,
             store=str(path),
             filters=route != "/sql",
         )
-        return HTMLResponse(text, status_code=status, headers=HEADERS)
+        return HTMLResponse(text, status_code=done.status, headers=HEADERS)
+
+    def render(route: str, title: str, body: Body, request: Request) -> Response:
+        try:
+            view = View.parse(request.query_params.multi_items())
+        except EvalstoreError as exc:
+            return respond(route, title, View(), Answer(400, message(str(exc), "error"), []))
+        return respond(route, title, view, answer(view, body))
+
+    def compare(request: Request) -> Response:
+        """The Compare page, computed in a thread of its own: its answer if it comes within
+        ``wait`` seconds or resamples no items, else the progress of its item resampling
+        (evalstore.ui.progress)."""
+        try:
+            view = View.parse(request.query_params.multi_items())
+        except EvalstoreError as exc:
+            error = Answer(400, message(str(exc), "error"), [])
+            return respond("/compare", "Compare", View(), error)
+
+        def compute(job: Job) -> Answer:
+            return answer(view, compare_page, job.seen)
+
+        job = jobs.start((tuple(view.query()), signature(path)), compute)
+        if job.finished.wait(wait):
+            return respond("/compare", "Compare", view, job.result())
+        job.watch.begun.wait()  # a metric's items resampled (or the answer given)
+        if job.finished.is_set():
+            return respond("/compare", "Compare", view, job.result())
+        shown = Answer(200, progress_page(job), job.experiments)
+        return respond("/compare", "Compare", view, shown)
+
+    def compare_progress(request: Request) -> Response:
+        ident = request.query_params.get("job", "")
+        job = jobs.get(int(ident)) if ident.isdigit() else None
+        return JSONResponse(progress_state(job), headers=HEADERS)
 
     def route(path_: str, title: str, body: Body) -> Route:
         def endpoint(request: Request) -> Response:
@@ -144,7 +190,8 @@ def create_app(db: str | Path, *, lock_timeout: float = 10.0, host: str = "127.0
 
     routes = [
         route("/", "Runs", pages.runs_page),
-        route("/compare", "Compare", compare_page),
+        Route("/compare", compare, methods=["GET"], name="Compare"),
+        Route("/compare/progress", compare_progress, methods=["GET"]),
         route("/curves", "Curves", pages.curves_page),
         route("/history", "History", pages.history_page),
         route("/lists", "Per list", pages.lists_page),

@@ -97,6 +97,7 @@ def page(
 <link rel="stylesheet" href="/static/ui.css">
 <script src="/static/plotly.min.js" defer></script>
 <script src="/static/ui.js" defer></script>
+<script src="/static/progress.js" defer></script>
 </head>
 <body>
 <header>
