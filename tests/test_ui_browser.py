@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import numpy as np
 import pytest
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException
@@ -29,7 +30,7 @@ from selenium.webdriver.support.select import Select
 from selenium.webdriver.support.ui import WebDriverWait
 from test_dashboards import XSS_RUN, build_sample
 
-from evalstore import Store
+from evalstore import Store, evaluate
 from evalstore.ui import launch
 
 pytestmark = pytest.mark.browser
@@ -40,11 +41,12 @@ DRIVER = (
     or shutil.which("chromedriver")
     or "/usr/bin/chromedriver"
 )
-# Every figure laid out and drawn (Plotly keeps the figure on its div: gd._fullLayout).
+# Every figure laid out and drawn (Plotly keeps the figure on its div: gd._fullLayout), and
+# no Compare page still computing (its progress display reloads the page when done).
 DRAWN = """
 const plots = [...document.querySelectorAll(".plot")];
-return document.readyState === "complete" && plots.every(
-  p => p._fullLayout && p.querySelectorAll(".main-svg").length > 0);
+return document.readyState === "complete" && !document.getElementById("compare-progress")
+  && plots.every(p => p._fullLayout && p.querySelectorAll(".main-svg").length > 0);
 """
 
 
@@ -109,6 +111,27 @@ def demo_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with Store(folder / "demo.duckdb") as store:
         demo.build(store, out=folder / "out", quick=True)
     yield from _serve(folder / "demo.duckdb")
+
+
+@pytest.fixture(scope="module")
+def pairs_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int, int]]:
+    """Two verification runs of one list of 200,000 pairs (seconds of item resampling)."""
+    path = tmp_path_factory.mktemp("ui-pairs") / "pairs.duckdb"
+    n = 200_000
+    rng = np.random.default_rng(0)
+    label = np.where(rng.random(n) < 0.5, 1, -1)
+    base = rng.standard_normal(n) + (label == 1)
+    with Store(path) as store:
+        for name, noise in (("a", 0.0), ("b", 0.3)):
+            scores = base + noise * rng.standard_normal(n)
+            store.ingest(
+                {"item_id": np.arange(n), "score": scores, "label": label},
+                task="verification", run=f"pv/{name}", git_commit=None,
+            )  # fmt: skip
+        evaluate(store, ["pv/a", "pv/b"])
+        a, b = store.resolve("pv/a"), store.resolve("pv/b")
+    for url in _serve(path):
+        yield url, a, b
 
 
 def visit(driver: webdriver.Chrome, url: str) -> None:
@@ -214,6 +237,39 @@ def test_a_hostile_run_name_is_shown_as_text(driver: webdriver.Chrome, app: str)
     )
     assert XSS_RUN in svg  # in the figures' titles, as text
     assert driver.execute_script("return document.querySelectorAll('[onerror]').length") == 0
+    assert errors(driver) == []
+
+
+def test_compare_shows_its_progress_then_the_final_table(
+    driver: webdriver.Chrome, pairs_app: tuple[str, int, int]
+) -> None:
+    url, a, b = pairs_app
+    errors(driver)
+    driver.get(f"{url}compare?unit={a}&unit={b}")
+    # the page answers at once with the progress display, not the table
+    assert driver.find_elements(By.ID, "compare-progress")
+    assert not driver.find_elements(By.ID, "compare-table")
+    status = driver.find_element(By.ID, "progress-status").text
+    assert "replicates" in status and "pv/b against pv/a" in status
+    provisional = table_rows(driver, "progress-table")  # the running estimate, provisional
+    assert provisional[0][:3] == ["pv/b", "verification", "ap"]
+    first = driver.find_element(By.ID, "progress-bar").get_attribute("value")
+    # the script updates it: a count beyond the first one (or the next metric) is shown
+    WebDriverWait(driver, 120).until(
+        lambda d: d.execute_script(
+            "const bar = document.getElementById('progress-bar');"
+            "return !bar || bar.value > Number(arguments[0]) ||"
+            " document.querySelectorAll('#progress-table tbody tr').length > 1",
+            first,
+        )
+    )
+    # then the final table replaces it, with its figures drawn
+    WebDriverWait(driver, 300).until(lambda d: d.find_elements(By.ID, "compare-table"))
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script(DRAWN))
+    compared = table_rows(driver, "compare-table")
+    assert [row[2] for row in compared] == ["ap", "fpr95"]
+    assert all(row[0] == "pv/b" and row[-1] == "items" for row in compared)
+    assert not driver.find_elements(By.ID, "compare-progress")
     assert errors(driver) == []
 
 
