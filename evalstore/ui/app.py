@@ -147,10 +147,8 @@ def create_app(
             return answer(view, compare_page, job.seen)
 
         job = jobs.start((tuple(view.query()), signature(path)), compute)
-        if job.finished.wait(wait):
-            return respond("/compare", "Compare", view, job.result())
-        job.watch.begun.wait()  # a metric's items resampled (or the answer given)
-        if job.finished.is_set():
+        if job.finished.wait(wait) or (job.watch.begun.wait() and job.finished.is_set()):
+            jobs.forget(job)  # served: the next request computes anew
             return respond("/compare", "Compare", view, job.result())
         shown = Answer(200, progress_page(job), job.experiments)
         return respond("/compare", "Compare", view, shown)

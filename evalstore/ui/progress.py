@@ -8,9 +8,11 @@ request, now answered by the finished computation. A page that resamples no item
 resampled: quick) waits for its answer, as every other page does.
 
 A computation is keyed by the view's URL and the store's files (size and time of change, the
-write-ahead log's too): a reload, or a second tab, of the same view of an unchanged store is
-served by the same computation, and a write starts a new one. The last :data:`KEEP` answers
-are kept; an answer that says the store was busy is not.
+write-ahead log's too): a request of the same view of an unchanged store while it runs (the
+reload that follows the progress, another tab) is served by it, and a write starts a new one.
+An answer is kept until a request is served it (:meth:`Jobs.forget`), at most :data:`KEEP`
+of them (a page left before its answer came); the next request computes anew, as every other
+page does.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ __all__ = [
 
 #: Seconds a Compare request waits for its answer before the page shows progress instead.
 WAIT = 0.5
-#: Finished computations kept (the reload that follows the progress, another tab).
+#: Finished computations kept until served (pages left before their answer came).
 KEEP = 4
 
 
@@ -114,6 +116,12 @@ class Jobs:
             target=_run, args=(job, compute), name=f"evalstore-ui-job-{job.ident}", daemon=True
         ).start()
         return job
+
+    def forget(self, job: Job) -> None:
+        """The answer of ``job`` is served: the next request of its view computes anew."""
+        with self._lock:
+            if self._jobs.get(job.key) is job:
+                del self._jobs[job.key]
 
     def get(self, ident: int) -> Job | None:
         """The computation of id ``ident``, if kept."""
