@@ -111,6 +111,19 @@ def test_the_light_path_writes_and_prints_what_the_full_path_does(
     assert "direct path" in err and len(db["groups"]) == 4 and len(db["positive_ranks"]) > 0
 
 
+def test_one_verification_list_without_group_ids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = _table(lists=1, items=50, seed=7, f64=True)
+    del table["group_id"]
+    data = _write(tmp_path / "v.parquet", table)
+    (code, out, err), db = _same(
+        tmp_path, monkeypatch, [str(data), "-t", "verification", "-r", "e/v"]
+    )
+    assert code == 0 and "50 verification rows in 1 list(s)" in out and "direct path" in err
+    assert [row[2] for row in db["groups"]] == [None]  # group_id NULL: the one list
+
+
 def test_light_merges_into_a_store_and_replaces(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
