@@ -371,3 +371,46 @@ def test_sparse_nonzero_is_flatnonzero() -> None:
         for p in (0.0, 0.02, 0.5, 1.0):
             mask = rng.random(n) < p
             assert np.array_equal(sparse_nonzero(mask), np.flatnonzero(mask))
+
+
+@pytest.mark.parametrize("n", [2_000, 30_001])
+def test_the_draws_cumulative_sums_serve_the_first_runs_pass(n: int) -> None:
+    """One replicate at a time, ``to_size`` hands the cumulative sums it makes when it removes
+    units (those of the final counts) to the pass of the run whose order the layout follows:
+    they equal NumPy's cumulative sum of the drawn counts, and every run's AP (and fpr95, which
+    sums for itself) is bit for bit the one computed without them, on the same weights."""
+    rng = np.random.default_rng(41)
+    labels = np.where(rng.random(n) < 0.5, 1, -1)
+    base = rng.normal(size=n) + labels
+    items = ItemLists(
+        codes=np.zeros(n, dtype=np.int64),
+        labels=labels.astype(np.int64),
+        order=np.arange(n),
+        items=None,
+        scores=np.stack([base, base + 0.3 * rng.normal(size=n)]),
+        missed=np.zeros(1, dtype=np.int64),
+        n_positives=np.full(1, -1, dtype=np.int64),
+    )
+    ranked = [RunOrder.ranked(items, items.scores[run], "grouped") for run in range(2)]
+    layout = Layout.of(items, ranked[0].rows)
+    orders = [RunOrder.of(items, r, "grouped", layout) for r in ranked]
+    assert (orders[0].pos_stratum, orders[0].neg_stratum) != (-1, -1)
+    assert (orders[1].pos_stratum, orders[1].neg_stratum) == (-1, -1)  # gathered weights
+    n_pos, n_neg = np.array([float(np.sum(labels == 1))]), np.array([float(np.sum(labels == -1))])
+    cums = np.zeros(layout.size + len(layout.strata), dtype=np.int32)
+    w = np.empty(layout.size, dtype=np.uint8)
+    served = 0
+    for _ in range(40):
+        filled = layout.draw(rng, w, cums=cums)
+        for s, (offset, k, _) in enumerate(layout.strata):
+            if filled[s]:
+                served += 1
+                expected = np.r_[0, np.cumsum(w[offset : offset + k])]
+                assert np.array_equal(cums[offset + s : offset + s + k + 1], expected)
+        for metric in ("ap", "fpr95"):
+            for order in orders:
+                drawn = (cums.copy(), filled)  # the pass may write over the sums it reads
+                with_sums = list_values(metric, order, order.weights(w), n_pos, n_neg, drawn)
+                alone = list_values(metric, order, order.weights(w), n_pos, n_neg)
+                assert np.array_equal(with_sums, alone)
+    assert 10 < served < 70  # about one stratum of two in each of the 40 draws

@@ -128,9 +128,17 @@ def sparse_nonzero(mask: np.ndarray) -> np.ndarray:
     return np.concatenate([found, whole + np.flatnonzero(mask[whole:])])
 
 
-def to_size(rng: np.random.Generator, w: np.ndarray, extra: int, total: int = -1) -> None:
+def to_size(
+    rng: np.random.Generator,
+    w: np.ndarray,
+    extra: int,
+    total: int = -1,
+    cum: np.ndarray | None = None,
+) -> bool:
     """Make the Poisson counts ``w`` (and ``extra`` virtual slots) the first counts of
-    multinomial(``w.size + extra``, uniform), in place; ``total``: ``w``'s sum if known."""
+    multinomial(``w.size + extra``, uniform), in place; ``total``: ``w``'s sum if known.
+    ``cum``: int32, ``w.size + 1``; where units are removed (their search sums the counts),
+    ``cum[1:]`` receives the cumulative sum of the final counts and the call returns True."""
     k = w.size
     size = k + extra
     virtual = int(rng.poisson(extra)) if extra else 0
@@ -149,9 +157,15 @@ def to_size(rng: np.random.Generator, w: np.ndarray, extra: int, total: int = -1
     elif total > size:  # keep `size` of the `total` units, chosen at random
         gone = rng.choice(total, total - size, replace=False)
         gone = np.sort(gone[gone < total - virtual])  # the real items' units come first
+        sums = np.cumsum(w, dtype=np.int32, out=None if cum is None else cum[1:])
         # int32 units against the int32 sums (int64 ones made searchsorted cast every sum)
-        at = np.searchsorted(np.cumsum(w, dtype=np.int32), gone.astype(np.int32), side="right")
+        at = np.searchsorted(sums, gone.astype(np.int32), side="right")
         np.subtract.at(w, at, 1)
+        if cum is not None:  # the final counts' sums: one less past each removed unit
+            steps = np.repeat(np.arange(at.size + 1, dtype=np.int32), np.diff(np.r_[0, at, k]))
+            np.subtract(sums, steps, out=sums)
+            return True
+    return False
 
 
 def to_sizes(rng: np.random.Generator, w: np.ndarray, extra: int) -> None:
@@ -253,12 +267,19 @@ class Layout:
         return cls(slot, out, int(seq.size))
 
     def draw(
-        self, rng: np.random.Generator, out: np.ndarray, work: np.ndarray | None = None
-    ) -> None:
+        self,
+        rng: np.random.Generator,
+        out: np.ndarray,
+        work: np.ndarray | None = None,
+        cums: np.ndarray | None = None,
+    ) -> tuple[bool, ...]:
         """The multiplicities of replicates into ``out``: one replicate's ((size,) uint8) or
         a block's, a row each ((B, size), C order): the Poisson counts of the whole block at
         once (they are i.i.d.), then each row's strata brought to their sizes in turn.
-        ``work``: a bool array of ``out``'s size, kept between blocks (else allocated)."""
+        ``work``: a bool array of ``out``'s size, kept between blocks (else allocated).
+        ``cums``: one replicate's int32 (size + strata,) zeros, stratum ``s`` at ``offset + s``
+        (:meth:`cumulative`): it gets the cumulative sums ``to_size`` computes; returns, per
+        stratum, whether it did (empty for a block)."""
         rows = out.reshape(-1, self.size)
         # one replicate: each stratum's Poisson total counted by the draw itself
         bounds = (*(o for o, _, _ in self.strata), self.size) if rows.shape[0] == 1 else ()
@@ -267,9 +288,21 @@ class Layout:
         if rows.shape[0] > 1:  # a block: each stratum of every row at once
             for offset, k, extra in self.strata:
                 to_sizes(rng, rows[:, offset : offset + k], extra)
-            return
-        for s, (offset, k, extra) in enumerate(self.strata):
-            to_size(rng, rows[0, offset : offset + k], extra, totals[s] if totals else -1)
+            return ()
+        return tuple(
+            to_size(rng, rows[0, offset : offset + k], extra, totals[s] if totals else -1,
+                    None if cums is None else cums[offset + s : offset + s + k + 1])
+            for s, (offset, k, extra) in enumerate(self.strata)
+        )  # fmt: skip
+
+    def cumulative(self, index: np.ndarray | slice) -> int:
+        """The stratum whose slots ``index`` is, all of them in order (-1: none): its
+        cumulative sums (:meth:`draw`'s ``cums``) are then those of ``index``'s weights."""
+        if isinstance(index, slice):
+            for s, (offset, k, _) in enumerate(self.strata):
+                if (index.start, index.stop, index.step) == (offset, offset + k, None):
+                    return s
+        return -1
 
 
 def stratified_weights(items: ItemLists, rng: np.random.Generator) -> np.ndarray:

@@ -77,6 +77,7 @@ class RunOrder:
         narrow: a weight times a TP fits int32 (TP is at most the positives' slots, a
             weight at most 254).
         pos_start, neg_start: (L + 1,) where each list's positives and negatives start.
+        pos_stratum, neg_stratum: the stratum ``pos`` (``neg``) is (:meth:`Layout.cumulative`).
     """
 
     pos: np.ndarray | slice
@@ -90,6 +91,8 @@ class RunOrder:
     narrow: bool
     pos_start: np.ndarray
     neg_start: np.ndarray
+    pos_stratum: int = -1
+    neg_stratum: int = -1
     work: dict[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
 
     @staticmethod
@@ -140,9 +143,10 @@ class RunOrder:
             start_of[codes[first]] = np.arange(first.size)
             tp_base = before_pos[start_of[pos_list]]
             fp_base = before_neg[start_of[pos_list]]
+        pos, neg = _slice_or(layout.slot[rows[is_pos]]), _slice_or(layout.slot[rows[is_neg]])
         return cls(
-            _slice_or(layout.slot[rows[is_pos]]),
-            _slice_or(layout.slot[rows[is_neg]]),
+            pos,
+            neg,
             pos_list,
             _slice_or(tp_end),
             fp_end,
@@ -152,6 +156,8 @@ class RunOrder:
             (int(np.sum(items.labels == 1)) + int(items.missed.sum())) * 254 < 1 << 31,
             pos_start,
             neg_start,
+            layout.cumulative(pos),
+            layout.cumulative(neg),
         )
 
     def _buffer(self, name: str, rows: int, size: int, dtype: type) -> np.ndarray:
@@ -173,19 +179,26 @@ class RunOrder:
             return w[:, index]
         return _take(w, index, self._buffer(name, w.shape[0], index.size, np.uint8))
 
-    def _cumulative(self, wp: np.ndarray, wn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _cumulative(
+        self, wp: np.ndarray, wn: np.ndarray, drawn: Drawn = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``[0, cumsum]`` along each row of the positives' weights ``wp`` and of the
-        negatives' ``wn`` (:meth:`weights`)."""
+        negatives' ``wn`` (:meth:`weights`); ``drawn``: the draw's (:meth:`Layout.draw`)
+        ``cums`` and which strata it filled, used where one of them is ``pos`` or ``neg``."""
         rows = wp.shape[0]
         cum_tp = self._buffer("cum_tp", rows, wp.shape[1] + 1, np.int32)  # column 0 stays 0
         cum_fp = self._buffer("cum_fp", rows, wn.shape[1] + 1, np.int32)
-        if rows == 1:  # one replicate: the 1-D loops
-            np.cumsum(wp[0], dtype=np.int32, out=cum_tp[0, 1:])
-            np.cumsum(wn[0], dtype=np.int32, out=cum_fp[0, 1:])
-        else:
+        if rows > 1:
             np.cumsum(wp, axis=1, dtype=np.int32, out=cum_tp[:, 1:])
             np.cumsum(wn, axis=1, dtype=np.int32, out=cum_fp[:, 1:])
-        return cum_tp, cum_fp
+            return cum_tp, cum_fp
+        drawn_tp = _drawn(drawn, self.pos, self.pos_stratum)  # one replicate: the 1-D loops
+        drawn_fp = _drawn(drawn, self.neg, self.neg_stratum)  # where the draw did not sum
+        if drawn_tp is None:
+            np.cumsum(wp[0], dtype=np.int32, out=cum_tp[0, 1:])
+        if drawn_fp is None:
+            np.cumsum(wn[0], dtype=np.int32, out=cum_fp[0, 1:])
+        return cum_tp if drawn_tp is None else drawn_tp, cum_fp if drawn_fp is None else drawn_fp
 
     def fp_at(self, wp: np.ndarray, wn: np.ndarray, m: np.ndarray) -> np.ndarray:
         """(B, L) per replicate and list, the weight of the negatives at the first point
@@ -205,11 +218,11 @@ class RunOrder:
                 out[reached, code] = fp[reached]
         return out
 
-    def sums(self, wp: np.ndarray, wn: np.ndarray, n_lists: int) -> np.ndarray:
+    def sums(self, wp: np.ndarray, wn: np.ndarray, n_lists: int, drawn: Drawn = None) -> np.ndarray:
         """(B, n_lists) ``P * AP`` of each replicate and list under the multiplicities
-        ``wp``, ``wn`` (:meth:`weights`)."""
+        ``wp``, ``wn`` (:meth:`weights`; ``drawn``: :meth:`_cumulative`)."""
         rows, k = wp.shape
-        cum_tp, cum_fp = self._cumulative(wp, wn)
+        cum_tp, cum_fp = self._cumulative(wp, wn, drawn)
         tp = cum_tp[:, self.tp_end] if isinstance(self.tp_end, slice) else _take(
             cum_tp, self.tp_end, self._buffer("tp", rows, k, np.int32))  # fmt: skip
         fp = _take(cum_fp, self.fp_end, self._buffer("fp", rows, k, np.int32))
@@ -276,6 +289,17 @@ def _one_grouped_list(labels: np.ndarray, scores: np.ndarray) -> RankedRows:
     )
 
 
+#: The draw's cumulative sums and the strata it filled (:meth:`Layout.draw`), or None.
+Drawn = tuple[np.ndarray, tuple[bool, ...]] | None
+
+
+def _drawn(drawn: Drawn, index: np.ndarray | slice, stratum: int) -> np.ndarray | None:
+    """(1, k + 1) the draw's ``[0, cumsum]`` of the weights at ``index`` (or None)."""
+    if drawn is None or stratum < 0 or not drawn[1][stratum] or not isinstance(index, slice):
+        return None
+    return drawn[0][None, index.start + stratum : index.stop + stratum + 1]
+
+
 def _take(a: np.ndarray, index: np.ndarray, out: np.ndarray) -> np.ndarray:
     """``a[:, index]`` into ``out`` (the 1-D loop for one row). The indices are valid by
     construction: "clip" skips take's bounds check."""
@@ -315,13 +339,14 @@ def list_values(
     weights: tuple[np.ndarray, np.ndarray],
     n_pos: np.ndarray,
     n_neg: np.ndarray,
+    drawn: Drawn = None,
 ) -> np.ndarray:
     """(B, L) ``metric`` of each replicate and list under the multiplicities ``weights``
-    (the positives' and the negatives', :meth:`RunOrder.weights`; NaN where it has none)."""
+    (:meth:`RunOrder.weights`; ``drawn``: :meth:`RunOrder._cumulative`; NaN where none)."""
     wp, wn = weights
     with np.errstate(invalid="ignore", divide="ignore"):
         if metric == "ap":
-            return order.sums(wp, wn, n_pos.size) / n_pos
+            return order.sums(wp, wn, n_pos.size, drawn) / n_pos
         # fpr95: FP / N at the first point with recall >= 0.95, 1 where recall never gets there
         fp = order.fp_at(wp, wn, _reaching(n_pos, 0.95))
         values = np.where(fp >= 0, fp / n_neg, 1.0)
@@ -352,13 +377,16 @@ def reweighted_replicates(
     rows = max(1, min(n_boot, BLOCK // max(1, layout.size)))  # replicates drawn together
     w = np.empty((rows, layout.size), dtype=np.uint8)
     work = np.empty(w.size, dtype=np.bool_)
+    # one replicate at a time: the cumulative sums to_size makes serve the first run's pass
+    cums = np.zeros(layout.size + len(layout.strata), dtype=np.int32) if rows == 1 else None
     for start in range(0, n_boot, rows):
         block = w[: min(rows, n_boot - start)]
-        layout.draw(rng, block, work)
+        filled = layout.draw(rng, block, work, cums)
+        drawn = None if cums is None else (cums, filled)
         # every run's weights gathered while the draw's are still in cache, then the passes
         gathered = {r: order.weights(block) for r, order in orders.items()}
         for r, order in orders.items():
-            values = list_values(metric.name, order, gathered[r], n_pos, n_neg)
+            values = list_values(metric.name, order, gathered[r], n_pos, n_neg, drawn)
             if zero_without_positives:
                 values = np.nan_to_num(values, nan=0.0)
             held = ~np.isnan(values)
