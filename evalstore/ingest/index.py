@@ -63,6 +63,8 @@ def index_lists(con: duckdb.DuckDBPyConnection, table: str, lo: int, hi: int) ->
 
 Arrays = tuple[np.ndarray, ...]
 
+_STEP = 1 << 20  # rows per step of a keyed pass
+
 
 def positive_points(list_id: np.ndarray, score: np.ndarray, positive: np.ndarray) -> Arrays:
     """``(list_id, tp, n)`` of each positive among retrieved, non-ignored rows: ``tp``
@@ -87,11 +89,12 @@ def _keys(score: np.ndarray, list_id: np.ndarray, base: int | None) -> tuple[np.
         bits, ints, shift = np.uint32, np.int32, 31
     else:
         bits, ints, shift = np.uint64, np.int64, 63
-    raw = (score + score.dtype.type(0.0)).view(bits)  # -0.0 -> +0.0
-    flip = (raw.view(ints) >> shift).view(bits)
-    flip |= bits(1 << shift)
-    np.bitwise_xor(raw, flip, out=flip)
-    del raw
+    flip = np.empty(len(score), bits)
+    for lo in range(0, len(score), _STEP):  # in steps: temporaries of bounded memory
+        raw = (score[lo : lo + _STEP] + score.dtype.type(0.0)).view(bits)  # -0.0 -> +0.0
+        part = (raw.view(ints) >> shift).view(bits)
+        part |= bits(1 << shift)
+        np.bitwise_xor(raw, part, out=flip[lo : lo + _STEP])
     at = 32
     if score.dtype != np.float32 and base is not None:
         drop = np.uint64((int(list_id.max()) - base).bit_length())
@@ -143,25 +146,34 @@ def rank_lists(
     base, top = int(list_id.min()), int(list_id.max())
     size = top - base + 1
     key, at = _keys(score, list_id, base if size > 1 else None)
-    pos_key = np.sort(key[np.asarray(positive, bool)])
+    pos_key = key[np.asarray(positive, bool)]
+    pos_key.sort()
     key.sort()
     row_start = _starts(key, size, at)
     pos_start = _starts(pos_key, size, at)
     rows = np.diff(row_start, append=len(key))  # per list
-    last = np.flatnonzero(np.append(pos_key[1:] != pos_key[:-1], len(pos_key) > 0))  # of a run
-    runs = np.diff(last, prepend=-1)  # the positives of each run
-    tp = np.repeat((last + 1).astype(np.int32), runs)  # int32 points: as stored, half the memory
     new = np.empty(len(key), bool)  # where a key differs from the one before
     new[0] = True
     np.not_equal(key[1:], key[:-1], out=new[1:])
+    present = np.flatnonzero(rows)
+    if size == 1:  # reduceat would first make an int64 copy of every row's flag
+        n_scores = np.array([np.count_nonzero(new)], np.int64)
+    else:  # a chunk of several lists: at most CHUNK_ROWS rows
+        n_scores = np.add.reduceat(new, row_start[present], dtype=np.int64)
+    last = np.flatnonzero(np.append(pos_key[1:] != pos_key[:-1], len(pos_key) > 0))  # of a run
+    runs = np.diff(last, prepend=-1)  # the positives of each run
     if 2 * np.count_nonzero(new) <= len(key):  # densely tied: search the distinct keys
         heads = np.flatnonzero(new)  # where each distinct key starts; it ends where the next does
+        del new
         ends = np.append(heads[1:], len(key))[np.searchsorted(key[heads], pos_key[last])]
-        n = np.repeat(ends.astype(np.int32), runs)
-        del heads, ends
+        del key, pos_key, heads
+        n = np.repeat(ends.astype(np.int32), runs)  # int32 points: as stored, half the memory
     else:
+        del new
         n = np.searchsorted(key, pos_key, "right").astype(np.int32)
-    del key, pos_key, last, runs
+        del key, pos_key
+    tp = np.repeat((last + 1).astype(np.int32), runs)
+    del last, runs
     if size > 1:  # less the rows and positives of the lists before, in the chunk
         ids = np.repeat(np.arange(size, dtype=np.int32), np.diff(pos_start, append=len(tp)))
         tp -= pos_start.astype(np.int32)[ids]
@@ -169,8 +181,6 @@ def rank_lists(
         ids += np.int32(base)
     else:
         ids = np.full(len(tp), base, np.int32)
-    present = np.flatnonzero(rows)
-    n_scores = np.add.reduceat(new, row_start[present], dtype=np.int64)
     return (ids, tp, n), ((present + base).astype(np.int32), n_scores)
 
 

@@ -326,7 +326,8 @@ def tied_points(
     n_input += 1
     starts = np.flatnonzero(new).astype(np.int32)
     size_of = np.diff(starts, append=np.int32(n))
-    held = np.add.reduceat(labels, starts, dtype=np.int32)  # positives per group
+    # positives per group (reduceat would first make an int32 copy of every row's label)
+    held = np.diff(np.searchsorted(at, starts), append=len(at)).astype(np.int32)
     before = np.cumsum(held, dtype=np.int32) - held  # positives before each group (all lists)
     group = np.repeat(np.arange(len(starts), dtype=np.int32), held)  # of each positive
     a = starts[group]  # the group's first place, less the list's
