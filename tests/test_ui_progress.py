@@ -116,7 +116,7 @@ def test_progress_counts_increase_and_the_final_page_is_the_whole_one(
         expected = compare(store, ["pv/a", "pv/b"])
     resampled = expected.filter(expected["resampled"] == "items")["metric"].to_list()
     assert resampled == ["ap", "fpr95"]
-    whole = TestClient(create_app(path, host="testserver", wait=600)).get(
+    whole = TestClient(create_app(path, host="testserver", wait=600, latest=600)).get(
         f"/compare?unit={a}&unit={b}"
     )
     assert 'id="compare-table"' in whole.text and "compare-progress" not in whole.text
@@ -195,7 +195,7 @@ def test_a_page_that_resamples_no_items_waits_for_its_answer(
     pairs: tuple[Path, int, int],
 ) -> None:
     path, a, _ = pairs
-    client = TestClient(create_app(path, host="testserver", wait=0))
+    client = TestClient(create_app(path, host="testserver", wait=0, latest=600))
     page = client.get(f"/compare?unit={a}")
     assert "Pick two or more runs" in page.text and "compare-progress" not in page.text
     assert client.get("/compare/progress?job=999").json() == {
@@ -212,3 +212,18 @@ def test_nothing_is_watched_unless_asked() -> None:
     with watching.watching(watch):
         watching.replicates(out, [0, 1], 2)  # no step begun: nothing to update
     assert watch.steps() == [] and not watch.begun.is_set()
+
+
+def test_past_latest_the_page_shows_that_it_computes(
+    pairs: tuple[Path, int, int], pace: Pace
+) -> None:
+    path, a, b = pairs
+    client = TestClient(create_app(path, host="testserver", wait=0, latest=0))
+    pace.hold()  # the computation cannot finish before the test lets it
+    page = client.get(f"/compare?unit={a}&unit={b}")
+    assert 'id="compare-progress"' in page.text and 'id="progress-status"' in page.text
+    assert "Reading the runs' values" in page.text or "replicates" in page.text
+    pace.finish()
+    assert pace.jobs[-1].finished.wait(PATIENT)
+    final = client.get(f"/compare?unit={a}&unit={b}")
+    assert 'id="compare-table"' in final.text and "compare-progress" not in final.text

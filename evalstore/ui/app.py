@@ -41,7 +41,7 @@ from evalstore.errors import EvalstoreError, StoreLocked
 from evalstore.store.facade import Store
 from evalstore.ui import pages
 from evalstore.ui.comparing import compare_page
-from evalstore.ui.progress import WAIT, Answer, Job, Jobs, progress_page, progress_state
+from evalstore.ui.progress import LATEST, WAIT, Answer, Job, Jobs, progress_page, progress_state
 from evalstore.ui.progress import store_signature as signature
 from evalstore.ui.shell import message, page
 from evalstore.ui.view import View
@@ -78,7 +78,12 @@ def static_file(name: str) -> bytes:
 
 
 def create_app(
-    db: str | Path, *, lock_timeout: float = 10.0, host: str = "127.0.0.1", wait: float = WAIT
+    db: str | Path,
+    *,
+    lock_timeout: float = 10.0,
+    host: str = "127.0.0.1",
+    wait: float = WAIT,
+    latest: float = LATEST,
 ) -> Starlette:
     """The app serving the store ``db`` (read-only, re-opened per request).
 
@@ -88,7 +93,8 @@ def create_app(
         host: the address the app listens on; requests must name a host of
             :func:`trusted_hosts`.
         wait: seconds the Compare page waits for its answer before it shows the progress of
-            its computation instead (:mod:`evalstore.ui.progress`).
+            its item resampling instead (:mod:`evalstore.ui.progress`); ``latest``: seconds
+            after which it shows that it computes, whatever it computes.
     """
     path = Path(db)
     lock = threading.Lock()
@@ -147,7 +153,9 @@ def create_app(
             return answer(view, compare_page, job.seen)
 
         job = jobs.start((tuple(view.query()), signature(path)), compute)
-        if job.finished.wait(wait) or (job.watch.begun.wait() and job.finished.is_set()):
+        if not job.finished.wait(wait):  # then until it resamples items, or ``latest``
+            job.watch.begun.wait(max(0.0, latest - wait))
+        if job.finished.is_set():
             jobs.forget(job)  # served: the next request computes anew
             return respond("/compare", "Compare", view, job.result())
         shown = Answer(200, progress_page(job), job.experiments)

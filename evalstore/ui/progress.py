@@ -5,7 +5,9 @@ done of each metric whose items are resampled and the running estimate of their 
 p-value (:mod:`evalstore.analysis.watching`). ``/static/progress.js`` polls it
 (``/compare/progress?job=N``) until the answer is whole, then reloads the page: the same
 request, now answered by the finished computation. A page that resamples no items (lists are
-resampled: quick) waits for its answer, as every other page does.
+resampled: quick) waits for its answer, as every other page does, up to ``latest`` seconds
+(:data:`LATEST`): then it too shows that it computes (reading the values and items of a
+million pairs takes about a second).
 
 A computation is keyed by the view's URL and the store's files (size and time of change, the
 write-ahead log's too): a request of the same view of an unchanged store while it runs (the
@@ -32,6 +34,7 @@ from evalstore.ui.shell import data_table, message
 
 __all__ = [
     "KEEP",
+    "LATEST",
     "WAIT",
     "Answer",
     "Job",
@@ -42,8 +45,11 @@ __all__ = [
     "store_signature",
 ]
 
-#: Seconds a Compare request waits for its answer before the page shows progress instead.
+#: Seconds a Compare request waits for its answer before the page shows progress instead,
+#: once it resamples items.
 WAIT = 0.5
+#: Seconds after which the page shows progress whatever it computes.
+LATEST = 1.5
 #: Finished computations kept until served (pages left before their answer came).
 KEEP = 4
 
@@ -184,7 +190,7 @@ def _steps_frame(steps: list[Step]) -> pl.DataFrame:
                 "ci_low": None if estimate is None else estimate.ci_low,
                 "ci_high": None if estimate is None else estimate.ci_high,
                 "p_value": None if estimate is None else estimate.p_value,
-                "state": "resampling" if under_way else "resampled",
+                "state": "provisional: under way" if under_way else "provisional: all drawn",
             }
         )
     return pl.DataFrame(
@@ -202,7 +208,7 @@ def progress_body(job: Job) -> str:
     of total, and per metric resampled so far the running estimate (provisional)."""
     steps = job.watch.steps()
     if not steps:
-        status = "Reading the runs' values and items, and ranking them…"
+        status = "Reading the runs' values (and the items of few lists)…"
         return f'<p class="count" id="progress-status">{html.escape(status)}</p>'
     now = steps[-1]
     done = now.done + now.swaps_done
@@ -211,7 +217,7 @@ def progress_body(job: Job) -> str:
         f"Resampling the items of {now.unit} against {now.baseline}: {now.task} "
         f"{now.metric}, {_count(now.done, now.total)} replicates"
         + (f", rank-swap test {_count(now.swaps_done, now.swaps_total)}" if now.swaps_total else "")
-        + f" (metric {len(steps)} resampled so far)."
+        + "."
     )
     bar = f'<progress id="progress-bar" max="{total}" value="{done}"></progress>'
     frame = _steps_frame(steps)
