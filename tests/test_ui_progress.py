@@ -22,8 +22,8 @@ from evalstore import Store, evaluate
 from evalstore.analysis import watching
 from evalstore.analysis.compare import compare
 from evalstore.analysis.watching import Watch
-from evalstore.ui import create_app
-from evalstore.ui.progress import Answer, Job, Jobs
+from evalstore.ui import create_app, progress
+from evalstore.ui.progress import Abandoned, Answer, Job, Jobs
 
 PAIRS = 20_000  # 52 replicates a block of BLOCK bytes: about 20 blocks a metric
 PATIENT = 120.0  # seconds a test waits for the app's thread to reach a point before failing
@@ -227,3 +227,28 @@ def test_past_latest_the_page_shows_that_it_computes(
     assert pace.jobs[-1].finished.wait(PATIENT)
     final = client.get(f"/compare?unit={a}&unit={b}")
     assert 'id="compare-table"' in final.text and "compare-progress" not in final.text
+
+
+def test_a_computation_nobody_waits_for_stops_and_the_next_request_computes_anew(
+    pairs: tuple[Path, int, int], pace: Pace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, a, b = pairs
+    client = TestClient(create_app(path, host="testserver", wait=0))
+    url = f"/compare?unit={a}&unit={b}"
+    pace.hold()
+    page = client.get(url)
+    found = re.search(r'data-poll="([^"]+)"', page.text)
+    assert found and pace.step()
+    job = pace.jobs[-1]
+    monkeypatch.setattr(progress, "ABANDON", -1.0)  # the page left: nobody polls any more
+    pace.finish()
+    assert job.finished.wait(PATIENT)
+    assert isinstance(job.error, Abandoned)
+    assert job.watch.steps()[-1].done < 1000  # stopped at its next block
+    assert client.get(found.group(1)).json()["done"] is True  # a late poll: reload
+    monkeypatch.setattr(progress, "ABANDON", PATIENT)
+    again = TestClient(create_app(path, host="testserver", wait=600, latest=600))
+    assert 'id="compare-table"' in again.get(url).text
+    final = client.get(url)  # the same app: a new computation, not the stopped one's error
+    assert pace.jobs[-1] is not job and final.status_code == 200
+    assert pace.jobs[-1].finished.wait(PATIENT)

@@ -153,8 +153,9 @@ def create_app(
             return answer(view, compare_page, job.seen)
 
         job = jobs.start((tuple(view.query()), signature(path)), compute)
-        if not job.finished.wait(wait):  # then until it resamples items, or ``latest``
-            job.watch.begun.wait(max(0.0, latest - wait))
+        with job.waited():
+            if not job.finished.wait(wait):  # then until it resamples items, or ``latest``
+                job.watch.begun.wait(max(0.0, latest - wait))
         if job.finished.is_set():
             jobs.forget(job)  # served: the next request computes anew
             return respond("/compare", "Compare", view, job.result())

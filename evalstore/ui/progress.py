@@ -14,15 +14,18 @@ write-ahead log's too): a request of the same view of an unchanged store while i
 reload that follows the progress, another tab) is served by it, and a write starts a new one.
 An answer is kept until a request is served it (:meth:`Jobs.forget`), at most :data:`KEEP`
 of them (a page left before its answer came); the next request computes anew, as every other
-page does.
+page does. A computation whose page nobody waits for or polls any more for :data:`ABANDON`
+seconds (the page was left) stops at its next block of replicates: the store is free again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import html
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,9 +36,11 @@ from evalstore.analysis.watching import Step, Watch, watching
 from evalstore.ui.shell import data_table, message
 
 __all__ = [
+    "ABANDON",
     "KEEP",
     "LATEST",
     "WAIT",
+    "Abandoned",
     "Answer",
     "Job",
     "Jobs",
@@ -52,6 +57,12 @@ WAIT = 0.5
 LATEST = 1.5
 #: Finished computations kept until served (pages left before their answer came).
 KEEP = 4
+#: Seconds without a request waiting for a computation or polling it after which it stops.
+ABANDON = 10.0
+
+
+class Abandoned(Exception):
+    """A computation nobody waits for any more (its page was left): it stops."""
 
 
 @dataclass(frozen=True)
@@ -71,11 +82,35 @@ class Job:
     def __init__(self, ident: int, key: Hashable) -> None:
         self.ident = ident
         self.key = key
-        self.watch = Watch()
+        self.watch: Watch = _Watched(self)
         self.finished = threading.Event()
         self.experiments: list[str] = []
         self.answer: Answer | None = None
         self.error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._waiting = 0
+        self._seen_at = time.monotonic()
+
+    def touch(self) -> None:
+        """Someone polls the computation (the progress display)."""
+        self._seen_at = time.monotonic()
+
+    @contextlib.contextmanager
+    def waited(self) -> Iterator[Job]:
+        """A request waits for the computation while in the block."""
+        with self._lock:
+            self._waiting += 1
+        try:
+            yield self
+        finally:
+            with self._lock:
+                self._waiting -= 1
+            self.touch()
+
+    @property
+    def abandoned(self) -> bool:
+        """Nobody waits for the computation nor polled it for :data:`ABANDON` seconds."""
+        return self._waiting == 0 and time.monotonic() - self._seen_at > ABANDON
 
     def seen(self, experiments: list[str]) -> None:
         """The store's experiments (read before the comparison)."""
@@ -96,6 +131,19 @@ class Job:
         return self.finished.is_set() and (
             self.error is not None or (self.answer is not None and self.answer.status == 503)
         )
+
+
+class _Watched(Watch):
+    """A job's watch: each block of replicates first checks that the job is not abandoned."""
+
+    def __init__(self, job: Job) -> None:
+        super().__init__()
+        self._job = job
+
+    def update(self, **changes: object) -> None:
+        if self._job.abandoned:
+            raise Abandoned(f"computation {self._job.ident}: nobody waits for it")
+        super().update(**changes)
 
 
 class Jobs:
@@ -130,9 +178,12 @@ class Jobs:
                 del self._jobs[job.key]
 
     def get(self, ident: int) -> Job | None:
-        """The computation of id ``ident``, if kept."""
+        """The computation of id ``ident``, if kept (polled: :meth:`Job.touch`)."""
         with self._lock:
-            return next((j for j in self._jobs.values() if j.ident == ident), None)
+            job = next((j for j in self._jobs.values() if j.ident == ident), None)
+        if job is not None:
+            job.touch()
+        return job
 
     def _prune(self) -> None:
         done = [k for k, j in self._jobs.items() if j.finished.is_set()]
