@@ -19,7 +19,7 @@ from evalstore import InvalidInput, Store
 from evalstore.db import schema as schema_module
 from evalstore.db.queries import quote_name
 from evalstore.db.schema import latest_schema_version
-from evalstore.ingest import write as write_module
+from evalstore.ingest import written as written_module
 
 # key -> (the value as typed after -p KEY=, the stored JSON value, the value in v_runs)
 PARAMS: dict[str, tuple[str, Any, Any]] = {
@@ -135,7 +135,7 @@ def test_a_store_of_schema_7_reads_its_keys_after_the_upgrade(
 ) -> None:
     files = schema_module.migrations()
     monkeypatch.setattr(schema_module, "migrations", lambda: [f for f in files if f[0] <= 7])
-    monkeypatch.setattr(write_module, "index_lists", lambda *args: None)  # before schema 12
+    monkeypatch.setattr(written_module, "index_lists", lambda *args: None)  # before schema 12
     with Store(db) as store:
         assert store.schema_version() == 7
         store.ingest(parquet, task="retrieval", run="exp/old", params={"a\\b": 1, "x\\\\y": "s"})
