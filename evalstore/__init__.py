@@ -30,8 +30,7 @@ The package is layered; each sub-package imports only from those below it (the
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalstore.errors import (
     EvalstoreError,
@@ -41,6 +40,7 @@ from evalstore.errors import (
     SchemaError,
     StoreLocked,
 )
+from evalstore.lazy import attributes
 from evalstore.version import __version__
 
 if TYPE_CHECKING:
@@ -92,16 +92,7 @@ _LAZY = {
 
 
 if not TYPE_CHECKING:  # type checkers read the imports above; a misspelt name stays an error
-
-    def __getattr__(name: str) -> Any:
-        try:
-            module = _LAZY[name]
-        except KeyError:
-            # not ours: lets ``from evalstore import queries`` import the submodule instead
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
+    __getattr__ = attributes(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

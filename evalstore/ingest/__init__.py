@@ -39,8 +39,9 @@ Every entry point takes the run's name and metadata as one
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evalstore.lazy import attributes
 
 if TYPE_CHECKING:
     from evalstore.ingest.hpatches import ingest_hpatches
@@ -85,16 +86,7 @@ _LAZY = {
 }
 
 if not TYPE_CHECKING:  # type checkers read the imports above; a misspelt name stays an error
-
-    def __getattr__(name: str) -> Any:
-        try:
-            module = _LAZY[name]
-        except KeyError:
-            # not ours: lets ``from evalstore.ingest import stream`` import the submodule
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
+    __getattr__ = attributes(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:
