@@ -536,7 +536,10 @@ def test_leaderboard_is_the_pivot_of_evalstore_leaderboard(sample: Store) -> Non
     assert b.columns["superpoint"] == [
         "keypoints precision_at_sigma@3", "keypoints mma@3", "keypoints homography_accuracy@3",
     ]  # fmt: skip
-    assert b.columns["voc"] == ["classification map_voc07", "classification map_voc10"]
+    assert b.columns["voc"] == [
+        "classification map", "classification map_voc07", "classification map_voc10",
+    ]  # fmt: skip
+    assert leaderboard(sample, experiment="voc").columns == b.columns["voc"]
     assert b.columns["seg"] == ["outcomes iou_macro"] and b.rows["seg"] == ["seg/unet"]
     # (voc and superpoint runs record no params: evalstore leaderboard makes each one
     # configuration of two runs, the page two runs)

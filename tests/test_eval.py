@@ -43,6 +43,7 @@ def test_default_metrics_per_task(store: Store) -> None:
     frame = evaluate(store, None, all_runs=True)
     got = sorted(set(zip(frame["task"], frame["metric"], strict=True)))
     assert got == [
+        ("classification", "map"),
         ("classification", "map_voc07"),
         ("classification", "map_voc10"),
         ("matching", "map"),
@@ -209,8 +210,10 @@ def test_metrics_command_reads_the_cache(cli: Any, db: Path) -> None:
     result = cli("metrics", "c", "--format", "json")
     assert result.exit_code == 0
     stored = json.loads(result.stdout)
-    assert {r["metric"] for r in stored} == {"map_voc07", "map_voc10"}
-    assert {r["metric"] for r in computed} == {"map_voc07", "map_voc10", "ap_voc07", "ap_voc10"}
+    assert {r["metric"] for r in stored} == {"map", "map_voc07", "map_voc10"}
+    assert {r["metric"] for r in computed} == {
+        "map", "map_voc07", "map_voc10", "ap", "ap_voc07", "ap_voc10",
+    }  # fmt: skip
     assert all(r["stale"] is False for r in stored)
     table = cli("eval", "c")
     assert table.exit_code == 0 and "map_voc07" in table.stdout

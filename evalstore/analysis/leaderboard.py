@@ -14,7 +14,7 @@ from evalstore.analysis.configurations import groups
 from evalstore.analysis.evaluate import resolve_ties
 from evalstore.errors import InvalidInput
 from evalstore.metrics import protocols
-from evalstore.metrics.registry import HEADLINE, METRICS
+from evalstore.metrics.registry import HEADLINE, METRICS, get
 from evalstore.runs.logged import LOGGED_TASK, higher_is_better, latest_values, logged_names
 
 if TYPE_CHECKING:
@@ -76,27 +76,37 @@ def leaderboard(
     group_by: Sequence[str] | None = None,
     runs: bool = False,
     protocol: str | None = None,
+    metrics: Sequence[str] = (),
     logged: Sequence[str] = (),
 ) -> Leaderboard:
-    """The headline metrics (:data:`evalstore.metrics.registry.HEADLINE`) of every configuration
-    (or,
-    with ``runs``, of every run), computing what is missing; then a column ``logged NAME``
-    per name of ``logged``: the mean and sd of the runs' latest logged values
+    """The headline metrics (:data:`evalstore.metrics.registry.HEADLINE`) of every
+    configuration (or, with ``runs``, of every run), computing what is missing; then a column
+    ``logged NAME`` per name of ``logged``: the mean and sd of the runs' latest logged values
     (:mod:`evalstore.runs.logged`).
 
+    ``metrics`` (``leaderboard -m``) names the columns instead of the headline: a registered
+    metric or the name of its mean (``map``, ``ndcg_at_k``) is a column of each task it
+    applies to, in the order given (the first ranks the rows), at every value of its sweep;
+    a name that runs have logged is a ``logged NAME`` column, as in ``logged``. Given only
+    logged names, the headline columns stay.
+
     Raises:
-        InvalidInput: no runs, none with a headline value, or a name of ``logged`` that no
-            run has logged.
+        InvalidInput: no runs, none with a value of the columns, a name of ``metrics`` that is
+            neither a metric nor logged, a curve (``pr_curve``), or a name of ``logged`` that
+            no run has logged.
     """
     known = logged_names(store)
+    computed = [n for n in metrics if n not in known]
+    logged = [*logged, *(n for n in metrics if n in known)]
     unknown = [n for n in logged if n not in known]
     if unknown:
         raise InvalidInput(
             f"no run has logged values of {unknown[0]!r} (logged: {', '.join(known) or 'none'}); "
             "the leaderboard's computed columns are the headline metrics"
         )
-    wanted = sorted({m for specs in HEADLINE.values() for m, _ in specs})
-    if protocol is not None:
+    columns = _columns(computed, known) if computed else HEADLINE
+    wanted = sorted({m for specs in columns.values() for m, _ in specs})
+    if protocol is not None and not computed:
         own = {m for names in protocols.get(protocol).metrics.values() for m in names}
         wanted = [m for m in wanted if m in own] or sorted(own)
     frame = groups(
@@ -113,7 +123,7 @@ def leaderboard(
     frame = frame.with_columns(_p=pl.col("params").str.json_decode(_PARAMS))
     frame = frame.filter(pl.col("_p").struct.field("ties").fill_null(ties) == ties)
     keep = []
-    for task, specs in HEADLINE.items():
+    for task, specs in columns.items():
         for name, at in specs:
             sweep = METRICS[name].sweep
             part = frame.filter((pl.col("task") == task) & (pl.col("base_metric") == name))
@@ -122,9 +132,38 @@ def leaderboard(
             keep.append(part)
     chosen = pl.concat(keep).drop("_p") if keep else frame.clear()
     if chosen.height == 0:
-        raise InvalidInput("no run has a headline value (map, map_voc07, precision_at_sigma, ...)")
+        what = ", ".join(computed) or "a headline value (map, map_voc07, precision_at_sigma, ...)"
+        raise InvalidInput(f"no run has {'values of ' if computed else ''}{what}")
     board = pivot(chosen, protocol)
     return _with_logged(store, board, chosen, list(dict.fromkeys(logged))) if logged else board
+
+
+def _columns(
+    names: Sequence[str], logged: Sequence[str]
+) -> dict[str, tuple[tuple[str, float | None], ...]]:
+    """The columns of ``leaderboard -m NAME...``: per task (in :data:`HEADLINE`'s order),
+    the metrics named that apply to it, in the order named, at every sweep value (None).
+
+    Raises:
+        InvalidInput: a name that is neither a metric nor logged, or a curve.
+    """
+    chosen = []
+    for name in names:
+        try:
+            metric = get(name)
+        except InvalidInput as exc:
+            shown = ", ".join(logged) or "none"
+            raise InvalidInput(
+                f"{exc}; nor has any run logged {name!r} (logged: {shown})"
+            ) from None
+        if metric.kind != "per_list":
+            raise InvalidInput(
+                f"{metric.name} is a curve, not a column; query it with `evalstore sql`"
+            )
+        if metric not in chosen:
+            chosen.append(metric)
+    per_task = {task: tuple((m.name, None) for m in chosen if task in m.tasks) for task in HEADLINE}
+    return {task: specs for task, specs in per_task.items() if specs}
 
 
 def _with_logged(

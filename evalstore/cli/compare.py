@@ -293,7 +293,11 @@ def leaderboard_cmd(
     metric: Annotated[
         list[str] | None,
         typer.Option(
-            "--metric", "-m", help="Add a column of this logged value (evalstore log; repeatable)."
+            "--metric",
+            "-m",
+            help="The columns: metrics (map, ndcg_at_k, ...) in place of the headline ones, "
+            "the first ranking the rows, or values logged with evalstore log, added to them "
+            "(repeatable).",
         ),
     ] = None,
     db: DbOpt = None,
@@ -301,7 +305,8 @@ def leaderboard_cmd(
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """Configurations (or --runs) x headline metrics of each task, mean ± sd across seeds,
-    the best of each column in bold, ranked by the first; -m adds logged values."""
+    the best of each column in bold, ranked by the first; -m names the metrics instead, or
+    adds logged values."""
     from evalstore.analysis.leaderboard import leaderboard
     from evalstore.store.facade import Store
 
@@ -313,7 +318,7 @@ def leaderboard_cmd(
             group_by=group_by,
             runs=runs,
             protocol=protocol,
-            logged=metric or (),
+            metrics=metric or (),
         )
     frame = board.wide()
     if experiment is not None or frame["experiment"].n_unique() == 1:

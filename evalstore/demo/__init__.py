@@ -5,8 +5,8 @@ Three experiments, from data that ships with scikit-learn and scikit-image (no n
 - ``digits``: multi-label classification, PASCAL VOC style. Real classifiers (logistic
   regression at three regularisations, naive Bayes, k-NN, two MLPs) trained on scikit-learn's
   handwritten digits, each configuration with three seeds (``evalstore groups``); one-vs-rest
-  scores on the held-out half make one ranked list per class, evaluated with VOC 2007 and 2010
-  AP and their mean.
+  scores on the held-out half make one ranked list per class, evaluated with scikit-learn's
+  AP and VOC 2007 and 2010 AP and their means.
 - ``hpatches``: the HPatches protocol on sequences made from scikit-image's photographs with
   known homographies (viewpoint) and photometric changes (illumination); OpenCV's SIFT, ORB,
   AKAZE, BRISK and a deliberately weakened SIFT give patch verification, image matching and

@@ -2,7 +2,8 @@
 
 Real classifiers (logistic regression at three regularisations, naive Bayes, k-NN, two MLPs)
 trained on scikit-learn's handwritten digits; one-vs-rest scores on the held-out half make one
-ranked list per class, evaluated with VOC 2007 and 2010 AP and their mean.
+ranked list per class, evaluated with scikit-learn's AP and VOC 2007 and 2010 AP and their
+means.
 :func:`ingest_runs` records each classifier configuration with :data:`SEEDS` seeds, a week
 (and an hour) apart, its seeds an hour apart: the seed draws a 90% subsample of the training
 half and is the model's ``random_state`` where it has one, while every run scores the same

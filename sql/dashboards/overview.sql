@@ -7,8 +7,8 @@
 
 -- name: leaderboard
 -- The headline metrics of every configuration (evalstore.metrics.HEADLINE, the columns of
--- `evalstore leaderboard`): map of verification, matching and retrieval; map_voc07 and
--- map_voc10 of classification; precision_at_sigma at 3 px, mma at 3 px and
+-- `evalstore leaderboard`): map of verification, matching and retrieval; map, map_voc07
+-- and map_voc10 of classification; precision_at_sigma at 3 px, mma at 3 px and
 -- homography_accuracy at eps 3 of keypoints; iou of outcomes. Overall values (slice ''),
 -- the default tie policy (grouped), no protocol. mean and sd (n - 1 in the denominator; NULL
 -- for one run) are across the configuration's runs, taken in run order (the same database
@@ -27,7 +27,7 @@ headline as (
     select m.experiment, m.config, v.run_id, v.run, cast(v.task as varchar) as task, v.metric,
            v.base_metric, v.params, v.value,
            case v.base_metric
-               when 'ap' then 1 when 'ap_voc07' then 1 when 'ap_voc10' then 2
+               when 'ap' then 1 when 'ap_voc07' then 2 when 'ap_voc10' then 3
                when 'precision_at_sigma' then 1 when 'mma' then 2
                when 'homography_accuracy' then 3 else 1 end as metric_order
     from v_metrics v
