@@ -60,7 +60,8 @@ def sql_cmd(
     db: DbOpt = None,
     lock_timeout: LockOpt = 60.0,
 ) -> None:
-    """Run one read-only SQL query on the store (views: v_runs, v_metrics, v_lists).
+    """Run one read-only SQL query on the store (views: v_runs, v_metrics, v_lists,
+    v_confusion, ...).
 
     The query runs in a sandbox: one statement, read-only (SELECT, WITH, DESCRIBE, SHOW,
     SUMMARIZE, EXPLAIN), no file, folder, URL or other database but the store unless
