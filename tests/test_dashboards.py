@@ -45,7 +45,8 @@ def _ranked(
 
 def build_sample(store: Store, seed: int = 0) -> None:
     """Runs of every task, with slices: HPatches-like descriptor runs (verification,
-    matching, retrieval with noise and kind slices), VOC-like classification, keypoint runs,
+    matching, retrieval with noise and kind slices), VOC-like classification (images 5-12
+    of one class each, the others of all or none: a confusion matrix), keypoint runs,
     a `demo` experiment whose last run has HTML in its name, tag, params and notes (demo/v2
     is tagged baseline; no other experiment has a baseline), a
     `seeds` experiment of two configurations of three seeds each (one named in HTML) and two
@@ -88,8 +89,13 @@ def build_sample(store: Store, seed: int = 0) -> None:
         )
     classes = ["aeroplane", "bicycle", "bird", XSS_CLASS]
     for v, q in enumerate([0.8, 1.4]):
+        images = _ranked(rng, classes, 20, q, 5)  # images 0-4 hold every class
+        single = (images["item_id"] >= 5) & (images["item_id"] < 13)  # 5-12 one class each
+        one = images["group_id"] == np.asarray(classes)[images["item_id"] % len(classes)]
+        images["label"] = np.where(single, np.where(one, 1, -1), images["label"])
+        images["score"] = images["score"] + q * (single & one)
         store.ingest(
-            _ranked(rng, classes, 20, q, 5),
+            images,
             task="classification",
             run=f"voc/resnet-v{v + 1}",
             created_at=T0 + timedelta(days=v),

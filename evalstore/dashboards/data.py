@@ -18,6 +18,7 @@ import polars as pl
 from evalstore.analysis.compare import RUN_VALUE, compare
 from evalstore.analysis.evaluate import evaluate
 from evalstore.dashboards.board import BOARD_COLUMNS
+from evalstore.dashboards.confusion import COLUMNS as CONFUSION_COLUMNS
 from evalstore.dashboards.specs import AXES, Panel
 from evalstore.db import queries, sandbox
 from evalstore.errors import InvalidInput
@@ -43,6 +44,7 @@ _FIXED_COLUMNS = {
     "comparison": ("run_id", "run", "baseline_id", "baseline", "task", "metric", "params",
                    "group_id", "value", "baseline_value", "diff"),
     "leaderboard": BOARD_COLUMNS,
+    "confusion": CONFUSION_COLUMNS,
 }  # fmt: skip
 #: What a comparison panel's frame gains from :func:`evalstore.analysis.compare.compare`, per
 #: pair of runs, task, metric and params (``note``: why compare refused the pair or gave no

@@ -4,8 +4,9 @@
 per ``color`` value in each ``facet``, optionally with the best so far, and with ``error`` a
 band ``y ± error`` around lines or error bars on markers and bars), heatmaps
 (:mod:`~evalstore.dashboards.heatmap`: one per facet, each on its own axes and colour bar),
-run comparisons (:mod:`~evalstore.dashboards.comparison`) and leaderboards
-(:mod:`~evalstore.dashboards.board`). Every user string is escaped for Plotly, which renders
+run comparisons (:mod:`~evalstore.dashboards.comparison`), leaderboards
+(:mod:`~evalstore.dashboards.board`) and confusion matrices
+(:mod:`~evalstore.dashboards.confusion`). Every user string is escaped for Plotly, which renders
 some HTML in its labels. The figures are plain data
 (:mod:`~evalstore.dashboards.plot`), not Plotly's Python objects.
 """
@@ -19,6 +20,7 @@ import polars as pl
 
 from evalstore.dashboards.board import board_figure
 from evalstore.dashboards.comparison import comparison_figure, paired
+from evalstore.dashboards.confusion import confusion_figure
 from evalstore.dashboards.grid import (
     axis_titles,
     cell,
@@ -262,6 +264,8 @@ def panel_figure(panel: Panel, frame: pl.DataFrame) -> Figure | None:
         return comparison_figure(panel, drawn) if drawn.height else None
     if panel.kind == "leaderboard":
         return board_figure(panel, frame)
+    if panel.kind == "confusion":
+        return confusion_figure(panel, frame)
     if panel.kind == "pr_curve":
         panel = replace(panel, x="recall", y="precision", color="run", facet="task",
                         hover=("n_lists",))  # fmt: skip

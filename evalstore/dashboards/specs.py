@@ -35,7 +35,10 @@ __all__ = [
     "load_spec",
 ]
 
-KINDS = ("line", "scatter", "bar", "heatmap", "table", "pr_curve", "comparison", "leaderboard")
+KINDS = (
+    "line", "scatter", "bar", "heatmap", "table", "pr_curve", "comparison", "leaderboard",
+    "confusion",
+)  # fmt: skip
 #: The panel fields that name a column of the query result.
 AXES = ("x", "y", "z", "color", "facet", "error", "line_group")
 #: The kinds that draw ``error`` (a spread around ``y``): lines as a band, marks as bars.
@@ -51,6 +54,7 @@ _REQUIRED_AXES = {
     "pr_curve": (),
     "comparison": (),
     "leaderboard": (),
+    "confusion": (),
 }
 _PANEL_KEYS = {
     "title", "description", "kind", "query", "sql", *AXES, "best_so_far", "columns", "hover",

@@ -62,3 +62,46 @@ select task || ' · ' || metric
 from shown
 group by task, metric, params, shown_params, key, slice, run_id, run, created_at
 order by task, metric, length(params), params, key, slice, created_at, run_id;
+
+-- name: confusion
+-- The confusion matrix of each selected classification run with at most 30 classes (v_confusion:
+-- actual = the sample's one positive class, predicted = the class of its highest score; samples
+-- without exactly one positive are left out), every cell of the class x class grid, an empty
+-- one with n = 0. Classes in the run's list order (the order the classes were first read),
+-- runs oldest first. share = n over the samples of its actual class (NULL for a class that is
+-- no sample's); the heatmap colours by it and prints n.
+-- Parameters: $experiments varchar[], $runs integer[] (NULL = all).
+-- Output: run_id, run, actual, predicted, n, share.
+with chosen as (
+    select distinct c.run_id, v.run, v.created_at
+    from v_confusion c
+    join v_runs v on v.run_id = c.run_id
+    where ($experiments is null or list_contains($experiments, v.experiment))
+      and ($runs is null or list_contains($runs, v.run_id))
+),
+classes as (
+    select g.run_id, g.group_id as class, g.list_id,
+           count(*) over (partition by g.run_id) as n_classes
+    from groups g
+    join chosen c on c.run_id = g.run_id
+    where g.task = 'classification'
+),
+cells as (
+    select a.run_id, a.class as actual, a.list_id as actual_order, p.class as predicted,
+           p.list_id as predicted_order
+    from classes a
+    join classes p on p.run_id = a.run_id
+    where a.n_classes <= 30
+),
+counted as (
+    select x.run_id, x.actual, x.actual_order, x.predicted, x.predicted_order,
+           coalesce(c.n, 0) as n
+    from cells x
+    left join v_confusion c
+      on c.run_id = x.run_id and c.actual = x.actual and c.predicted = x.predicted
+)
+select k.run_id, s.run, k.actual, k.predicted, k.n,
+       k.n / nullif(sum(k.n) over (partition by k.run_id, k.actual), 0) as share
+from counted k
+join chosen s on s.run_id = k.run_id
+order by s.created_at, k.run_id, k.actual_order, k.predicted_order;
