@@ -16,7 +16,7 @@ import pytest
 from conftest import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import confusion_matrix
+from sklearn.metrics import confusion_matrix, recall_score
 
 from evalstore import Store
 from evalstore.db import schema as schema_module
@@ -184,3 +184,26 @@ def test_a_store_of_schema_20_gains_the_view(db: Path, monkeypatch: pytest.Monke
         assert store.upgraded_from == 20
         assert store.schema_version() == schema_module.latest_schema_version() >= 21
         assert confusion_rows(store, "u/r") == [("y", "x", 1), ("y", "y", 1)]
+
+
+def test_the_docs_queries_of_the_view_run(store: Store, cli: Any) -> None:
+    """docs/sql.md's two queries over v_confusion, on a run named as there: the matrix, and
+    each class's recall (the diagonal over the row), as scikit-learn's recall_score."""
+    page = (Path(__file__).parent.parent / "docs" / "sql.md").read_text()
+    block = page.split("**`v_confusion`**", 1)[1].split("```sql", 1)[1].split("```", 1)[0]
+    matrix_query, recall_query = [q.strip() for q in block.split(";") if q.strip()]
+    scores = np.array([[0.9, 0.1, 0.0], [0.2, 0.8, 0.0], [0.6, 0.4, 0.0], [0.1, 0.2, 0.7]])
+    labels = np.array([[1, -1, -1], [1, -1, -1], [-1, 1, -1], [-1, -1, 1]])
+    store.ingest(frame_of(scores, labels, ["a", "b", "c"]), task="classification",
+                 run="wine/logreg")  # fmt: skip
+    store.close()
+    shown = cli("sql", matrix_query, "--format", "json")
+    assert shown.exit_code == 0, shown.output
+    assert [tuple(r.values()) for r in json.loads(shown.stdout)] == [
+        ("a", "a", 1), ("a", "b", 1), ("b", "a", 1), ("c", "c", 1),
+    ]  # fmt: skip
+    shown = cli("sql", recall_query, "--format", "json")
+    assert shown.exit_code == 0, shown.output
+    recall = {r["actual"]: r["recall"] for r in json.loads(shown.stdout)}
+    expected = recall_score([0, 0, 1, 2], np.argmax(scores, axis=1), average=None)
+    assert [recall[c] for c in "abc"] == pytest.approx(list(expected), abs=0)
