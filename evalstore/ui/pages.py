@@ -244,7 +244,8 @@ def sql_page(store: Store, view: View) -> str:
         '<form method="get" action="/sql" class="sql"><textarea name="q" id="q" rows="5" '
         f'spellcheck="false" placeholder="{html.escape(example)}">{html.escape(view.q)}'
         '</textarea><div class="actions"><button type="submit" id="run-sql">Run</button>'
-        "<span>One read-only statement on the store (views v_runs, v_metrics, v_lists), "
+        "<span>One read-only statement on the store (views v_runs, v_metrics, v_lists, "
+        "v_confusion, ...), "
         "as evalstore sql runs it.</span></div></form>"
     )
     if not view.q.strip():
