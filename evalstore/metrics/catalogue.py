@@ -24,6 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
+from evalstore.metrics.single_label_catalogue import (
+    BINS,
+    PROBABILITY_CHECK,
+    SAMPLE_CHECK,
+    SINGLE_LABEL,
+    TOPK_DEFAULT,
+)
 
 if TYPE_CHECKING:
     from evalstore.metrics.references import Inputs, Params, Reference, Result
@@ -95,11 +102,13 @@ class Sweep:
         column: the output column of the SQL holding the value (``sigma``).
         param: the SQL parameter taking the list of values (``sigmas`` -> ``$sigmas``).
         default: the values computed when none are given.
+        whole: the values are whole numbers >= 1 (ece's bins).
     """
 
     column: str
     param: str
     default: tuple[float, ...]
+    whole: bool = False
 
 
 @dataclass(frozen=True)
@@ -128,6 +137,9 @@ class Metric:
             run ``sql/metrics/<name>.sql``.
         overall: ``mean``: the run's value is the mean over its lists; ``run row``: the SQL's
             row of group_id NULL is the run's value and the others its lists' (TIDE's).
+        checks: named queries run before the SQL, each returning the first row its metric
+            cannot take (:func:`evalstore.analysis.eval_store.store_values` raises on it).
+        default_k: the cut-off when none is given (else the shared default, 10).
     """
 
     name: str
@@ -146,6 +158,8 @@ class Metric:
     defaults: Mapping[str, Any] = field(default_factory=dict, compare=False)
     by_ties: Mapping[str, str] = field(default_factory=dict, compare=False)
     overall: str = "mean"
+    checks: tuple[str, ...] = ()
+    default_k: int | None = None
 
     def query_for(self, ties: str) -> queries.Query:
         """The query that computes the metric under the tie policy ``ties``."""
@@ -192,8 +206,8 @@ class Metric:
         values: dict[str, Any] = {"runs": list(runs), "task": task, "ties": params.ties}
         values.update(self.defaults)  # a user's metric's parameters
         values["k"] = params.k if "k" in self.params else None
-        if values["k"] is None:  # no --k: a user's metric's default
-            values["k"] = self.defaults.get("k")
+        if values["k"] is None:  # no --k: a user's metric's default, or the metric's own
+            values["k"] = self.defaults.get("k", self.default_k)
         if self.sweep is not None:
             at = self.sweep.default if params.at is None else params.at
             values[self.sweep.param] = [float(v) for v in at]
@@ -243,6 +257,18 @@ def _detection(name: str) -> Metric:
                   doc=doc, overall="run row")  # fmt: skip  # the run's dAP is not the mean
 
 
+def _single_label(name: str) -> Metric:
+    """A metric of single-label classification runs (one list per class, one +1 per sample;
+    :mod:`evalstore.metrics.single_label_catalogue`), checked before it is computed."""
+    line = SINGLE_LABEL[name]
+    checks = (SAMPLE_CHECK, PROBABILITY_CHECK) if name == "ece" else (SAMPLE_CHECK,)
+    k = ("k",) if name == "topk_accuracy" else ()
+    return Metric(name, unattached, ("classification",), line.higher_is_better, name, k,
+                  doc=line.doc, overall=line.overall, checks=checks,
+                  sweep=Sweep("bins", "bins", BINS, whole=True) if name == "ece" else None,
+                  default_k=TOPK_DEFAULT if k else None)  # fmt: skip
+
+
 #: Every built-in metric, without its twin (the registry's ``METRICS`` has them attached).
 CATALOGUE: dict[str, Metric] = {
     m.name: m
@@ -283,6 +309,7 @@ CATALOGUE: dict[str, Metric] = {
         Metric("iou", unattached, _OUT, True, "iou_macro", source="outcomes"),
         Metric("iou_micro", unattached, _OUT, True, "iou_micro", source="outcomes"),
         *(_detection(n) for n in (*COCO_METRICS, *VOC_METRICS, *TIDE_METRICS)),
+        *(_single_label(n) for n in SINGLE_LABEL),
     ]
 }
 
