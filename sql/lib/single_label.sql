@@ -50,9 +50,11 @@ hits as (
                when $ties = 'grouped' then
                    least(greatest(({k} - above) / nullif(cast(tied as double), 0), 0.0::double),
                          1.0::double)
-               when $ties = 'optimistic' then case when above < {k} then 1.0 else 0.0 end
-               when $ties = 'pessimistic' then case when above + tied <= {k} then 1.0 else 0.0 end
-               else case when above + earlier < {k} then 1.0 else 0.0 end
+               when $ties = 'optimistic' then
+                   case when above < {k} then 1.0::double else 0.0::double end
+               when $ties = 'pessimistic' then
+                   case when above + tied <= {k} then 1.0::double else 0.0::double end
+               else case when above + earlier < {k} then 1.0::double else 0.0::double end
            end as hit
     from placed
 )

@@ -22,7 +22,7 @@ top_stats as (
 ),
 tops as (
     select r.run_id, r.item_id, r.true_list, r.list_id,
-           case when $ties = 'grouped' then 1.0 / nullif(cast(s.n_top as double), 0)
+           case when $ties = 'grouped' then 1.0::double / nullif(cast(s.n_top as double), 0)
                 else 1.0::double end as weight
     from top_rows r
     join top_stats s on s.run_id = r.run_id and s.item_id = r.item_id

@@ -24,19 +24,21 @@ guessed as (
     from hits h
     cross join sweep s
 ),
-binned as (
-    -- the edge i is i * (1 / B) below B and 1.0 at B (numpy.linspace's values)
-    select run_id, bins, conf, hit,
-           case
-               when (case when j >= bins then 1.0::double else j * (1.0 / bins) end) > conf
-                   then j - 1
-               when j + 1 <= bins
-                    and (case when j + 1 >= bins then 1.0::double
-                              else (j + 1) * (1.0 / bins) end) <= conf
-                   then j + 1
-               else j
-           end as bin
+edges as (
+    -- the edges at j and j + 1: i * (1 / B) below B and 1.0 at B (numpy.linspace's values)
+    select run_id, bins, conf, hit, j,
+           case when j >= bins then 1.0::double
+                else j * (1.0::double / nullif(bins, 0)) end as lo,
+           case when j + 1 >= bins then 1.0::double
+                else (j + 1) * (1.0::double / nullif(bins, 0)) end as hi
     from guessed
+),
+binned as (
+    select run_id, bins, conf, hit,
+           case when lo > conf then j - 1
+                when j + 1 <= bins and hi <= conf then j + 1
+                else j end as bin
+    from edges
 ),
 per_bin as (
     select run_id, bins, bin, count(*) as n,

@@ -11,5 +11,5 @@ with
 -- @include lib/single_label.sql k=1
 ,
 -- @include lib/single_label_top1.sql
-select run_id, group_id, 2.0 * tp / nullif(n_true + n_pred, 0.0::double) as value
+select run_id, group_id, 2.0::double * tp / nullif(n_true + n_pred, 0) as value
 from classes

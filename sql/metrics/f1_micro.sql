@@ -9,10 +9,11 @@ with
 -- @include lib/single_label.sql k=1
 ,
 counts as (
-    select run_id, sum_exact(hit) as tp, sum_exact(1.0 - hit) as fp, sum_exact(1.0 - hit) as fn
+    select run_id, sum_exact(hit) as tp, sum_exact(1.0::double - hit) as fp,
+           sum_exact(1.0::double - hit) as fn
     from hits
     group by run_id
 )
 select run_id, cast(null as varchar) as group_id,
-       2.0 * tp / nullif(2.0 * tp + fp + fn, 0.0::double) as value
+       2.0::double * tp / nullif(2.0::double * tp + fp + fn, 0) as value
 from counts

@@ -64,10 +64,10 @@ WITH class_lists AS (
         CAST(1.0 AS DOUBLE)
       )
       WHEN :ties = 'optimistic'
-      THEN CASE WHEN above < 1 THEN 1.0 ELSE 0.0 END
+      THEN CASE WHEN above < 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
       WHEN :ties = 'pessimistic'
-      THEN CASE WHEN above + tied <= 1 THEN 1.0 ELSE 0.0 END
-      ELSE CASE WHEN above + earlier < 1 THEN 1.0 ELSE 0.0 END
+      THEN CASE WHEN above + tied <= 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
+      ELSE CASE WHEN above + earlier < 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
     END AS hit
   FROM placed
 ), per_class AS (

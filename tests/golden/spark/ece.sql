@@ -71,10 +71,10 @@ WITH class_lists AS (
         CAST(1.0 AS DOUBLE)
       )
       WHEN :ties = 'optimistic'
-      THEN CASE WHEN above < 1 THEN 1.0 ELSE 0.0 END
+      THEN CASE WHEN above < 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
       WHEN :ties = 'pessimistic'
-      THEN CASE WHEN above + tied <= 1 THEN 1.0 ELSE 0.0 END
-      ELSE CASE WHEN above + earlier < 1 THEN 1.0 ELSE 0.0 END
+      THEN CASE WHEN above + tied <= 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
+      ELSE CASE WHEN above + earlier < 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
     END AS hit
   FROM placed
 ), sweep AS (
@@ -89,35 +89,38 @@ WITH class_lists AS (
     LEAST(GREATEST(FLOOR(h.conf * s.bins), CAST(0.0 AS DOUBLE)), s.bins) AS j
   FROM hits AS h
   CROSS JOIN sweep AS s
+), edges AS (
+  SELECT
+    run_id,
+    bins,
+    conf,
+    hit,
+    j,
+    CASE
+      WHEN j >= bins
+      THEN CAST(1.0 AS DOUBLE)
+      ELSE j * (
+        CAST(1.0 AS DOUBLE) / NULLIF(bins, 0)
+      )
+    END AS lo,
+    CASE
+      WHEN j + 1 >= bins
+      THEN CAST(1.0 AS DOUBLE)
+      ELSE (
+        j + 1
+      ) * (
+        CAST(1.0 AS DOUBLE) / NULLIF(bins, 0)
+      )
+    END AS hi
+  FROM guessed
 ), binned AS (
   SELECT
     run_id,
     bins,
     conf,
     hit,
-    CASE
-      WHEN (
-        CASE WHEN j >= bins THEN CAST(1.0 AS DOUBLE) ELSE j * (
-          1.0 / bins
-        ) END
-      ) > conf
-      THEN j - 1
-      WHEN j + 1 <= bins
-      AND (
-        CASE
-          WHEN j + 1 >= bins
-          THEN CAST(1.0 AS DOUBLE)
-          ELSE (
-            j + 1
-          ) * (
-            1.0 / bins
-          )
-        END
-      ) <= conf
-      THEN j + 1
-      ELSE j
-    END AS bin
-  FROM guessed
+    CASE WHEN lo > conf THEN j - 1 WHEN j + 1 <= bins AND hi <= conf THEN j + 1 ELSE j END AS bin
+  FROM edges
 ), per_bin AS (
   SELECT
     run_id,

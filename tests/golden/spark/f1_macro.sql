@@ -66,10 +66,10 @@ WITH class_lists AS (
         CAST(1.0 AS DOUBLE)
       )
       WHEN :ties = 'optimistic'
-      THEN CASE WHEN above < 1 THEN 1.0 ELSE 0.0 END
+      THEN CASE WHEN above < 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
       WHEN :ties = 'pessimistic'
-      THEN CASE WHEN above + tied <= 1 THEN 1.0 ELSE 0.0 END
-      ELSE CASE WHEN above + earlier < 1 THEN 1.0 ELSE 0.0 END
+      THEN CASE WHEN above + tied <= 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
+      ELSE CASE WHEN above + earlier < 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
     END AS hit
   FROM placed
 ), top_rows AS (
@@ -105,7 +105,7 @@ WITH class_lists AS (
     r.list_id,
     CASE
       WHEN :ties = 'grouped'
-      THEN 1.0 / NULLIF(CAST(s.n_top AS DOUBLE), 0)
+      THEN CAST(1.0 AS DOUBLE) / NULLIF(CAST(s.n_top AS DOUBLE), 0)
       ELSE CAST(1.0 AS DOUBLE)
     END AS weight
   FROM top_rows AS r
@@ -156,5 +156,5 @@ WITH class_lists AS (
 SELECT
   run_id,
   group_id,
-  2.0 * tp / NULLIF(n_true + n_pred, CAST(0.0 AS DOUBLE)) AS value
+  CAST(2.0 AS DOUBLE) * tp / NULLIF(n_true + n_pred, 0) AS value
 FROM classes

@@ -64,10 +64,10 @@ WITH class_lists AS (
         CAST(1.0 AS DOUBLE)
       )
       WHEN :ties = 'optimistic'
-      THEN CASE WHEN above < 1 THEN 1.0 ELSE 0.0 END
+      THEN CASE WHEN above < 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
       WHEN :ties = 'pessimistic'
-      THEN CASE WHEN above + tied <= 1 THEN 1.0 ELSE 0.0 END
-      ELSE CASE WHEN above + earlier < 1 THEN 1.0 ELSE 0.0 END
+      THEN CASE WHEN above + tied <= 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
+      ELSE CASE WHEN above + earlier < 1 THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END
     END AS hit
   FROM placed
 ), counts AS (
@@ -75,10 +75,10 @@ WITH class_lists AS (
     run_id,
     CAST(SUM(CAST(hit * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS tp,
     CAST(SUM(CAST((
-      1.0 - hit
+      CAST(1.0 AS DOUBLE) - hit
     ) * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS fp,
     CAST(SUM(CAST((
-      1.0 - hit
+      CAST(1.0 AS DOUBLE) - hit
     ) * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS fn
   FROM hits
   GROUP BY
@@ -87,5 +87,5 @@ WITH class_lists AS (
 SELECT
   run_id,
   CAST(NULL AS STRING) AS group_id,
-  2.0 * tp / NULLIF(2.0 * tp + fp + fn, CAST(0.0 AS DOUBLE)) AS value
+  CAST(2.0 AS DOUBLE) * tp / NULLIF(CAST(2.0 AS DOUBLE) * tp + fp + fn, 0) AS value
 FROM counts
