@@ -381,8 +381,8 @@ def test_cli_eval_top1_accuracy_bins_and_k(tmp_path: Path) -> None:
     probs = rng.dirichlet(np.ones(6), size=80)
     y = rng.integers(0, 6, 80)
     with Store(db) as store:
-        _ingest(store, rows_of(probs, y))
-    result = _cli(db, "single/" + str(next(_RUN) - 1), "-m", "top1_accuracy", "-m", "topk_accuracy")
+        run = _ingest(store, rows_of(probs, y))
+    result = _cli(db, run, "-m", "top1_accuracy", "-m", "topk_accuracy")
     assert result.exit_code == 0, result.output
     rows = {r["metric"]: r for r in json.loads(result.output)}
     assert rows["top1_accuracy"]["value"] == pytest.approx(np.mean(probs.argmax(1) == y), rel=1e-12)
@@ -390,7 +390,7 @@ def test_cli_eval_top1_accuracy_bins_and_k(tmp_path: Path) -> None:
     assert rows["topk_accuracy"]["value"] == pytest.approx(
         top_k_accuracy_score(y, probs, k=5, labels=np.arange(6)), rel=1e-12
     )
-    run = rows["top1_accuracy"]["run"]
+    assert rows["top1_accuracy"]["run"] == run
     for bins in ("10", "15", "10,15"):
         result = _cli(db, run, "-m", "ece", "--bins", bins)
         assert result.exit_code == 0, result.output

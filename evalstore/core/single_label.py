@@ -159,13 +159,10 @@ def hits(s: SampleMatrix, ties: str, k: int) -> np.ndarray:
 def top1(s: SampleMatrix, ties: str) -> np.ndarray:
     """(S, C) the weight of each class as the sample's top-1: 1 for the one class under the
     rankings of one class at a time, 1/m for each of m classes at the top under grouped."""
-    masked = np.where(s.candidate, s.scores, np.nan)
-    conf = np.nanmax(np.where(s.candidate, s.scores, -np.inf), axis=1)
-    at_top = (masked == conf[:, None]) & s.candidate
-    weights = np.zeros(s.scores.shape)
-    rows = np.arange(s.truth.size)
+    at_top = (s.scores == confidences(s)[:, None]) & s.candidate
     if ties == "grouped":
         return at_top / at_top.sum(axis=1, keepdims=True)
+    rows = np.arange(s.truth.size)
     first = np.argmax(at_top, axis=1)  # the first column at the top
     if ties == "optimistic":
         first = np.where(at_top[rows, s.truth], s.truth, first)
@@ -173,6 +170,7 @@ def top1(s: SampleMatrix, ties: str) -> np.ndarray:
         others = at_top.copy()
         others[rows, s.truth] = False
         first = np.where(others.any(axis=1), np.argmax(others, axis=1), s.truth)
+    weights = np.zeros(s.scores.shape)
     weights[rows, first] = 1.0
     return weights
 

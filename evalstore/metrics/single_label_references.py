@@ -69,10 +69,10 @@ def single_label_reference(name: str) -> Reference:
         if name == "f1_micro":
             return Result(_ids([None]), np.array([core.f1_micro(s, params.ties)]))
         at = np.asarray(BINS if params.at is None else params.at, dtype=np.float64)
+        if s.samples.size == 0:  # no row, as in SQL
+            return Result(_ids([]), np.zeros(0), np.zeros(0))
         conf, acc = core.confidences(s), core.hits(s, params.ties, 1)
         values = np.array([core.ece(conf, acc, int(b)) for b in at])
-        if s.samples.size == 0:
-            return Result(_ids([]), np.zeros(0), np.zeros(0))
         return Result(_ids([None] * at.size), values, at)
 
     reference.__name__ = reference.__qualname__ = f"{name}_reference"
