@@ -24,13 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
-from evalstore.metrics.single_label_catalogue import (
-    BINS,
-    PROBABILITY_CHECK,
-    SAMPLE_CHECK,
-    SINGLE_LABEL,
-    TOPK_DEFAULT,
-)
+from evalstore.metrics import single_label_catalogue as single
 
 if TYPE_CHECKING:
     from evalstore.metrics.references import Inputs, Params, Reference, Result
@@ -260,13 +254,13 @@ def _detection(name: str) -> Metric:
 def _single_label(name: str) -> Metric:
     """A metric of single-label classification runs (one list per class, one +1 per sample;
     :mod:`evalstore.metrics.single_label_catalogue`), checked before it is computed."""
-    line = SINGLE_LABEL[name]
-    checks = (SAMPLE_CHECK, PROBABILITY_CHECK) if name == "ece" else (SAMPLE_CHECK,)
+    line, ece = single.SINGLE_LABEL[name], name == "ece"
     k = ("k",) if name == "topk_accuracy" else ()
+    bins = Sweep("bins", "bins", single.BINS, whole=True) if ece else None
     return Metric(name, unattached, ("classification",), line.higher_is_better, name, k,
-                  doc=line.doc, overall=line.overall, checks=checks,
-                  sweep=Sweep("bins", "bins", BINS, whole=True) if name == "ece" else None,
-                  default_k=TOPK_DEFAULT if k else None)  # fmt: skip
+                  doc=line.doc, overall=line.overall, default_k=single.TOPK_DEFAULT if k else None,
+                  checks=(single.SAMPLE_CHECK, *([single.PROBABILITY_CHECK] if ece else [])),
+                  sweep=bins)  # fmt: skip
 
 
 #: Every built-in metric, without its twin (the registry's ``METRICS`` has them attached).
@@ -309,7 +303,7 @@ CATALOGUE: dict[str, Metric] = {
         Metric("iou", unattached, _OUT, True, "iou_macro", source="outcomes"),
         Metric("iou_micro", unattached, _OUT, True, "iou_micro", source="outcomes"),
         *(_detection(n) for n in (*COCO_METRICS, *VOC_METRICS, *TIDE_METRICS)),
-        *(_single_label(n) for n in SINGLE_LABEL),
+        *(_single_label(n) for n in single.SINGLE_LABEL),
     ]
 }
 
