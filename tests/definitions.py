@@ -42,6 +42,7 @@ from evalstore.metrics.registry import KeypointRun, Outcomes, Params, RankedList
 from tests.conformance import reference_voc_det as voc_det
 from tests.conformance.test_tide import per_class
 from tests.conformance.test_tide import reference as tidecv
+from tests.single_label_definitions import SLOW as SINGLE_LABEL
 
 NAN = float("nan")
 
@@ -1198,4 +1199,5 @@ SLOW: dict[str, Slow] = {
     **{name: _coco(name) for name in COCO_STATS},
     **{name: _voc(name) for name in VOC_DET},
     **{name: _tide(name) for name in TIDE},
+    **SINGLE_LABEL,
 }

@@ -281,6 +281,12 @@ def _detection_run(fixture: Fixture) -> DetectionRun:
     return DetectionRun(_ids(images), _ids(categories), detections, ground_truth)
 
 
+def _task(metric: Metric) -> str:
+    """The task a fixture's ranked lists are stored as: retrieval, or the metric's own task
+    where it takes no retrieval runs (the single-label metrics: classification)."""
+    return "retrieval" if "retrieval" in metric.tasks else metric.tasks[0]
+
+
 def ingest(store: Store, metric: Metric, fixture: Fixture) -> tuple[str, int]:
     """Store the fixture's rows as a new run; returns its name and id."""
     run, tables = f"fixture/{metric.name}-{next(_RUN)}", fixture.tables
@@ -298,7 +304,7 @@ def ingest(store: Store, metric: Metric, fixture: Fixture) -> tuple[str, int]:
                 n_positives=pl.Series([int(r["n_positives"]) for r in over])
             )
         result = store.ingest(
-            data, task="retrieval", run=run, groups=groups, labels="pm1", git_commit=None
+            data, task=_task(metric), run=run, groups=groups, labels="pm1", git_commit=None
         )
     elif metric.source == "pairs":
         rows = tables["matches"]

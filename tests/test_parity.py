@@ -33,6 +33,9 @@ from conftest import examples
 from definitions import SLOW
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from single_label_data import ingest as ingest_single_label
+from single_label_data import read as read_single_label
+from single_label_data import seeded_run, single_label_runs
 
 from evalstore import RunMeta, Store
 from evalstore.analysis.det_matching import MATCHINGS, NEEDS_MATCHES, ensure_derived
@@ -50,11 +53,14 @@ from evalstore.metrics.registry import (
     RankedLists,
     Result,
 )
+from evalstore.metrics.single_label_catalogue import PROBABILITY_CHECK, SAMPLE_CHECK
 
 NAMES = sorted(METRICS)
 K_VALUES = (1, 3, 50)
 #: Sweep values that the generated match distances hit exactly: 3, 5, 10, sqrt(2), sqrt(0.3125).
 SWEEP_VALUES = (0.0, 1.0, 3.0, 5.0, 10.0, math.sqrt(2.0), math.sqrt(0.3125), 2.5)
+#: The values of a sweep of whole numbers (ece's bins).
+WHOLE_VALUES = (1.0, 2.0, 3.0, 4.0, 10.0, 15.0)
 _RUN = itertools.count()
 
 
@@ -419,6 +425,13 @@ def _read_detections(store: Store, run_id: int) -> DetectionRun:
     return DetectionRun(images["image_id"].to_numpy(), cats["category_id"].to_numpy(), dt, gt)
 
 
+# -- single-label classification runs (source "scores", checked as single-label) ---------------
+
+
+def _ingest_single_label(store: Store, rows: dict[str, Any]) -> int:
+    return ingest_single_label(store, rows, _run_name())
+
+
 # -- the sources, by Metric.source --------------------------------------------------------------
 
 
@@ -442,6 +455,22 @@ SOURCES = {
     "outcomes": Source(
         "outcomes", outcome_runs, _seeded_outcomes, _ingest_outcomes, _read_outcomes, 0.0
     ),
+    "scores/single_label": Source(
+        "classification",
+        single_label_runs(),
+        seeded_run,
+        _ingest_single_label,
+        read_single_label,
+        0.0,
+    ),
+    "scores/probabilities": Source(
+        "classification",
+        single_label_runs(probabilities=True),
+        lambda rng: seeded_run(rng, probabilities=True),
+        _ingest_single_label,
+        read_single_label,
+        0.0,
+    ),
     **{
         f"detections/{matching}": Source(
             "detection",
@@ -458,7 +487,13 @@ SOURCES = {
 
 def _kind(metric: Metric) -> str:
     """The key of the metric's runs in SOURCES: its source; for detection runs with the
-    matching its SQL reads, whose reference code the runs suit (:func:`_detections`)."""
+    matching its SQL reads, whose reference code the runs suit (:func:`_detections`); for
+    single-label metrics (checked before they run) single-label runs, of probabilities where
+    the metric reads scores as such."""
+    if PROBABILITY_CHECK in metric.checks:
+        return "scores/probabilities"
+    if SAMPLE_CHECK in metric.checks:
+        return "scores/single_label"
     if metric.source != "detections":
         return metric.source
     return f"detections/{NEEDS_MATCHES.get(metric.name, 'coco')}"
@@ -473,8 +508,9 @@ def _params(metric: Metric) -> st.SearchStrategy[Params]:
     k = st.sampled_from(K_VALUES) if "$k" in metric.query.text else st.none()
     at = st.none()
     if metric.sweep is not None:
+        values = WHOLE_VALUES if metric.sweep.whole else SWEEP_VALUES
         at = st.one_of(
-            st.none(), st.lists(st.sampled_from(SWEEP_VALUES), min_size=1, max_size=4, unique=True)
+            st.none(), st.lists(st.sampled_from(values), min_size=1, max_size=4, unique=True)
         )
     return st.builds(Params, k=k, at=at)
 

@@ -33,10 +33,12 @@ from evalstore.core.ranking import TIES
 from evalstore.db import queries
 from evalstore.errors import EvalstoreError, InvalidInput
 from evalstore.metrics.registry import METRICS, unregister
+from evalstore.metrics.single_label_catalogue import SAMPLE_CHECK
 from evalstore.metrics.user import load_metrics
 from evalstore.runs.meta import RunMeta
 from evalstore.scale.export import export_runs
 from tests.conformance.detsets import make_detset
+from tests.single_label_data import seeded_run
 from tools import write_spark_golden as golden
 
 RTOL = 1e-12
@@ -283,6 +285,12 @@ def _ingest_all(store: Store) -> dict[str, list[int]]:
             store.ingest_coco(folder / "dt.json", folder / "gt.json", meta=meta).run_id
         )
         shutil.rmtree(folder)
+    # single-label classification runs (one list per class, one +1 per sample; ties, tenths
+    # on ece's bin edges, a 1.0, NULL scores in the first)
+    for seed, probabilities in ((31, False), (32, True)):
+        rows = seeded_run(np.random.default_rng(seed), probabilities=probabilities)
+        r = store.ingest(rows, task="classification", run=f"single/{seed}", git_commit=None)
+        ids.setdefault("classification" if probabilities else "single_label", []).append(r.run_id)
     # a run that is exported but never asked for: it must not leak into the results
     store.ingest(_ranking_random(99)[0], task="retrieval", run="rank/other", git_commit=None)
     return ids
@@ -377,7 +385,14 @@ def _cases(ids: dict[str, list[int]]) -> list[tuple[str, str, dict[str, Any]]]:
         cases.append((name, task, params))
 
     for name, metric in sorted(METRICS.items()):
-        if metric.source == "scores":
+        if SAMPLE_CHECK in metric.checks:  # single-label runs (of probabilities for ece)
+            runs = [*ids["classification"], *([] if metric.sweep else ids["single_label"])]
+            for ties in TIES:
+                params = {"runs": runs, "task": "classification", "ties": ties, "k": 2}
+                if metric.sweep is not None:
+                    params[metric.sweep.param] = [1.0, 10.0, 15.0]
+                cases.append((name, "classification", params))
+        elif metric.source == "scores":
             policies = TIES if name in ("ap", "pr_curve") else ("grouped", "input")
             for ties in policies:
                 ks = K_VALUES if "k" in metric.params and ties == "grouped" else (3,)

@@ -65,6 +65,14 @@ class Plan:
     protocol: protocols.Protocol | None
     run_ids: list[int]
     steps: list[tuple[str, Metric, list[int]]]
+    k_given: bool = True
+
+    def k_for(self, metric: Metric) -> int:
+        """The cut-off of ``metric``: the one given (or the protocol's), else the metric's own
+        default (``topk_accuracy``: 5), else :data:`DEFAULT_K`."""
+        if self.k_given or metric.default_k is None:
+            return self.k
+        return metric.default_k
 
 
 def params_text(
@@ -133,6 +141,7 @@ def plan(
         raise InvalidInput(f"unknown --ties {ties!r}; use one of {', '.join(TIES)}")
     if k is not None and k < 1:
         raise InvalidInput(f"--k must be >= 1, got {k}")
+    k_given = k is not None
     k = DEFAULT_K if k is None else k
     ids = run_ids(store, runs, all_runs)
     if not ids:
@@ -156,7 +165,7 @@ def plan(
                 "runs have none of them (or not the requested metrics)"
             )
         raise InvalidInput("none of the requested metrics applies to the tasks of these runs")
-    return Plan(ties, k, chosen, ids, steps)
+    return Plan(ties, k, chosen, ids, steps, k_given)
 
 
 def _candidates(
@@ -187,20 +196,24 @@ def sweep_values(metric: Metric, sweeps: Mapping[str, Sequence[float]]) -> list[
     """The values of ``metric``'s sweep to compute: those given, else its defaults.
 
     Raises:
-        InvalidInput: a value that is not finite and >= 0.
+        InvalidInput: a value that is not finite and >= 0 (a whole number >= 1 for a sweep
+            of whole numbers).
     """
     if metric.sweep is None:
         return []
     values = [float(v) for v in sweeps.get(metric.sweep.column, metric.sweep.default)]
     if not values or any(not math.isfinite(v) or v < 0 for v in values):
         raise InvalidInput(f"--{metric.sweep.column} needs finite values >= 0, got {values}")
+    if metric.sweep.whole and any(v < 1 or v != int(v) for v in values):
+        raise InvalidInput(f"--{metric.sweep.column} needs whole numbers >= 1, got {values}")
     return sorted(set(values))
 
 
 def param_sets(metric: Metric, chosen: Plan, at: Sequence[float]) -> list[str]:
     """The ``params`` of each value of a step: one per sweep value, or one."""
     name = None if chosen.protocol is None else chosen.protocol.name
-    return [params_text(metric, chosen.ties, chosen.k, v, name) for v in ([*at] if at else [None])]
+    k = chosen.k_for(metric)
+    return [params_text(metric, chosen.ties, k, v, name) for v in ([*at] if at else [None])]
 
 
 def pending_runs(

@@ -18,13 +18,15 @@ import duckdb
 
 from evalstore.analysis.eval_plan import params_text
 from evalstore.db import queries
+from evalstore.errors import InvalidInput
 from evalstore.metrics.catalogue import Metric
+from evalstore.metrics.single_label_catalogue import PROBABILITY_CHECK
 
 if TYPE_CHECKING:
     from evalstore.db.connection import Database
     from evalstore.metrics.protocols import Protocol
 
-__all__ = ["LIGHT_SOURCES", "computes_alone", "store_values"]
+__all__ = ["LIGHT_SOURCES", "check", "computes_alone", "store_values"]
 
 #: The sources whose built-in metrics read only what ingest wrote (nothing made on first use).
 LIGHT_SOURCES = frozenset({"scores", "outcomes"})
@@ -35,6 +37,34 @@ def computes_alone(metric: Metric, task: str) -> bool:
     built-in metric of ranked lists or counted outcomes, not of detection runs (whose lists,
     matches and estimates are made on first use)."""
     return metric.path is None and metric.source in LIGHT_SOURCES and task != "detection"
+
+
+def check(store: Database, metric: Metric, task: str, run_ids: Sequence[int]) -> None:
+    """Run the metric's checks (:attr:`~evalstore.metrics.catalogue.Metric.checks`) over the
+    rows of ``run_ids``.
+
+    Raises:
+        InvalidInput: the first sample of a single-label metric's runs without exactly one +1
+            label, missing from a class's list, or (ece) with a score that is no probability.
+    """
+    for name in metric.checks:
+        rows = queries.fetch_rows(store.con, name, {"runs": list(run_ids), "task": task})
+        if not rows:
+            continue
+        run, sample, *rest = rows[0]
+        if name == PROBABILITY_CHECK:
+            raise InvalidInput(
+                f"{metric.name}: run {run}: sample {sample!r}: score {rest[1]} of class "
+                f"{rest[0]!r} is not a probability in [0, 1] ({metric.name} reads the scores "
+                "as probabilities)"
+            )
+        n_pos, n_rows, n_lists = rest
+        problem = (
+            f"has {n_pos} positive labels (+1); a single-label metric needs exactly one"
+            if n_pos != 1
+            else f"is in {n_rows} of the run's {n_lists} class lists; it needs a row in each"
+        )
+        raise InvalidInput(f"{metric.name}: run {run}: sample {sample!r} {problem}")
 
 
 def store_values(
@@ -69,6 +99,7 @@ def store_values(
     with store.transaction():
         if prepare is not None:
             prepare()
+        check(store, metric, task, run_ids)
         if remote is None:  # our own SQL file; values are bound, never spliced in
             stage = queries.template("eval/stage_raw", query=text)
             con.execute(stage, queries.bind(stage, bind))

@@ -188,7 +188,8 @@ def evaluate(
         sets = param_sets(metric, chosen, at)
         todo = pending_runs(store, task, metric, ids, sets, engine_name, recompute)
         if todo:
-            _compute(store, metric, task, todo, chosen.ties, chosen.k, at, engine, chosen.protocol)
+            k_of = chosen.k_for(metric)
+            _compute(store, metric, task, todo, chosen.ties, k_of, at, engine, chosen.protocol)
         for params in sets:
             for key in by:
                 if key not in (*LIST_NOUN.values(), "list"):  # another task's noun: not a slice

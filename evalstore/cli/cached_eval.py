@@ -200,7 +200,7 @@ def light_rows(
                     step.task,
                     step.todo,
                     ties=chosen.ties,
-                    k=chosen.k,
+                    k=chosen.k_for(step.metric),
                     at=step.at,
                     protocol=chosen.protocol,
                 )

@@ -85,7 +85,11 @@ def eval_cmd(
     protocol: ProtocolOpt = None,
     k: Annotated[
         int | None,
-        typer.Option("--k", help="Cut-off of precision_at_k / recall_at_k [default: 10]."),
+        typer.Option(
+            "--k",
+            help="Cut-off of precision_at_k / recall_at_k [default: 10] and of "
+            "topk_accuracy [default: 5].",
+        ),
     ] = None,
     by: Annotated[
         list[str] | None,
@@ -105,6 +109,10 @@ def eval_cmd(
     threshold: Annotated[
         str | None,
         typer.Option("--threshold", help="mma thresholds in px [default: 1,2,...,10]."),
+    ] = None,
+    bins: Annotated[
+        str | None,
+        typer.Option("--bins", help="ece's numbers of equal-width bins [default: 15]."),
     ] = None,
     recompute: Annotated[
         bool, typer.Option("--recompute", help="Recompute even up-to-date cached values.")
@@ -140,7 +148,7 @@ def eval_cmd(
         raise EvalstoreError(f"unknown --engine {engine!r}; use duckdb or spark")
     if engine == "duckdb" and show_sql is None and not by:
         # cached values, or values their SQL alone computes: without polars, NumPy, pyarrow
-        sweeps = {"sigma": sigma, "eps": eps, "threshold": threshold}
+        sweeps = {"sigma": sigma, "eps": eps, "threshold": threshold, "bins": bins}
         with progress_bar(fmt is not Fmt.json, "eval") as cb:
             rows = light_rows(runs=runs, metrics=metric, ties=ties, k=k, all_runs=all_runs,
                               sweeps=sweeps, protocol=protocol, db=db,
@@ -179,7 +187,7 @@ def eval_cmd(
             by=by or (),
             recompute=recompute,
             all_runs=all_runs,
-            sweeps=parse_sweeps(sigma=sigma, eps=eps, threshold=threshold),
+            sweeps=parse_sweeps(sigma=sigma, eps=eps, threshold=threshold, bins=bins),
             engine=remote,
             progress=cb,
             protocol=protocol,

@@ -3,7 +3,9 @@
 - :mod:`~evalstore.metrics.references`: the Python twin of every built-in metric, over the
   NumPy reference core (:mod:`evalstore.core`).
 - :mod:`~evalstore.metrics.catalogue`: every built-in metric without its twin (no NumPy):
-  what a command needs to check ``-m`` and find a cached value.
+  what a command needs to check ``-m`` and find a cached value
+  (:mod:`~evalstore.metrics.single_label_catalogue`: the single-label classification
+  metrics' lines; :mod:`~evalstore.metrics.single_label_references`: their twins).
 - :mod:`~evalstore.metrics.registry`: the one registry: a metric's SQL file, its twin, its
   tasks, parameters, direction and defaults (``METRICS``).
 - :mod:`~evalstore.metrics.protocols`: named protocols (``voc07``, ``coco``, ``hpatches``...):

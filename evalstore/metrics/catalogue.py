@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
+from evalstore.metrics import single_label_catalogue as single
 
 if TYPE_CHECKING:
     from evalstore.metrics.references import Inputs, Params, Reference, Result
@@ -95,11 +96,13 @@ class Sweep:
         column: the output column of the SQL holding the value (``sigma``).
         param: the SQL parameter taking the list of values (``sigmas`` -> ``$sigmas``).
         default: the values computed when none are given.
+        whole: the values are whole numbers >= 1 (ece's bins).
     """
 
     column: str
     param: str
     default: tuple[float, ...]
+    whole: bool = False
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,9 @@ class Metric:
             run ``sql/metrics/<name>.sql``.
         overall: ``mean``: the run's value is the mean over its lists; ``run row``: the SQL's
             row of group_id NULL is the run's value and the others its lists' (TIDE's).
+        checks: named queries run before the SQL, each returning the first row its metric
+            cannot take (:func:`evalstore.analysis.eval_store.store_values` raises on it).
+        default_k: the cut-off when none is given (else the shared default, 10).
     """
 
     name: str
@@ -146,6 +152,8 @@ class Metric:
     defaults: Mapping[str, Any] = field(default_factory=dict, compare=False)
     by_ties: Mapping[str, str] = field(default_factory=dict, compare=False)
     overall: str = "mean"
+    checks: tuple[str, ...] = ()
+    default_k: int | None = None
 
     def query_for(self, ties: str) -> queries.Query:
         """The query that computes the metric under the tie policy ``ties``."""
@@ -192,8 +200,8 @@ class Metric:
         values: dict[str, Any] = {"runs": list(runs), "task": task, "ties": params.ties}
         values.update(self.defaults)  # a user's metric's parameters
         values["k"] = params.k if "k" in self.params else None
-        if values["k"] is None:  # no --k: a user's metric's default
-            values["k"] = self.defaults.get("k")
+        if values["k"] is None:  # no --k: a user's metric's default, or the metric's own
+            values["k"] = self.defaults.get("k", self.default_k)
         if self.sweep is not None:
             at = self.sweep.default if params.at is None else params.at
             values[self.sweep.param] = [float(v) for v in at]
@@ -243,6 +251,18 @@ def _detection(name: str) -> Metric:
                   doc=doc, overall="run row")  # fmt: skip  # the run's dAP is not the mean
 
 
+def _single_label(name: str) -> Metric:
+    """A metric of single-label classification runs (one list per class, one +1 per sample;
+    :mod:`evalstore.metrics.single_label_catalogue`), checked before it is computed."""
+    line, ece = single.SINGLE_LABEL[name], name == "ece"
+    k = ("k",) if name == "topk_accuracy" else ()
+    bins = Sweep("bins", "bins", single.BINS, whole=True) if ece else None
+    return Metric(name, unattached, ("classification",), line.higher_is_better, name, k,
+                  doc=line.doc, overall=line.overall, default_k=single.TOPK_DEFAULT if k else None,
+                  checks=(single.SAMPLE_CHECK, *([single.PROBABILITY_CHECK] if ece else [])),
+                  sweep=bins)  # fmt: skip
+
+
 #: Every built-in metric, without its twin (the registry's ``METRICS`` has them attached).
 CATALOGUE: dict[str, Metric] = {
     m.name: m
@@ -283,6 +303,7 @@ CATALOGUE: dict[str, Metric] = {
         Metric("iou", unattached, _OUT, True, "iou_macro", source="outcomes"),
         Metric("iou_micro", unattached, _OUT, True, "iou_micro", source="outcomes"),
         *(_detection(n) for n in (*COCO_METRICS, *VOC_METRICS, *TIDE_METRICS)),
+        *(_single_label(n) for n in single.SINGLE_LABEL),
     ]
 }
 

@@ -60,6 +60,9 @@ class RankedLists:
         lists: (L,) the lists whose number of positives ``P`` is overridden
             (``groups.n_positives`` not NULL); None = no override.
         n_positives: (L,) their ``P``, aligned with ``lists``.
+        list_ids: (n,) the ``list_id`` of each row (the order of the lists, which the
+            single-label metrics' ``input`` ties follow); None = the order of their first rows
+            (``order``), as ingest numbers them.
     """
 
     group: np.ndarray
@@ -70,6 +73,7 @@ class RankedLists:
     n_positives: np.ndarray | None = None
     items: np.ndarray | None = None
     gains: np.ndarray | None = None
+    list_ids: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

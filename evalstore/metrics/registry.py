@@ -59,6 +59,8 @@ from evalstore.metrics.references import (
     pr_curve_reference,
     reprojection_error_reference,
 )
+from evalstore.metrics.single_label_catalogue import SINGLE_LABEL
+from evalstore.metrics.single_label_references import single_label_reference
 
 __all__ = [
     "ALL_TASKS", "BUILT_IN", "DEFAULTS", "HEADLINE", "LIST_NOUN", "METRICS", "Inputs",
@@ -96,6 +98,7 @@ _TWINS: dict[str, Reference] = {
     "homography_accuracy_superpoint": homography_accuracy_superpoint_reference,
     "iou": iou_reference,
     "iou_micro": iou_micro_reference,
+    **{name: single_label_reference(name) for name in SINGLE_LABEL},
 }
 
 

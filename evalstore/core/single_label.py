@@ -1,0 +1,253 @@
+"""Single-label classification metrics (NumPy): top-1 and top-k accuracy, balanced accuracy,
+macro and micro F1 of the top-1 classes, and the expected calibration error.
+
+The input is a score matrix, one row per sample and one column per class (the classes in
+list order), built by :func:`sample_matrix` from the ranked-list layout: one list per class,
+one item per sample, label +1 in the list of the sample's true class and -1 in the others. A
+row labelled 0 is no candidate (its class is neither the top-1 nor counted above the true
+class); a score of ``-inf`` (NULL in the store) ranks below every score.
+
+Ties of the top score, under each policy (``sql/lib/single_label.sql`` is the SQL twin):
+
+- ``input`` (and ``docid``, which orders a list's items, not a sample's classes): tied
+  classes ranked in list order, the first column first (``np.argmax``);
+- ``optimistic``: the true class first among its ties; ``pessimistic``: last;
+- ``grouped``: the expected value over the orders of the ties. A sample whose true class
+  ties with m classes (itself included) below r others is a top-k hit with probability
+  ``min(max((k - r) / m, 0), 1)``; its top-1 is each of the m' classes at the top score with
+  weight 1/m'. Accuracy, top-k accuracy, balanced accuracy and micro F1 are linear in these,
+  so they are the expected values; macro F1 is the F1 of the expected counts and ece the
+  calibration error of the expected accuracies (not the expectations of those ratios).
+
+Sums are taken exactly rounded (``math.fsum``), as the SQL's ``sum_exact``. Example: three
+samples, classes a, b, c; the second sample ties a and b at the top:
+
+>>> s = SampleMatrix(np.array(["a", "b", "c"]), np.array(["s1", "s2", "s3"]),
+...     np.array([[0.7, 0.2, 0.1], [0.4, 0.4, 0.2], [0.1, 0.3, 0.6]]),
+...     np.ones((3, 3), dtype=bool), np.array([0, 1, 1]))
+>>> hits(s, "input", 1).tolist(), hits(s, "grouped", 1).tolist()
+([1.0, 0.0, 0.0], [1.0, 0.5, 0.0])
+>>> float(f1_micro(s, "optimistic")), f1_per_class(s, "input").tolist()
+(0.6666666666666666, [0.6666666666666666, 0.0, 0.0])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from evalstore.errors import InvalidInput
+
+__all__ = [
+    "SampleMatrix",
+    "accuracy_per_class",
+    "bin_edges",
+    "bin_of",
+    "confidences",
+    "ece",
+    "f1_micro",
+    "f1_per_class",
+    "hits",
+    "sample_matrix",
+    "top1",
+]
+
+
+@dataclass(frozen=True)
+class SampleMatrix:
+    """The samples of one single-label run.
+
+    Attributes:
+        classes: (C,) the class ids, in list order.
+        samples: (S,) the sample ids.
+        scores: (S, C) float64 scores, ``-inf`` where NULL.
+        candidate: (S, C) False where the row is labelled 0.
+        truth: (S,) the column of each sample's true class.
+    """
+
+    classes: np.ndarray
+    samples: np.ndarray
+    scores: np.ndarray
+    candidate: np.ndarray
+    truth: np.ndarray
+
+
+def sample_matrix(
+    group: Sequence[object] | np.ndarray,
+    items: Sequence[object] | np.ndarray,
+    scores: np.ndarray,
+    labels: np.ndarray,
+    class_order: Sequence[object] | np.ndarray,
+) -> SampleMatrix:
+    """The score matrix of ranked lists in the single-label layout.
+
+    Args:
+        group: (n,) the class (list) of each row.
+        items: (n,) the sample (item) of each row.
+        scores: (n,) float64 scores, ``-inf`` for NULL.
+        labels: (n,) +1 for the sample's true class, -1 for the others, 0 for no candidate.
+        class_order: the class ids in list order (list_id).
+
+    Raises:
+        InvalidInput: a sample without exactly one +1 label, or missing from a class's list.
+    """
+    classes = np.asarray(list(class_order), dtype=object)
+    column = {c: j for j, c in enumerate(classes.tolist())}
+    sample_ids = list(dict.fromkeys(np.asarray(items, dtype=object).tolist()))
+    row = {s: i for i, s in enumerate(sample_ids)}
+    n_s, n_c = len(sample_ids), classes.size
+    matrix = np.full((n_s, n_c), np.nan)
+    candidate = np.zeros((n_s, n_c), dtype=bool)
+    present = np.zeros((n_s, n_c), dtype=bool)
+    positives = np.zeros(n_s, dtype=np.int64)
+    truth = np.zeros(n_s, dtype=np.int64)
+    rows = zip(
+        np.asarray(group, dtype=object).tolist(),
+        np.asarray(items, dtype=object).tolist(),
+        np.asarray(scores, dtype=np.float64).tolist(),
+        np.asarray(labels).tolist(),
+        strict=True,
+    )
+    for g, item, score, label in rows:
+        i, j = row[item], column[g]
+        matrix[i, j], present[i, j], candidate[i, j] = score, True, label != 0
+        if label == 1:
+            positives[i] += 1
+            truth[i] = j
+    for i, s in enumerate(sample_ids):
+        if positives[i] != 1:
+            raise InvalidInput(
+                f"sample {s!r} has {positives[i]} positive labels (+1); a single-label metric "
+                "needs exactly one"
+            )
+        if not present[i].all():
+            raise InvalidInput(
+                f"sample {s!r} is in {int(present[i].sum())} of the {n_c} class lists; it "
+                "needs a row in each"
+            )
+    ids = np.empty(n_s, dtype=object)
+    ids[:] = sample_ids
+    return SampleMatrix(classes, ids, matrix, candidate, truth)
+
+
+def _placed(s: SampleMatrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per sample: the candidates above its true class, tied with it (itself included), and
+    tied with it in an earlier column."""
+    true_score = s.scores[np.arange(s.truth.size), s.truth][:, None]
+    above = ((s.scores > true_score) & s.candidate).sum(axis=1)
+    same = (s.scores == true_score) & s.candidate
+    before = (same & (np.arange(s.classes.size)[None, :] < s.truth[:, None])).sum(axis=1)
+    return above, same.sum(axis=1), before
+
+
+def hits(s: SampleMatrix, ties: str, k: int) -> np.ndarray:
+    """(S,) 1.0 where the true class is among the sample's top ``k`` under ``ties``, else
+    0.0; under ``grouped`` the probability over the orders of the ties."""
+    above, tied, before = _placed(s)
+    if ties == "grouped":
+        return np.clip((k - above) / tied, 0.0, 1.0)
+    if ties == "optimistic":
+        return (above < k).astype(np.float64)
+    if ties == "pessimistic":
+        return (above + tied <= k).astype(np.float64)
+    return (above + before < k).astype(np.float64)  # input, docid: list order
+
+
+def top1(s: SampleMatrix, ties: str) -> np.ndarray:
+    """(S, C) the weight of each class as the sample's top-1: 1 for the one class under the
+    rankings of one class at a time, 1/m for each of m classes at the top under grouped."""
+    at_top = (s.scores == confidences(s)[:, None]) & s.candidate
+    if ties == "grouped":
+        return at_top / at_top.sum(axis=1, keepdims=True)
+    rows = np.arange(s.truth.size)
+    first = np.argmax(at_top, axis=1)  # the first column at the top
+    if ties == "optimistic":
+        first = np.where(at_top[rows, s.truth], s.truth, first)
+    elif ties == "pessimistic":
+        others = at_top.copy()
+        others[rows, s.truth] = False
+        first = np.where(others.any(axis=1), np.argmax(others, axis=1), s.truth)
+    weights = np.zeros(s.scores.shape)
+    weights[rows, first] = 1.0
+    return weights
+
+
+def confidences(s: SampleMatrix) -> np.ndarray:
+    """(S,) each sample's top score among its candidates."""
+    return np.max(np.where(s.candidate, s.scores, -np.inf), axis=1)
+
+
+def accuracy_per_class(s: SampleMatrix, ties: str, k: int) -> tuple[np.ndarray, float]:
+    """The share of each class's samples that are top-``k`` hits (its recall; NaN for a class
+    without samples), and the share of all samples (NaN without samples)."""
+    h = hits(s, ties, k)
+    per_class = np.full(s.classes.size, np.nan)
+    for j in range(s.classes.size):
+        mine = h[s.truth == j]
+        if mine.size:
+            per_class[j] = math.fsum(mine.tolist()) / mine.size
+    run = math.fsum(h.tolist()) / h.size if h.size else math.nan
+    return per_class, run
+
+
+def f1_per_class(s: SampleMatrix, ties: str) -> np.ndarray:
+    """(C,) each class's F1 = 2 TP / (n_true + n_pred) of the top-1 classes; NaN for a class
+    neither true nor predicted (scikit-learn leaves it out of the macro mean)."""
+    w = top1(s, ties)
+    out = np.full(s.classes.size, np.nan)
+    for j in range(s.classes.size):
+        tp = math.fsum(w[s.truth == j, j].tolist())
+        n_pred = math.fsum(w[:, j].tolist())
+        n_true = float(np.sum(s.truth == j))
+        if n_true + n_pred:
+            out[j] = 2.0 * tp / (n_true + n_pred)
+    return out
+
+
+def f1_micro(s: SampleMatrix, ties: str) -> float:
+    """F1 pooled over classes, 2 TP / (2 TP + FP + FN): TP the (expected) correct top-1s,
+    FP = FN the others; NaN without samples."""
+    h = hits(s, ties, 1)
+    tp = math.fsum(h.tolist())
+    fp = fn = math.fsum((1.0 - h).tolist())
+    return 2.0 * tp / (2.0 * tp + fp + fn) if h.size else math.nan
+
+
+def bin_edges(n_bins: int) -> np.ndarray:
+    """torchmetrics' ``linspace(0, 1, n_bins + 1)`` in float64 (NumPy's values: edge i is
+    ``i * (1 / n_bins)``, the last 1.0)."""
+    return np.linspace(0.0, 1.0, n_bins + 1)
+
+
+def bin_of(conf: np.ndarray, n_bins: int) -> np.ndarray:
+    """The bin of each confidence: the edges at or below it, minus 1 (``torch.bucketize(c,
+    edges, right=True) - 1``): an edge opens the bin above it, 1.0 is bin ``n_bins``."""
+    return np.searchsorted(bin_edges(n_bins), conf, side="right") - 1
+
+
+def ece(conf: np.ndarray, acc: np.ndarray, n_bins: int) -> float:
+    """Expected calibration error, L1: sum over bins of ``|acc_b - conf_b| * n_b / n``, with
+    ``acc_b``, ``conf_b`` the means of the bin's accuracies and confidences (torchmetrics'
+    ``_binning_bucketize`` and ``_ce_compute``, Lightning-AI/torchmetrics
+    src/torchmetrics/functional/classification/calibration_error.py at
+    660df0d699c4da98d9f0abd7cdbc4798d300ab6e); NaN without samples.
+
+    torchmetrics' binary example (its confidences and accuracies; tensor(0.2900)):
+
+    >>> round(ece(np.array([0.25, 0.25, 0.55, 0.75, 0.75]), np.array([0, 0, 1, 1, 1.0]), 2), 12)
+    0.29
+    """
+    if conf.size == 0:
+        return math.nan
+    bins = bin_of(conf, n_bins)
+    terms = []
+    for b in np.unique(bins):
+        inside = bins == b
+        n = int(inside.sum())
+        conf_b = math.fsum(conf[inside].tolist()) / n
+        acc_b = math.fsum(acc[inside].tolist()) / n
+        terms.append(abs(acc_b - conf_b) * (n / conf.size))
+    return math.fsum(terms)
