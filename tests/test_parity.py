@@ -179,6 +179,65 @@ def _read_ranked(store: Store, run_id: int) -> RankedLists:
     )
 
 
+# -- multi-label classification runs (source "scores", task classification) ---------------------
+
+
+def _multilabel(pick: Callable[[list[Any]], Any], n_images: int, n_classes: int) -> dict[str, Any]:
+    """(image, class) rows of a classification run, in a shuffled input order: a class per
+    list, an image per item; some pairs without a row, heavy ties, scores on the sweep values
+    (0, 1, 3...), NULL scores, ignored labels; class ids whose text order is not numeric."""
+    divisor = pick([1.0, 3.0])
+    rows = []
+    for i in range(n_images):
+        for c in range(n_classes):
+            if pick([True, True, True, True, False]):
+                score = pick([-np.inf, *(float(v) / divisor for v in range(pick([2, 4, 12])))])
+                rows.append((f"c{[3, 10, 200, 21, 7, 1][c % 6]}{c // 6 or ''}", f"i{i}", score,
+                             pick([-1, -1, 0, 1, 1])))  # fmt: skip
+    if not rows:
+        rows.append(("c3", "i0", 1.0, 1))
+    order = [pick(list(range(len(rows) - j))) for j in range(len(rows))]
+    shuffled = []
+    for j in order:  # a draw of a permutation, item by item
+        shuffled.append(rows.pop(j))
+    return {"rows": shuffled}
+
+
+@st.composite
+def multilabel_runs(draw: Any) -> dict[str, Any]:
+    pick = lambda xs: draw(st.sampled_from(xs))  # noqa: E731
+    return _multilabel(pick, draw(st.integers(1, 7)), draw(st.integers(1, 7)))
+
+
+def _seeded_multilabel(rng: np.random.Generator) -> dict[str, Any]:
+    return _multilabel(lambda xs: xs[int(rng.integers(len(xs)))], 40, 8)
+
+
+def _ingest_multilabel(store: Store, data: dict[str, Any]) -> int:
+    frame = pl.DataFrame(
+        data["rows"], schema=["group_id", "item_id", "score", "label"], orient="row"
+    )
+    return store.ingest(
+        frame, task="classification", run=_run_name(), labels="pm1", git_commit=None
+    ).run_id
+
+
+def _read_multilabel(store: Store, run_id: int) -> RankedLists:
+    rows = _read(
+        store,
+        "select group_id, item_id, score, label, seq from scores"
+        " where run_id = $r and task = 'classification' order by seq",
+        run_id,
+    )
+    return RankedLists(
+        group=_ids(rows["group_id"].to_list()),
+        scores=rows["score"].fill_null(-np.inf).to_numpy().astype(np.float64),
+        labels=rows["label"].to_numpy().astype(np.int64),
+        order=rows["seq"].to_numpy().astype(np.int64),
+        items=np.array(rows["item_id"].to_list(), dtype=object),
+    )
+
+
 # -- keypoint matches and image pairs (source "pairs") ------------------------------------------
 
 OFFSETS = [(0.0, 0.0), (3.0, 0.0), (0.0, -3.0), (3.0, 4.0), (1.0, 1.0), (6.0, 8.0), (0.5, 0.25)]
@@ -471,6 +530,14 @@ SOURCES = {
         read_single_label,
         0.0,
     ),
+    "scores/multilabel": Source(
+        "classification",
+        multilabel_runs(),
+        _seeded_multilabel,
+        _ingest_multilabel,
+        _read_multilabel,
+        0.0,
+    ),
     **{
         f"detections/{matching}": Source(
             "detection",
@@ -489,11 +556,14 @@ def _kind(metric: Metric) -> str:
     """The key of the metric's runs in SOURCES: its source; for detection runs with the
     matching its SQL reads, whose reference code the runs suit (:func:`_detections`); for
     single-label metrics (checked before they run) single-label runs, of probabilities where
-    the metric reads scores as such."""
+    the metric reads scores as such; for the other metrics of classification runs alone (the
+    multi-label ones) runs whose images have a row in several classes (:func:`_multilabel`)."""
     if PROBABILITY_CHECK in metric.checks:
         return "scores/probabilities"
     if SAMPLE_CHECK in metric.checks:
         return "scores/single_label"
+    if metric.source == "scores" and metric.tasks == ("classification",):
+        return "scores/multilabel"
     if metric.source != "detections":
         return metric.source
     return f"detections/{NEEDS_MATCHES.get(metric.name, 'coco')}"

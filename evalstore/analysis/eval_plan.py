@@ -69,7 +69,7 @@ class Plan:
 
     def k_for(self, metric: Metric) -> int:
         """The cut-off of ``metric``: the one given (or the protocol's), else the metric's own
-        default (``topk_accuracy``: 5), else :data:`DEFAULT_K`."""
+        default (``topk_accuracy``: 5; ``cp_at_k``: 3), else :data:`DEFAULT_K`."""
         if self.k_given or metric.default_k is None:
             return self.k
         return metric.default_k
@@ -192,20 +192,31 @@ def _candidates(
     return [m for m in named if m.name in own]
 
 
-def sweep_values(metric: Metric, sweeps: Mapping[str, Sequence[float]]) -> list[float]:
-    """The values of ``metric``'s sweep to compute: those given, else its defaults.
+def sweep_values(
+    metric: Metric,
+    sweeps: Mapping[str, Sequence[float]],
+    protocol: protocols.Protocol | None = None,
+) -> list[float]:
+    """The values of ``metric``'s sweep to compute: those given, else the protocol's (mlgcn's
+    threshold 0), else its defaults.
 
     Raises:
-        InvalidInput: a value that is not finite and >= 0 (a whole number >= 1 for a sweep
-            of whole numbers).
+        InvalidInput: a value that is not finite, or below the sweep's ``minimum`` (a whole
+            number >= 1 for a sweep of whole numbers).
     """
     if metric.sweep is None:
         return []
-    values = [float(v) for v in sweeps.get(metric.sweep.column, metric.sweep.default)]
-    if not values or any(not math.isfinite(v) or v < 0 for v in values):
-        raise InvalidInput(f"--{metric.sweep.column} needs finite values >= 0, got {values}")
+    column = metric.sweep.column
+    own = metric.sweep.default
+    if protocol is not None and metric.name in protocol.sweeps:
+        own = protocol.sweeps[metric.name]
+    values = [float(v) for v in sweeps.get(column, own)]
+    low = metric.sweep.minimum
+    if not values or any(not math.isfinite(v) or (low is not None and v < low) for v in values):
+        at_least = "" if low is None else f" >= {low:g}"
+        raise InvalidInput(f"--{column} needs finite values{at_least}, got {values}")
     if metric.sweep.whole and any(v < 1 or v != int(v) for v in values):
-        raise InvalidInput(f"--{metric.sweep.column} needs whole numbers >= 1, got {values}")
+        raise InvalidInput(f"--{column} needs whole numbers >= 1, got {values}")
     return sorted(set(values))
 
 

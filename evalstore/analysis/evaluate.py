@@ -184,7 +184,7 @@ def evaluate(
     frames = []
     engine_name = "duckdb" if engine is None else engine.name
     for step, (task, metric, ids) in enumerate(chosen.steps):
-        at = sweep_values(metric, sweeps or {})
+        at = sweep_values(metric, sweeps or {}, chosen.protocol)
         sets = param_sets(metric, chosen, at)
         todo = pending_runs(store, task, metric, ids, sets, engine_name, recompute)
         if todo:

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Leaderboard", "leaderboard", "pivot"]
 
+_SWEEPS = ("sigma", "threshold", "eps")  # a sweep value is shown as @value
+
 
 @dataclass(frozen=True)
 class Leaderboard:
@@ -104,11 +106,8 @@ def leaderboard(
             f"no run has logged values of {unknown[0]!r} (logged: {', '.join(known) or 'none'}); "
             "the leaderboard's computed columns are the headline metrics"
         )
-    columns = _columns(computed, known) if computed else HEADLINE
+    columns = _columns(computed, known) if computed else _protocol_columns(protocol)
     wanted = sorted({m for specs in columns.values() for m, _ in specs})
-    if protocol is not None and not computed:
-        own = {m for names in protocols.get(protocol).metrics.values() for m in names}
-        wanted = [m for m in wanted if m in own] or sorted(own)
     frame = groups(
         store,
         experiment=experiment,
@@ -164,6 +163,20 @@ def _columns(
             chosen.append(metric)
     per_task = {task: tuple((m.name, None) for m in chosen if task in m.tasks) for task in HEADLINE}
     return {task: specs for task, specs in per_task.items() if specs}
+def _protocol_columns(protocol: str | None) -> dict[str, tuple[tuple[str, float | None], ...]]:
+    """The leaderboard's columns of each task without ``-m`` (metric, sweep value or None):
+    the headline metrics (:data:`HEADLINE`); under a protocol those it reports, or where it
+    reports none of a task's headline metrics, every metric it reports for the task."""
+    if protocol is None:
+        return dict(HEADLINE)
+    own = protocols.get(protocol).metrics
+    out = {}
+    for task, specs in HEADLINE.items():
+        reported = own.get(task, ())
+        out[task] = tuple(s for s in specs if s[0] in reported) or tuple(
+            (m, None) for m in reported
+        )
+    return out
 
 
 def _with_logged(
@@ -201,13 +214,9 @@ def _suffix(params: str) -> str:
     """What a column adds to ``task metric``: the sweep value (``@3``) or other parameters
     (``k=10``); the tie policy and protocol are the table's, not the column's."""
     shown = {k: v for k, v in json.loads(params).items() if k not in ("ties", "protocol")}
-    if not shown:
-        return ""
-    if len(shown) == 1:
-        [(key, value)] = shown.items()
-        if key in ("sigma", "threshold", "eps"):
-            return f"@{value:g}"
-    return " (" + ", ".join(f"{k}={v}" for k, v in shown.items()) + ")"
+    at = "".join(f"@{v:g}" for k, v in shown.items() if k in _SWEEPS)
+    rest = {k: v for k, v in shown.items() if k not in _SWEEPS}
+    return at + (" (" + ", ".join(f"{k}={v}" for k, v in rest.items()) + ")" if rest else "")
 
 
 def pivot(frame: pl.DataFrame, protocol: str | None = None) -> Leaderboard:

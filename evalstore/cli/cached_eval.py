@@ -119,7 +119,7 @@ def _steps(
         return None
     steps = []
     for task, metric, ids in chosen.steps:
-        at = sweep_values(metric, sweeps)
+        at = sweep_values(metric, sweeps, chosen.protocol)
         sets = param_sets(metric, chosen, at)
         todo = pending_runs(store, task, metric, ids, sets, recompute=recompute)
         if todo and not computes_alone(metric, task):

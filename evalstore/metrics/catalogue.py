@@ -25,14 +25,15 @@ from typing import TYPE_CHECKING, Any
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
 from evalstore.metrics import single_label_catalogue as single
+from evalstore.metrics.multilabel_names import MULTILABEL_METRICS, MULTILABEL_THRESHOLDS
 
 if TYPE_CHECKING:
     from evalstore.metrics.references import Inputs, Params, Reference, Result
 
 __all__ = [
     "ALL_TASKS", "BUILT_IN", "CATALOGUE", "COCO_METRICS", "DEFAULTS", "EPS", "HEADLINE",
-    "LIST_NOUN", "SIGMAS", "THRESHOLDS", "TIDE_METRICS", "TIES", "VOC_METRICS", "Metric",
-    "Sweep", "find", "for_task", "unattached",
+    "LIST_NOUN", "MULTILABEL_METRICS", "MULTILABEL_THRESHOLDS", "SIGMAS", "THRESHOLDS",
+    "TIDE_METRICS", "TIES", "VOC_METRICS", "Metric", "Sweep", "find", "for_task", "unattached",
 ]  # fmt: skip
 
 #: The tie policies (:data:`evalstore.core.points.TIES`, which the core defines; a test
@@ -97,12 +98,14 @@ class Sweep:
         param: the SQL parameter taking the list of values (``sigmas`` -> ``$sigmas``).
         default: the values computed when none are given.
         whole: the values are whole numbers >= 1 (ece's bins).
+        minimum: the least value accepted (None: any finite value, as a threshold on logits).
     """
 
     column: str
     param: str
     default: tuple[float, ...]
     whole: bool = False
+    minimum: float | None = 0.0
 
 
 @dataclass(frozen=True)
@@ -263,6 +266,16 @@ def _single_label(name: str) -> Metric:
                   sweep=bins)  # fmt: skip
 
 
+def _multilabel(name: str) -> Metric:
+    """ML-GCN's CP ... OF1 of a classification run at each threshold, or of each image's top
+    k (``_at_k``): the run's value is its SQL's row (not a mean over classes)."""
+    sweep = Sweep("threshold", "thresholds", MULTILABEL_THRESHOLDS, minimum=None)
+    top_k = name.endswith("_at_k")
+    return Metric(name, unattached, ("classification",), True, name, _K if top_k else (),
+                  sweep=sweep, doc=MULTILABEL_METRICS[name], overall="run row",
+                  default_k=3 if top_k else None)  # fmt: skip
+
+
 #: Every built-in metric, without its twin (the registry's ``METRICS`` has them attached).
 CATALOGUE: dict[str, Metric] = {
     m.name: m
@@ -304,6 +317,7 @@ CATALOGUE: dict[str, Metric] = {
         Metric("iou_micro", unattached, _OUT, True, "iou_micro", source="outcomes"),
         *(_detection(n) for n in (*COCO_METRICS, *VOC_METRICS, *TIDE_METRICS)),
         *(_single_label(n) for n in single.SINGLE_LABEL),
+        *(_multilabel(n) for n in MULTILABEL_METRICS),
     ]
 }
 

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from evalstore.errors import InvalidInput
+from evalstore.metrics import multilabel_names
 from evalstore.metrics.catalogue import COCO_METRICS, TIDE_METRICS
 
 __all__ = ["PROTOCOLS", "Protocol", "Source", "get"]
@@ -61,6 +62,7 @@ class Protocol:
             relevant documents scores 0 and is averaged).
         k: the cut-off of its metrics at k (``precision_at_k``, ``ndcg_at_k``...) when none is
             given.
+        sweeps: metric -> its sweep's values when none are given (mlgcn: a threshold of 0).
     """
 
     name: str
@@ -73,6 +75,7 @@ class Protocol:
     k: int | None = None
     no_positives: str = "left out"
     notes: tuple[str, ...] = field(default=(), compare=False)
+    sweeps: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
 
     @property
     def tasks(self) -> tuple[str, ...]:
@@ -116,6 +119,8 @@ _SUPERPOINT = Source(
     "superpoint/evaluations/descriptor_evaluation.py",
     "16be6749e317e8ee508d8ed331063c52873c74ec",
 )
+_MLGCN = Source("megvii-research/ML-GCN", "util.py", "311f521031b91c59a8bd65a1afe3e6cf9a97916a")
+_MULTILABEL = tuple(f"{m}{at_k}" for at_k in ("", "_at_k") for m in multilabel_names.NAMES)
 _D2NET = Source(
     "mihaidusmanu/d2-net",
     "hpatches_sequences/HPatches-Sequences-Matching-Benchmark.ipynb",
@@ -268,6 +273,20 @@ PROTOCOLS: dict[str, Protocol] = {
             "grouped",
             "the corners are SuperPoint's (x over 0..h-1, y over 0..w-1, as its code indexes "
             "shape = (h, w)), not the image's; the same estimate (image 0 -> 1, RANSAC 3 px)",
+        ),
+        Protocol(
+            "mlgcn",
+            "ML-GCN AveragePrecisionMeter: mAP, CP, CR, CF1, OP, OR, OF1 (scores >= 0) and "
+            "their top-3 forms (overall, overall_topk(3))",
+            _MLGCN,
+            {"classification": ("ap", *_MULTILABEL)},
+            "input",
+            "a label is predicted when its logit is >= 0 (evalstore: 0.5); top 3 labels per "
+            "image; equal scores by class in input order (the columns' order; torch.topk and "
+            "torch.sort leave the order of equal values undocumented); its mAP is "
+            "average_precision(difficult_examples=True): labels 0 skipped, as evalstore's ap",
+            k=3,
+            sweeps=dict.fromkeys(_MULTILABEL, (0.0,)),
         ),
         Protocol(
             "d2net",

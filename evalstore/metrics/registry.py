@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from evalstore.core import point_metrics
+from evalstore.core import multilabel, point_metrics
 from evalstore.errors import InvalidInput
 from evalstore.metrics import det_references as det
 from evalstore.metrics.catalogue import (
@@ -42,6 +42,7 @@ from evalstore.metrics.catalogue import (
     find,
     for_task,
 )
+from evalstore.metrics.multilabel_references import multilabel_reference
 from evalstore.metrics.outcome_references import iou_micro_reference, iou_reference
 from evalstore.metrics.references import (
     Inputs,
@@ -99,6 +100,8 @@ _TWINS: dict[str, Reference] = {
     "iou": iou_reference,
     "iou_micro": iou_micro_reference,
     **{name: single_label_reference(name) for name in SINGLE_LABEL},
+    **{name: multilabel_reference(name) for name in multilabel.NAMES},
+    **{f"{name}_at_k": multilabel_reference(name, top_k=True) for name in multilabel.NAMES},
 }
 
 

@@ -1,0 +1,78 @@
+"""The NumPy references of the multi-label metrics (``cp`` ... ``of1`` and their ``_at_k``
+forms): :mod:`evalstore.core.multilabel` over a classification run's :class:`RankedLists`,
+a list per class, an item per image.
+
+>>> lists = RankedLists(group=np.array(["cat", "dog", "cat", "dog"], dtype=object),
+...     scores=np.array([0.9, 0.2, 0.6, 0.7]), labels=np.array([1, 1, -1, 1]),
+...     items=np.array(["i1", "i1", "i2", "i2"], dtype=object))
+>>> of1 = multilabel_reference("of1")(lists, Params())  # at 0.5: OP = OR = 2/3
+>>> of1.group.tolist(), of1.at.tolist(), of1.value.tolist()
+([None], [0.5], [0.6666666666666666])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evalstore.core import multilabel
+from evalstore.core.points import docid_order
+from evalstore.errors import InvalidInput
+from evalstore.metrics.catalogue import MULTILABEL_THRESHOLDS
+from evalstore.metrics.references import Inputs, Params, RankedLists, Reference, Result
+
+__all__ = ["multilabel_reference"]
+
+
+def _classes(lists: RankedLists, ties: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The class ids (sorted), each row's class code, and each class's place in the tie
+    order of the top k: by first input position, or under ``docid`` by id as text, the
+    greater first."""
+    group = np.asarray(lists.group, dtype=object)
+    ids = np.array(sorted(set(group.tolist())), dtype=object)
+    where = {g: i for i, g in enumerate(ids.tolist())}
+    codes = np.array([where[g] for g in group.tolist()], dtype=np.int64)
+    if ties == "docid":
+        return ids, codes, docid_order(ids)
+    seq = np.arange(group.size) if lists.order is None else np.asarray(lists.order)
+    first = np.full(ids.size, np.iinfo(np.int64).max)
+    np.minimum.at(first, codes, seq)
+    return ids, codes, first
+
+
+def multilabel_reference(name: str, *, top_k: bool = False) -> Reference:
+    """The reference of ``name`` (``cp`` ... ``of1``), or with ``top_k`` of ``name_at_k``: the
+    run's value (group None) and, for ``cp``, ``cr``, ``cf1``, each class's, at each threshold
+    (:func:`evalstore.core.multilabel.counts`)."""
+    metric = f"{name}_at_k" if top_k else name
+
+    def reference(inputs: Inputs, params: Params) -> Result:
+        if not isinstance(inputs, RankedLists):
+            raise InvalidInput(f"{metric} reads RankedLists, got {type(inputs).__name__}")
+        if inputs.items is None:
+            raise InvalidInput(f"{metric} needs the item ids (RankedLists.items): the images")
+        at = np.asarray(MULTILABEL_THRESHOLDS if params.at is None else params.at, dtype=float)
+        ids, codes, order = _classes(inputs, params.ties)
+        _, image = np.unique(np.asarray(inputs.items, dtype=object).astype(str), return_inverse=True)
+        k = (params.k if params.k is not None else 3) if top_k else None
+        nc, np_, ng = multilabel.counts(
+            codes, image.reshape(-1), np.asarray(inputs.scores, dtype=np.float64),
+            np.asarray(inputs.labels), order, at, k=k, ties=params.ties,
+        )  # fmt: skip
+        run = multilabel.overall(name, nc, np_, ng)
+        groups: list[object] = [None] * at.size
+        values, xs = [run], [at]
+        classes = multilabel.per_class(name, nc, np_, ng)
+        if classes is not None:
+            groups += np.repeat(ids, at.size).tolist()
+            values.append(classes.reshape(-1))
+            xs.append(np.tile(at, ids.size))
+        out = np.empty(len(groups), dtype=object)
+        out[:] = groups
+        return Result(out, np.concatenate(values), np.concatenate(xs))
+
+    reference.__name__ = reference.__qualname__ = f"{metric}_reference"
+    reference.__doc__ = (
+        f"``{metric}`` of a classification run: the run's value and its classes', at each "
+        f"threshold (:mod:`evalstore.core.multilabel`).\n\n{multilabel.__doc__}"
+    )
+    return reference
