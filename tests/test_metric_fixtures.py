@@ -46,6 +46,14 @@ TABLES = ("scores", "groups", "matches", "pairs", "outcomes", "images", "truth",
 TASK = {
     "scores": "retrieval", "pairs": "keypoints", "outcomes": "outcomes", "detections": "detection"
 }  # fmt: skip
+
+
+def _task(metric: Metric) -> str:
+    """The task a fixture's rows are stored as: a metric of classification runs alone (the
+    multi-label ones: a list per class, an item per image) reads classification rows."""
+    return "classification" if metric.tasks == ("classification",) else TASK[metric.source]
+
+
 HOMOGRAPHY = ("h", "e", "r")  # pairs columns of 9 comma-separated numbers, row-major, or -
 _RUN = itertools.count()
 
@@ -406,7 +414,7 @@ def through_sql(
     if metric.kind == "curve":
         query = metric.query_for(params.ties)  # the file of the tie policy's strategy
         frame = queries.fetch(
-            store.con, query, metric.sql_params([run_id], TASK[metric.source], params)
+            store.con, query, metric.sql_params([run_id], _task(metric), params)
         )
         assert metric.x_column is not None
         columns = (frame["group_id"], frame[metric.x_column], frame[metric.value_column])
@@ -424,7 +432,11 @@ def through_sql(
         (g, None if column is None else json.loads(p)[column], v) for g, p, v in rows if p in now
     ]
     if metric.overall == "run row":  # TIDE's: the run's value (list `-`) is stored as the overall
-        got += [(None, None, v) for v in means.filter(pl.col("slice") == "")["value"]]
+        overall = means.filter(pl.col("slice") == "").to_dicts()
+        got += [
+            (None, None if column is None else json.loads(r["params"])[column], r["value"])
+            for r in overall
+        ]
     return got, means
 
 
