@@ -413,9 +413,7 @@ def through_sql(
     name, run_id = run
     if metric.kind == "curve":
         query = metric.query_for(params.ties)  # the file of the tie policy's strategy
-        frame = queries.fetch(
-            store.con, query, metric.sql_params([run_id], _task(metric), params)
-        )
+        frame = queries.fetch(store.con, query, metric.sql_params([run_id], _task(metric), params))
         assert metric.x_column is not None
         columns = (frame["group_id"], frame[metric.x_column], frame[metric.value_column])
         return list(zip(*(c.to_list() for c in columns), strict=True)), None

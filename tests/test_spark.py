@@ -200,6 +200,23 @@ def _ranking_random(seed: int) -> tuple[dict[str, Any], pl.DataFrame]:
     return data, pl.DataFrame({"group_id": present, "n_positives": override})
 
 
+def _multilabel(seed: int) -> dict[str, Any]:
+    """A multi-label classification run: 6 classes x 40 images, some (image, class) pairs
+    without a row, heavy ties, NULL scores, ignored labels."""
+    rng = np.random.default_rng(seed)
+    cls, image = np.meshgrid(np.arange(6), np.arange(40))
+    keep = rng.random(cls.size) < 0.9
+    cls, image = cls.reshape(-1)[keep], image.reshape(-1)[keep]
+    scores = rng.integers(-2, 4, size=cls.size) / 3.0
+    scores[rng.random(cls.size) < 0.05] = -np.inf
+    return {
+        "group_id": [f"c{c}" for c in cls],
+        "item_id": [f"i{i}" for i in image],
+        "score": scores,
+        "label": rng.choice([-1, -1, 0, 1], size=cls.size),
+    }
+
+
 def _verification(seed: int) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     n = 80
@@ -260,6 +277,10 @@ def _ingest_all(store: Store) -> dict[str, list[int]]:
         ids["retrieval"].append(r.run_id)
     r = store.ingest(_verification(2), task="verification", run="rank/verif", git_commit=None)
     ids["verification"].append(r.run_id)
+    for seed in (31, 32):
+        data = _multilabel(seed)
+        r = store.ingest(data, task="classification", run=f"ml/{seed}", git_commit=None)
+        ids.setdefault("multilabel", []).append(r.run_id)
     for seed in (21, 22):
         matches, pairs = _keypoints(seed)
         r = store.ingest_keypoints(matches, run=f"kp/{seed}", pairs=pairs, git_commit=None)
@@ -377,6 +398,8 @@ def _cases(ids: dict[str, list[int]]) -> list[tuple[str, str, dict[str, Any]]]:
     point per rank), with k = 1, 3, 50 under ``grouped`` (cuts through tied groups). The
     verification task (one global list, group_id NULL) runs every ranking metric once, and so
     do the detection runs' lists (made by the export from their boxes, under `input` ties).
+    The multi-label metrics run on two classification runs at four thresholds, a negative one
+    too, their top-k forms under `grouped` (k = 1, 3), `input` and `docid`.
     """
     cases: list[tuple[str, str, dict[str, Any]]] = []
 
@@ -391,6 +414,12 @@ def _cases(ids: dict[str, list[int]]) -> list[tuple[str, str, dict[str, Any]]]:
                 params = {"runs": runs, "task": "classification", "ties": ties, "k": 2}
                 if metric.sweep is not None:
                     params[metric.sweep.param] = [1.0, 10.0, 15.0]
+                cases.append((name, "classification", params))
+        elif metric.tasks == ("classification",):  # multi-label: thresholds; top k with ties
+            top_k = [("grouped", 1), ("grouped", 3), ("input", 3), ("docid", 3)]
+            for ties, k in top_k if "k" in metric.params else [("grouped", None)]:
+                params = {"runs": ids["multilabel"], "task": "classification",
+                          "ties": ties, "k": k, "thresholds": [-1.0, 0.0, 1 / 3, 0.5]}  # fmt: skip
                 cases.append((name, "classification", params))
         elif metric.source == "scores":
             policies = TIES if name in ("ap", "pr_curve") else ("grouped", "input")

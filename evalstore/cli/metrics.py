@@ -87,8 +87,8 @@ def eval_cmd(
         int | None,
         typer.Option(
             "--k",
-            help="Cut-off of precision_at_k / recall_at_k [default: 10] and of "
-            "topk_accuracy [default: 5].",
+            help="Cut-off of precision_at_k / recall_at_k [default: 10], of topk_accuracy "
+            "[default: 5] and of the multi-label cp_at_k .. of1_at_k [default: 3].",
         ),
     ] = None,
     by: Annotated[
@@ -108,7 +108,12 @@ def eval_cmd(
     ] = None,
     threshold: Annotated[
         str | None,
-        typer.Option("--threshold", help="mma thresholds in px [default: 1,2,...,10]."),
+        typer.Option(
+            "--threshold",
+            help="mma thresholds in px [default: 1,2,...,10]; the multi-label metrics' "
+            "score thresholds, a label predicted at score >= t [default: 0.5; 0 on logits; "
+            "negative: --threshold=-1].",
+        ),
     ] = None,
     bins: Annotated[
         str | None,

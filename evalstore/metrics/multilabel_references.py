@@ -52,7 +52,8 @@ def multilabel_reference(name: str, *, top_k: bool = False) -> Reference:
             raise InvalidInput(f"{metric} needs the item ids (RankedLists.items): the images")
         at = np.asarray(MULTILABEL_THRESHOLDS if params.at is None else params.at, dtype=float)
         ids, codes, order = _classes(inputs, params.ties)
-        _, image = np.unique(np.asarray(inputs.items, dtype=object).astype(str), return_inverse=True)
+        images = np.asarray(inputs.items, dtype=object).astype(str)
+        _, image = np.unique(images, return_inverse=True)
         k = (params.k if params.k is not None else 3) if top_k else None
         nc, np_, ng = multilabel.counts(
             codes, image.reshape(-1), np.asarray(inputs.scores, dtype=np.float64),

@@ -4,11 +4,34 @@ megvii-research/ML-GCN ``util.py`` @ 311f521031b91c59a8bd65a1afe3e6cf9a97916a, c
 ``AveragePrecisionMeter``: ``overall``, ``overall_topk`` and ``evaluation``, verbatim but for
 what reads the meter's state: ``self.scores`` / ``self.targets`` (torch tensors, N images x
 C classes) are the arguments ``scores`` / ``targets`` (NumPy arrays), and
-``self.scores.topk(k, 1, True, True)[1]`` is :func:`topk_indices`, NumPy's stable sort of
-the negated scores (of equal scores the lower column first; torch documents no order for
-them, and the tests give this one's ties to evalstore as ``ties="input"``).
+``self.scores.topk(k, 1, True, True)[1]`` is :func:`topk_indices` and ``torch.sort(output,
+dim=0, descending=True)`` in ``average_precision`` a stable sort: NumPy's stable sort of the
+negated scores (of equal scores the lower column, or image, first; torch documents no order
+for them, and the tests give this one's ties to evalstore as ``ties="input"``).
 
 The original lines, for reference::
+
+    @staticmethod
+    def average_precision(output, target, difficult_examples=True):
+
+        # sort examples
+        sorted, indices = torch.sort(output, dim=0, descending=True)
+
+        # Computes prec@i
+        pos_count = 0.
+        total_count = 0.
+        precision_at_i = 0.
+        for i in indices:
+            label = target[i]
+            if difficult_examples and label == 0:
+                continue
+            if label == 1:
+                pos_count += 1
+            total_count += 1
+            if label == 1:
+                precision_at_i += pos_count / total_count
+        precision_at_i /= pos_count
+        return precision_at_i
 
     def overall(self):
         if self.scores.numel() == 0:
@@ -31,7 +54,7 @@ The original lines, for reference::
         return self.evaluation(scores, targets)
 
     def evaluation(self, scores_, targets_):
-        n, n_class = scores_.shape
+        n, n_class = scores_.shape  # noqa: RUF059 (verbatim)
         Nc, Np, Ng = np.zeros(n_class), np.zeros(n_class), np.zeros(n_class)
         for k in range(n_class):
             scores = scores_[:, k]
@@ -65,13 +88,36 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["evaluation", "overall", "overall_topk", "topk_indices"]
+__all__ = ["average_precision", "evaluation", "overall", "overall_topk", "topk_indices"]
 
 
 def topk_indices(scores: np.ndarray, k: int) -> np.ndarray:
     """``scores.topk(k, 1, True, True)[1]``: each row's k largest, in decreasing order, ties
     by the lower column first."""
     return np.argsort(-scores, axis=1, kind="stable")[:, :k]
+
+
+def average_precision(
+    output: np.ndarray, target: np.ndarray, difficult_examples: bool = True
+) -> float:
+    # sort examples
+    indices = np.argsort(-output, kind="stable")  # torch.sort(output, 0, descending=True)[1]
+
+    # Computes prec@i
+    pos_count = 0.0
+    total_count = 0.0
+    precision_at_i = 0.0
+    for i in indices:
+        label = target[i]
+        if difficult_examples and label == 0:
+            continue
+        if label == 1:
+            pos_count += 1
+        total_count += 1
+        if label == 1:
+            precision_at_i += pos_count / total_count
+    precision_at_i /= pos_count
+    return precision_at_i
 
 
 def overall(scores: np.ndarray, targets: np.ndarray) -> tuple[float, ...]:
@@ -97,8 +143,8 @@ def overall_topk(scores_in: np.ndarray, targets_in: np.ndarray, k: int) -> tuple
 
 
 def evaluation(scores_: np.ndarray, targets_: np.ndarray) -> tuple[float, ...]:
-    n, n_class = scores_.shape
-    Nc, Np, Ng = np.zeros(n_class), np.zeros(n_class), np.zeros(n_class)  # noqa: N806
+    n, n_class = scores_.shape  # noqa: RUF059 (verbatim)
+    Nc, Np, Ng = np.zeros(n_class), np.zeros(n_class), np.zeros(n_class)
     for k in range(n_class):
         scores = scores_[:, k]
         targets = targets_[:, k]
@@ -108,11 +154,11 @@ def evaluation(scores_: np.ndarray, targets_: np.ndarray) -> tuple[float, ...]:
         Nc[k] = np.sum(targets * (scores >= 0))
     Np[Np == 0] = 1
     with np.errstate(divide="ignore", invalid="ignore"):  # added: NumPy's 0 / 0 is NaN, quietly
-        OP = np.sum(Nc) / np.sum(Np)  # noqa: N806
-        OR = np.sum(Nc) / np.sum(Ng)  # noqa: N806
-        OF1 = (2 * OP * OR) / (OP + OR)  # noqa: N806
+        OP = np.sum(Nc) / np.sum(Np)
+        OR = np.sum(Nc) / np.sum(Ng)
+        OF1 = (2 * OP * OR) / (OP + OR)
 
-        CP = np.sum(Nc / Np) / n_class  # noqa: N806
-        CR = np.sum(Nc / Ng) / n_class  # noqa: N806
-        CF1 = (2 * CP * CR) / (CP + CR)  # noqa: N806
+        CP = np.sum(Nc / Np) / n_class
+        CR = np.sum(Nc / Ng) / n_class
+        CF1 = (2 * CP * CR) / (CP + CR)
     return OP, OR, OF1, CP, CR, CF1

@@ -69,3 +69,25 @@ def test_the_worked_examples_hold(tmp_path: Path) -> None:
         trec, trec_c = values(store, "empty", "trec"), values(store, "empty", "trec-c")
         assert trec.mean("map") == 1.0 and trec.mean("precision_at_k") == pytest.approx(0.1)
         assert trec_c.mean("map") == 0.5 and trec_c.mean("precision_at_k") == pytest.approx(0.05)
+
+
+def test_the_multilabel_example_holds(tmp_path: Path) -> None:
+    """The `mlgcn` example: one image, classes a b c d, logits 2.0, 0.3, 0.3, -1.0."""
+    rows = {
+        "group_id": ["a", "b", "c", "d"],
+        "item_id": ["img"] * 4,
+        "score": [2.0, 0.3, 0.3, -1.0],
+        "label": [1, -1, 1, 1],
+    }
+
+    def of1(**kw: object) -> float:
+        frame = evaluate(store, ["ml"], **kw)  # type: ignore[arg-type]
+        return float(frame.filter(frame["slice"] == "")["value"][0])
+
+    with open_store(tmp_path) as store:
+        store.ingest(rows, task="classification", run="ml", labels="pm1", git_commit=None)
+        assert of1(metrics=["of1"]) == pytest.approx(2 / 7, rel=1e-12)
+        assert of1(metrics=["of1"], protocol="mlgcn") == pytest.approx(4 / 7, rel=1e-12)
+        assert of1(metrics=["of1_at_k"], protocol="mlgcn", k=2) == pytest.approx(2 / 7, rel=1e-12)
+        grouped = of1(metrics=["of1_at_k"], k=2, sweeps={"threshold": [0.0]})
+        assert grouped == pytest.approx(1 / 2, rel=1e-12)
