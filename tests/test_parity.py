@@ -729,10 +729,11 @@ def test_every_metric_has_sql_and_reference() -> None:
 
 def test_docstring_examples() -> None:
     import definitions
+    import definitions_multilabel
 
     import evalstore.metrics.registry
 
-    for module in (definitions, evalstore.metrics.registry):
+    for module in (definitions, definitions_multilabel, evalstore.metrics.registry):
         result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0, module.__name__
         assert result.attempted > 0, module.__name__

@@ -43,7 +43,7 @@ run's value only.
 >>> nc, np_, ng = counts(cls, image, scores, labels, np.array([0, 1]), np.array([0.5]))
 >>> nc[:, 0].tolist(), np_[:, 0].tolist(), ng.tolist()
 ([1.0, 1.0], [2.0, 1.0], [1, 2])
->>> {name: overall(name, nc, np_, ng)[0] for name in ("op", "or", "cp", "cr")}
+>>> {name: float(overall(name, nc, np_, ng)[0]) for name in ("op", "or", "cp", "cr")}
 {'op': 0.6666666666666666, 'or': 0.6666666666666666, 'cp': 0.75, 'cr': 0.75}
 """
 

@@ -26,7 +26,7 @@ per_class as (
 sums as (
     select run_id, threshold, count(*) as n_class, min(n_g) as min_g,
            sum_exact(n_c) as sum_c, sum_exact(n_p1) as sum_p1, sum_exact(n_g) as sum_g,
-           sum_exact(n_c / n_p1) as sum_prec,
+           sum_exact(n_c / nullif(n_p1, 0)) as sum_prec,
            sum_exact(n_c / nullif(n_g, 0)) as sum_rec
     from per_class
     group by run_id, threshold

@@ -14,5 +14,5 @@ with
 select run_id, cast(null as varchar) as group_id, threshold, cp as value
 from overall
 union all
-select run_id, group_id, threshold, n_c / n_p1 as value
+select run_id, group_id, threshold, n_c / nullif(n_p1, 0) as value
 from per_class

@@ -145,7 +145,7 @@ WITH rows_in AS (
     CAST(SUM(CAST(n_p1 * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS sum_p1,
     CAST(SUM(CAST(n_g * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS sum_g,
     CAST(SUM(CAST((
-      n_c / n_p1
+      n_c / NULLIF(n_p1, 0)
     ) * POWER(2, 90) AS DECIMAL(38, 0))) AS DOUBLE) * POWER(2, -90) AS sum_prec,
     CAST(SUM(CAST((
       n_c / NULLIF(n_g, 0)
