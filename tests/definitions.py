@@ -42,8 +42,8 @@ from evalstore.metrics.registry import KeypointRun, Outcomes, Params, RankedList
 from tests.conformance import reference_voc_det as voc_det
 from tests.conformance.test_tide import per_class
 from tests.conformance.test_tide import reference as tidecv
-from tests.single_label_definitions import SLOW as SINGLE_LABEL
 from tests.definitions_multilabel import SLOW_MULTILABEL
+from tests.single_label_definitions import SLOW as SINGLE_LABEL
 
 NAN = float("nan")
 

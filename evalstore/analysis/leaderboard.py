@@ -163,6 +163,8 @@ def _columns(
             chosen.append(metric)
     per_task = {task: tuple((m.name, None) for m in chosen if task in m.tasks) for task in HEADLINE}
     return {task: specs for task, specs in per_task.items() if specs}
+
+
 def _protocol_columns(protocol: str | None) -> dict[str, tuple[tuple[str, float | None], ...]]:
     """The leaderboard's columns of each task without ``-m`` (metric, sweep value or None):
     the headline metrics (:data:`HEADLINE`); under a protocol those it reports, or where it
