@@ -6,11 +6,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
+from typer.testing import CliRunner
 
 from evalstore import Store, demo
 from evalstore.analysis.configurations import groups
+from evalstore.cli import app
 from evalstore.demo.detection import DETECTORS, run_detector
 from evalstore.demo.detection_runs import SEED, demo_dataset
 from evalstore.demo.digits import SEEDS
@@ -79,10 +82,17 @@ def test_every_task_and_default_metric_has_values(built: tuple[Path, demo.DemoRe
                     assert (rows["n_lists"] == 0).all(), (run, task, metric)
                 else:
                     assert rows["value"].null_count() == 0, (run, task, metric)
-    classification = frame.filter(pl.col("task") == "classification")
+    classification = frame.filter(
+        pl.col("task") == "classification",
+        pl.col("base_metric").is_in(list(DEFAULTS["classification"])),
+    )
     assert (classification["n_lists"] == 10).all()  # one list per digit class
     defined = frame.filter(pl.col("value").is_not_null())
-    assert (defined["n_lists"] > 0).all()
+    # the overall precision, recall and F1 (ML-GCN's OP, OR, OF1) pool every class's counts:
+    # the run's value alone, no list's (n_lists 0)
+    pooled = [f"{m}{k}" for m in ("op", "or", "of1") for k in ("", "_at_k")]
+    assert (defined.filter(pl.col("base_metric").is_in(pooled))["n_lists"] == 0).all()
+    assert (defined.filter(~pl.col("base_metric").is_in(pooled))["n_lists"] > 0).all()
     assert frame.height - defined.height == 2 * 4 * 2  # APl, ARl; 4 runs; default and coco
 
 
@@ -268,3 +278,55 @@ def test_the_detection_runs_equal_pycocotools(built: tuple[Path, demo.DemoResult
             s = e.eval["precision"][:, :, k, 0, 2]
             want = float(s[s > -1].mean())
             assert cat[(run, name)] == pytest.approx(want, rel=1e-12, abs=1e-15), (run, name)
+
+
+def test_the_digits_runs_report_what_classification_papers_do(
+    built: tuple[Path, demo.DemoResult],
+) -> None:
+    """Every digits run has each of demo.DIGITS_METRICS, in range; top-1 accuracy and ECE
+    equal scikit-learn's accuracy and a plain 15-bin ECE of the stored probabilities."""
+    frame = overall(built[0])
+    digits = frame.filter(pl.col("experiment") == "digits")
+    for run in digits["run"].unique().to_list():
+        found = set(digits.filter(pl.col("run") == run)["base_metric"].to_list())
+        assert set(demo.DIGITS_METRICS) <= found, (run, set(demo.DIGITS_METRICS) - found)
+    assert digits["value"].drop_nulls().is_between(0.0, 1.0).all()
+    with Store(built[0], read_only=True) as store:
+        rows = store.con.sql(
+            "select s.group_id, s.item_id, s.score, s.label from scores s "
+            "join v_runs r using (run_id) where r.run = 'digits/mlp-128-seed0' "
+            "order by s.item_id, s.group_id"
+        ).pl()
+    proba = rows["score"].to_numpy().reshape(-1, 10)
+    truth = rows["label"].to_numpy().reshape(-1, 10).argmax(axis=1)
+    confidence, predicted = proba.max(axis=1), proba.argmax(axis=1)
+    correct = predicted == truth
+    # equal-width bins; a confidence on an edge opens the bin above (torch.bucketize, right)
+    bins = np.searchsorted(np.linspace(0.0, 1.0, 16), confidence, side="right") - 1
+    ece = sum(abs(correct[bins == b].mean() - confidence[bins == b].mean()) * (bins == b).mean()
+              for b in np.unique(bins))  # fmt: skip
+    top1 = value(frame, "digits/mlp-128-seed0", "classification", "top1_accuracy")
+    assert top1 == pytest.approx(correct.mean(), abs=1e-12)
+    calibration = value(
+        frame, "digits/mlp-128-seed0", "classification", "ece", '{"bins":15.0,"ties":"grouped"}'
+    )
+    assert calibration == pytest.approx(ece, abs=1e-9)
+
+
+def test_the_readme_table_is_the_demos(built: tuple[Path, demo.DemoResult]) -> None:
+    """The README's digits table is what its command prints, row by row, for every
+    configuration the demo built (the quick demo builds 3 of the 7, with the same data)."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    command = next(line for line in readme.splitlines()
+                   if line.startswith("evalstore leaderboard -e digits"))  # fmt: skip
+    args = command.split()[1:]
+    args[args.index("--db") + 1] = str(built[0])
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 0, out.output
+    printed = {line.split(" | ")[0]: line for line in out.output.splitlines()
+               if line.startswith("| digits/")}  # fmt: skip
+    header = out.output.splitlines()[0]
+    assert header in readme
+    assert len(printed) == len(CLASSIFIERS)
+    for row in printed.values():
+        assert row in readme, row

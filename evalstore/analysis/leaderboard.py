@@ -218,7 +218,8 @@ def _suffix(params: str) -> str:
     shown = {k: v for k, v in json.loads(params).items() if k not in ("ties", "protocol")}
     at = "".join(f"@{v:g}" for k, v in shown.items() if k in _SWEEPS)
     rest = {k: v for k, v in shown.items() if k not in _SWEEPS}
-    return at + (" (" + ", ".join(f"{k}={v}" for k, v in rest.items()) + ")" if rest else "")
+    told = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in rest.items())
+    return at + (f" ({told})" if rest else "")
 
 
 def pivot(frame: pl.DataFrame, protocol: str | None = None) -> Leaderboard:
