@@ -120,8 +120,12 @@ def test_per_class_rows(two_runs: Store) -> None:
 
 
 def test_compare_and_leaderboard_of_run_row_values(cli: Any, two_runs: Store) -> None:
-    board = leaderboard(two_runs, runs=True, protocol="mlgcn")  # its headline: map
-    assert board.columns == ["classification map"]
+    board = leaderboard(two_runs, runs=True, protocol="mlgcn")  # ML-GCN's table, whole
+    assert board.columns[:4] == ["classification map", "classification cp@0",
+                                 "classification cr@0", "classification cf1@0"]  # fmt: skip
+    assert len(board.columns) == 13 and "classification of1_at_k@0 (k=3)" in board.columns
+    voc = leaderboard(two_runs, runs=True, protocol="voc07")  # its headline alone
+    assert voc.columns == ["classification map_voc07"]
     table = leaderboard(two_runs, runs=True, protocol="mlgcn", metrics=["map", *NAMES])
     assert table.columns[:3] == ["classification map", "classification cp@0",
                                  "classification cr@0"]  # fmt: skip

@@ -168,16 +168,17 @@ def _columns(
 def _protocol_columns(protocol: str | None) -> dict[str, tuple[tuple[str, float | None], ...]]:
     """The leaderboard's columns of each task without ``-m`` (metric, sweep value or None):
     the headline metrics (:data:`HEADLINE`); under a protocol those it reports, or where it
-    reports none of a task's headline metrics, every metric it reports for the task."""
+    reports none of a task's headline metrics, or shows its whole table
+    (:attr:`~evalstore.metrics.protocols.Protocol.table`), every metric it reports for the
+    task."""
     if protocol is None:
         return dict(HEADLINE)
-    own = protocols.get(protocol).metrics
+    chosen = protocols.get(protocol)
     out = {}
     for task, specs in HEADLINE.items():
-        reported = own.get(task, ())
-        out[task] = tuple(s for s in specs if s[0] in reported) or tuple(
-            (m, None) for m in reported
-        )
+        reported = chosen.metrics.get(task, ())
+        headline = () if chosen.table else tuple(s for s in specs if s[0] in reported)
+        out[task] = headline or tuple((m, None) for m in reported)
     return out
 
 

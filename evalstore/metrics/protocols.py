@@ -63,6 +63,9 @@ class Protocol:
         k: the cut-off of its metrics at k (``precision_at_k``, ``ndcg_at_k``...) when none is
             given.
         sweeps: metric -> its sweep's values when none are given (mlgcn: a threshold of 0).
+        table: whether ``evalstore leaderboard --protocol NAME`` shows every metric it reports
+            (the benchmark's table: mlgcn's mAP, CP ... OF1 and their top-3 forms) rather than
+            the headline metrics among them.
     """
 
     name: str
@@ -76,6 +79,7 @@ class Protocol:
     no_positives: str = "left out"
     notes: tuple[str, ...] = field(default=(), compare=False)
     sweeps: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    table: bool = False
 
     @property
     def tasks(self) -> tuple[str, ...]:
@@ -287,6 +291,7 @@ PROTOCOLS: dict[str, Protocol] = {
             "average_precision(difficult_examples=True): labels 0 skipped, as evalstore's ap",
             k=3,
             sweeps=dict.fromkeys(_MULTILABEL, (0.0,)),
+            table=True,
         ),
         Protocol(
             "d2net",
