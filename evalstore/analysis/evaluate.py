@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol
 
 import polars as pl
 
-from evalstore.analysis import det_lists, det_matching
+from evalstore.analysis import det_lists, det_matching, intervals
 from evalstore.analysis.eval_plan import (
     DEFAULT_K,
     RESULT_COLUMNS,
@@ -21,6 +21,7 @@ from evalstore.analysis.eval_plan import (
 )
 from evalstore.analysis.eval_store import store_values
 from evalstore.db import queries
+from evalstore.errors import InvalidInput
 from evalstore.metrics import protocols, user
 from evalstore.metrics.registry import LIST_NOUN, METRICS, Metric, get
 from evalstore.runs.logged import latest_values, split_logged
@@ -132,6 +133,8 @@ def evaluate(
     progress: Progress | None = None,
     protocol: str | None = None,
     values: bool = True,
+    ci: intervals.CI | bool | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> pl.DataFrame:
     """Compute (or reuse) metrics of runs and return them.
 
@@ -162,12 +165,24 @@ def evaluate(
             and averaging. The values record it in their ``params``.
         values: return the values; False computes only those missing or stale, and returns
             an empty frame (the dashboards, which read the values with their own queries).
+        ci: the interval of each run's value (:class:`~evalstore.analysis.intervals.CI`;
+            True: 95%, 1,000 replicates, seed 0, ``resample="auto"``): the frame gains the
+            columns :data:`~evalstore.analysis.intervals.CI_COLUMNS` (NULL on slices' rows).
+        warn: called with one line naming the intervals that come from fewer than 5 lists.
 
     Returns:
         One row per (run, task, metric, slice) with the columns of :data:`RESULT_COLUMNS`;
         ``slice`` is ``""`` for the mean over all lists of the run (for a metric of
         ``overall = "run row"``, TIDE's, the run's own value, which is not that mean).
+
+    Raises:
+        InvalidInput: ``ci`` with another ``engine`` (the interval resamples this store's
+            rows), or as :func:`~evalstore.analysis.intervals.interval` raises.
     """
+    if ci is True:
+        ci = intervals.CI()
+    if ci and engine is not None:
+        raise InvalidInput(f"--ci resamples this store's rows: not with --engine {engine.name}")
     chosen = plan(
         store,
         runs,
@@ -180,8 +195,10 @@ def evaluate(
         protocol=protocol,
     )
     if chosen is None:
-        return pl.DataFrame(schema=dict.fromkeys(RESULT_COLUMNS, pl.String))
+        columns = [*RESULT_COLUMNS, *(intervals.CI_COLUMNS if ci else [])]
+        return pl.DataFrame(schema=dict.fromkeys(columns, pl.String))
     frames = []
+    few: list[tuple[str, str, int, str]] = []  # intervals from fewer than 5 lists
     engine_name = "duckdb" if engine is None else engine.name
     for step, (task, metric, ids) in enumerate(chosen.steps):
         at = sweep_values(metric, sweeps or {}, chosen.protocol)
@@ -195,9 +212,15 @@ def evaluate(
                 if key not in (*LIST_NOUN.values(), "list"):  # another task's noun: not a slice
                     _slices(store, metric, task, ids, params, key)
             if values:
-                frames.append(_read(store, ids, task, metric, params, by))
+                part = _read(store, ids, task, metric, params, by)
+                if isinstance(ci, intervals.CI):
+                    part, found = intervals.attach(store, part, metric, ci)
+                    few += found
+                frames.append(part)
         if progress is not None:
             progress(f"{metric.name} {task}", step + 1, len(chosen.steps))
+    if few and warn is not None:
+        warn(intervals.few_lists(few))
     return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
 
 

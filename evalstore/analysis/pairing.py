@@ -28,7 +28,6 @@ import numpy as np
 import polars as pl
 
 from evalstore.analysis import watching
-from evalstore.analysis.configurations import Unit
 from evalstore.analysis.resampling import ItemLists, item_replicates, rank_swap_p
 from evalstore.analysis.reweighting import fast, reweighted_replicates
 from evalstore.analysis.statistics import (
@@ -48,9 +47,18 @@ from evalstore.metrics import protocols
 from evalstore.metrics.registry import Metric, Params
 
 if TYPE_CHECKING:
+    from evalstore.analysis.configurations import Unit
     from evalstore.store.facade import Store
 
-__all__ = ["RESAMPLING", "in_list_order", "name", "paired_lists", "stats"]
+__all__ = [
+    "RESAMPLING",
+    "by_category",
+    "in_list_order",
+    "name",
+    "paired_lists",
+    "run_items",
+    "stats",
+]
 
 #: ``--resample``: ``auto`` (items below MIN_LISTS lists for ranking metrics, else lists),
 #: ``lists`` or ``items`` (ranking metrics; others resample lists).
@@ -113,11 +121,11 @@ def _list_matrix(
         cols = [position[g] for g in part["group_id"].to_list()]
         values[row, cols] = part["value"].fill_null(np.nan).to_numpy().astype(np.float64)
     if task == "detection" and metric.source == "scores":
-        return _by_category(lists, values)
+        return by_category(lists, values)
     return lists, values
 
 
-def _by_category(lists: list[Any], values: np.ndarray) -> tuple[list[Any], np.ndarray]:
+def by_category(lists: list[Any], values: np.ndarray) -> tuple[list[Any], np.ndarray]:
     """A detection run's ranked lists ("<category>@<IoU>": analysis/det_lists.py) as one unit
     per category, the mean over its thresholds: the lists of a category hold the same
     detections, so they are not independent draws, and the category is what is resampled.
@@ -242,16 +250,28 @@ def _items(
     as_given: bool = False,
     ids: bool = True,
 ) -> ItemLists:
-    """The items of ``lists`` of every run of both units, aligned by (list, item id, or
-    position when the items have no ids). With ``as_given``, runs that hold the same items
-    in the same input order are aligned as they are (no sort; the order of the items then
-    differs from the sorted one, which changes no metric); ``ids``: keep the item ids (the
-    ``docid`` tie policy reads them).
+    """The items of ``lists`` of every run of both units (:func:`run_items`)."""
+    return run_items(store, [*a.run_ids, *b.run_ids], task, lists, as_given=as_given, ids=ids)
+
+
+def run_items(
+    store: Store,
+    every: list[int],
+    task: str,
+    lists: list[Any],
+    *,
+    as_given: bool = False,
+    ids: bool = True,
+) -> ItemLists:
+    """The items of ``lists`` of the runs ``every``, aligned by (list, item id, or position
+    when the items have no ids). With ``as_given``, runs that hold the same items in the same
+    input order are aligned as they are (no sort; the order of the items then differs from
+    the sorted one, which changes no metric); ``ids``: keep the item ids (the ``docid`` tie
+    policy reads them).
 
     Raises:
         InvalidInput: two runs ranked different items, or labelled them differently.
     """
-    every = [*a.run_ids, *b.run_ids]
     frame = in_list_order(store.query("compare/unit_items", {"runs": every, "task": task}))
     wanted = [_NULL_LIST if g is None else g for g in lists]
     if wanted == [_NULL_LIST] and frame["group_id"].null_count() == frame.height:

@@ -18,8 +18,10 @@ from evalstore.cli.common import (
     TiesOpt,
     command,
     emit,
+    err,
     progress_bar,
 )
+from evalstore.cli.compare import MIN_LISTS
 from evalstore.errors import EvalstoreError
 
 if TYPE_CHECKING:
@@ -32,6 +34,7 @@ def _results_table(frame: pl.DataFrame, fmt: Fmt, title: str | None = None) -> N
     from evalstore import render
 
     if fmt is Fmt.table:
+        interval = ["ci_low", "ci_high"] if "ci_low" in frame.columns else []
         shown = frame.select(
             "run",
             "task",
@@ -39,6 +42,7 @@ def _results_table(frame: pl.DataFrame, fmt: Fmt, title: str | None = None) -> N
             "protocol",
             "slice",
             "value",
+            *interval,
             "n_lists",
             "n_skipped",
             "params",
@@ -51,8 +55,8 @@ def _results_table(frame: pl.DataFrame, fmt: Fmt, title: str | None = None) -> N
             for r in frame.to_dicts()
         ]
         typer.echo(json.dumps(render.jsonable(rows), indent=2))
-    else:
-        emit(frame, fmt)
+    else:  # LaTeX's caption says what the intervals are
+        emit(frame, fmt, caption=title if "ci_low" in frame.columns else None)
 
 
 @contextlib.contextmanager
@@ -142,16 +146,38 @@ def eval_cmd(
             "--engine spark) and exit.",
         ),
     ] = None,
+    ci: Annotated[
+        bool,
+        typer.Option("--ci", help="A seeded percentile bootstrap interval of each run's value."),
+    ] = False,
+    ci_level: Annotated[
+        float, typer.Option("--ci-level", help="With --ci: the interval's level.")
+    ] = 0.95,
+    n_boot: Annotated[
+        int, typer.Option("--n-boot", help="With --ci: bootstrap replicates.")
+    ] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="With --ci: seed of the resampling.")] = 0,
+    resample: Annotated[
+        str,
+        typer.Option(
+            "--resample",
+            help=f"With --ci: auto (items within lists below {MIN_LISTS} lists, for ranking "
+            "metrics) | lists | items.",
+        ),
+    ] = "auto",
     db: DbOpt = None,
     lock_timeout: LockOpt = 60.0,
     fmt: FormatOpt = Fmt.table,
 ) -> None:
-    """Compute metrics of runs from their raw rows (cached by the SQL's SHA)."""
+    """Compute metrics of runs from their raw rows (cached by the SQL's SHA); with --ci, the
+    bootstrap interval of each run's value."""
     from evalstore.cli.cached_eval import light_rows, parse_sweeps, print_rows
 
     if engine not in ("duckdb", "spark"):
         raise EvalstoreError(f"unknown --engine {engine!r}; use duckdb or spark")
-    if engine == "duckdb" and show_sql is None and not by:
+    if ci and engine != "duckdb":
+        raise EvalstoreError(f"--ci resamples this store's rows: not with --engine {engine}")
+    if engine == "duckdb" and show_sql is None and not by and not ci:
         # cached values, or values their SQL alone computes: without polars, NumPy, pyarrow
         sweeps = {"sigma": sigma, "eps": eps, "threshold": threshold, "bins": bins}
         with progress_bar(fmt is not Fmt.json, "eval") as cb:
@@ -163,6 +189,7 @@ def eval_cmd(
             print_rows(rows, fmt)
             return
     from evalstore.analysis.evaluate import evaluate
+    from evalstore.analysis.intervals import CI
     from evalstore.metrics.registry import get
     from evalstore.store.facade import Store
 
@@ -178,6 +205,8 @@ def eval_cmd(
         return
     if engine == "spark" and source is None:
         raise EvalstoreError("--engine spark needs --source DIR (an evalstore export)")
+    interval = CI(level=ci_level, replicates=n_boot, seed=seed, resample=resample) if ci else None
+    warnings: list[str] = []
     with (
         Store(db, lock_timeout=lock_timeout, create=False, migrate=False) as store,
         progress_bar(fmt is not Fmt.json, "eval") as cb,
@@ -196,8 +225,23 @@ def eval_cmd(
             engine=remote,
             progress=cb,
             protocol=protocol,
+            ci=interval,
+            warn=warnings.append,
         )
-    _results_table(frame, fmt)
+    for line in warnings:
+        err.print(f"Warning: {line}", markup=False)
+    title = None if interval is None else _ci_title(frame, interval)
+    _results_table(frame, fmt, title)
+
+
+def _ci_title(frame: pl.DataFrame, ci: Any) -> str:
+    """What the intervals are: level, percentile bootstrap, unit(s), replicates, seed."""
+    units = sorted({u for u in frame["ci_unit"].to_list() if u is not None}) if frame.height else []
+    over = " / ".join(units) or "lists"
+    return (
+        f"{ci.level:.0%} percentile bootstrap intervals over {over}, "
+        f"{ci.replicates:,} replicates, seed {ci.seed}"
+    )
 
 
 @command("metrics")

@@ -1,0 +1,211 @@
+"""One run's stored rows as its metric's NumPy twin reads them, and their bootstrap over items:
+the replicates of a run value that is not a mean over lists (``evalstore eval --ci``).
+
+An *item* keeps every row it has: of ranked lists, an item id with its rows in every list (an
+image with all its class scores; a row without an id is an item of its own); of keypoints, an
+image pair with its matches; of counted outcomes, a group with its counts. A replicate draws
+the run's ``n`` items with replacement (multinomial, uniform), lays each drawn copy out as an
+item of its own (its own item id, pair or group) and recomputes the metric by its twin.
+docs/statistics.md gives the scheme.
+
+>>> lists = RankedLists(group=np.array(["c1", "c1"], dtype=object),
+...                     scores=np.array([0.9, 0.2]), labels=np.array([1, -1]),
+...                     items=np.array(["a", "b"], dtype=object))
+>>> expanded = expand(lists, np.array([2, 0]))
+>>> expanded.labels.tolist(), expanded.items.tolist()
+([1, 1], [0, 1])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+
+from evalstore.errors import InvalidInput
+from evalstore.metrics.registry import Inputs, KeypointRun, Metric, Outcomes, Params, RankedLists
+
+if TYPE_CHECKING:
+    from evalstore.store.facade import Store
+
+__all__ = ["expand", "item_codes", "read_inputs", "run_value", "value_replicates"]
+
+#: The homographies of a pair, row-major: true, estimated, inverse (table ``pairs``).
+_HOMOGRAPHY = [f"{m}{i}{j}" for m in "her" for i in (1, 2, 3) for j in (1, 2, 3)]
+
+
+def _ids(values: list[object]) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def read_inputs(store: Store, run_id: int, task: str, metric: Metric) -> Inputs:
+    """The stored rows of run ``run_id`` that ``metric`` reads (its ``source``).
+
+    Raises:
+        InvalidInput: a detection metric (its run value is not resampled by image).
+    """
+    key = {"run_id": run_id}
+    if metric.source == "scores":
+        rows = store.query("eval/ci_ranked_rows", {**key, "task": task})
+        over = store.query("eval/ci_positives", {**key, "task": task})
+        return RankedLists(
+            group=_ids(rows["group_id"].to_list()),
+            scores=rows["score"].fill_null(-np.inf).to_numpy().astype(np.float64),
+            labels=rows["label"].to_numpy().astype(np.int64),
+            order=rows["seq"].to_numpy().astype(np.int64),
+            items=_ids(rows["item_id"].to_list()),
+            lists=_ids(over["group_id"].to_list()) if over.height else None,
+            n_positives=over["n_positives"].to_numpy().astype(np.int64) if over.height else None,
+            gains=rows["gain"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
+        )
+    if metric.source == "outcomes":
+        rows = store.query("eval/ci_outcomes", key)
+        counts = {c: rows[c].to_numpy().astype(np.int64) for c in ("tp", "fp", "fn")}
+        return Outcomes(group=_ids(rows["group_id"].to_list()), **counts)
+    if metric.source == "pairs":
+        m = store.query("eval/ci_matches", key)
+        p = store.query("eval/ci_pairs", key)
+        stack = p.select([pl.col(c).cast(pl.Float64) for c in _HOMOGRAPHY]).to_numpy()
+        h, e, r = (stack[:, 9 * i : 9 * i + 9].reshape(-1, 3, 3) for i in range(3))
+        coords = {c: m[c].to_numpy().astype(np.float64) for c in m.columns if c != "pair_id"}
+        return KeypointRun(
+            pair=_ids(m["pair_id"].to_list()),
+            pairs=_ids(p["pair_id"].to_list()),
+            h=h,
+            e=e,
+            r=r,
+            width=p["width"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
+            height=p["height"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
+            **coords,
+        )
+    raise InvalidInput(
+        f"--ci: {metric.name}'s run value is computed from a detection run's images, which are "
+        "not resampled; evaluate it without --ci"
+    )
+
+
+def item_codes(inputs: Inputs) -> tuple[np.ndarray, int]:
+    """(code of each row's item, number of items): the unit a replicate draws."""
+    if isinstance(inputs, RankedLists):
+        ids = inputs.items
+        n = inputs.scores.size
+        if ids is None:
+            return np.arange(n), n
+        keys = [f"\x00{i}" if v is None else str(v) for i, v in enumerate(ids.tolist())]
+        _, codes = np.unique(np.array(keys, dtype=object), return_inverse=True)
+        codes = codes.reshape(-1).astype(np.int64)
+        return codes, int(codes.max()) + 1 if n else 0
+    if isinstance(inputs, Outcomes):
+        return np.arange(inputs.group.size), int(inputs.group.size)
+    if isinstance(inputs, KeypointRun):
+        return np.arange(inputs.pairs.size), int(inputs.pairs.size)
+    raise InvalidInput(f"--ci: no item bootstrap of {type(inputs).__name__}")
+
+
+def _copies(codes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, new item id of each): each row repeated as often as its item was drawn, the
+    ``k``-th copy of item ``u`` numbered ``offset[u] + k`` (the same in every list)."""
+    rep = counts[codes]
+    rows = np.repeat(np.arange(codes.size), rep)
+    offset = np.cumsum(counts) - counts
+    k = np.arange(rows.size) - np.repeat(np.cumsum(rep) - rep, rep)
+    return rows, offset[codes[rows]] + k
+
+
+def expand(inputs: Inputs, counts: np.ndarray, ties: str = "grouped") -> Inputs:
+    """``inputs`` with item ``u`` present ``counts[u]`` times, each copy an item of its own
+    (its rows laid out in input order, copies side by side).
+
+    Raises:
+        InvalidInput: inputs of a kind that is not resampled by item (detection runs).
+    """
+    codes, _ = item_codes(inputs)
+    if isinstance(inputs, RankedLists):
+        rows, new = _copies(codes, counts)
+        items: np.ndarray = new
+        if ties == "docid" and inputs.items is not None:  # trec_eval's order of the ids' text
+            old = inputs.items[rows].tolist()
+            items = _ids([f"{o}\x1f{c:012d}" for o, c in zip(old, new.tolist(), strict=True)])
+        lists, n_pos = inputs.lists, inputs.n_positives
+        if lists is not None and n_pos is not None:
+            n_pos = _positives(inputs, rows, lists, n_pos)
+        return RankedLists(
+            group=inputs.group[rows],
+            scores=inputs.scores[rows],
+            labels=inputs.labels[rows],
+            order=np.arange(rows.size, dtype=np.int64),
+            lists=lists,
+            n_positives=n_pos,
+            items=items,
+            gains=None if inputs.gains is None else inputs.gains[rows],
+        )
+    if isinstance(inputs, Outcomes):
+        rows = np.repeat(np.arange(codes.size), counts)
+        return Outcomes(
+            np.arange(rows.size), inputs.tp[rows], inputs.fp[rows], inputs.fn[rows]
+        )  # fmt: skip
+    if isinstance(inputs, KeypointRun):
+        index = {p: i for i, p in enumerate(inputs.pairs.tolist())}
+        pair_code = np.array([index[p] for p in inputs.pair.tolist()], dtype=np.int64)
+        rows, new = _copies(pair_code, counts)
+        kept = np.repeat(np.arange(codes.size), counts)
+        coords = {c: getattr(inputs, c)[rows] for c in ("x0", "y0", "x1", "y1", "gt_x1", "gt_y1")}
+        return KeypointRun(
+            pair=new,
+            pairs=np.arange(kept.size),
+            h=inputs.h[kept],
+            e=inputs.e[kept],
+            r=inputs.r[kept],
+            width=inputs.width[kept],
+            height=inputs.height[kept],
+            **coords,
+        )
+    raise InvalidInput(f"--ci: no item bootstrap of {type(inputs).__name__}")
+
+
+def _positives(
+    inputs: RankedLists, rows: np.ndarray, lists: np.ndarray, n_pos: np.ndarray
+) -> np.ndarray:
+    """The given ``P`` of each list in a resample: its positives drawn, plus those counted
+    in ``n_positives`` but never among its items (which no draw reaches)."""
+    out = n_pos.copy()
+    positive = inputs.labels == 1
+    for i, g in enumerate(lists.tolist()):
+        mine = inputs.group == g
+        missed = max(0, int(n_pos[i]) - int(np.sum(mine & positive)))
+        out[i] = int(np.sum(mine[rows] & positive[rows])) + missed
+    return out
+
+
+def run_value(metric: Metric, inputs: Inputs, params: Params) -> float:
+    """The run's value as the twin gives it: its row of group None (at the sweep value of
+    ``params``, if any); NaN where it has none."""
+    result = metric.reference(inputs, params)
+    mine = np.array([g is None for g in result.group.tolist()], dtype=bool)
+    if result.at is not None and params.at:
+        mine &= np.isclose(np.asarray(result.at, dtype=np.float64), float(params.at[0]))
+    picked = np.asarray(result.value, dtype=np.float64)[mine]
+    return float(picked[0]) if picked.size else float("nan")
+
+
+def _draws(rng: np.random.Generator, n: int, n_boot: int) -> Iterator[np.ndarray]:
+    uniform = np.full(n, 1.0 / n)
+    for _ in range(n_boot):
+        yield rng.multinomial(n, uniform)
+
+
+def value_replicates(
+    metric: Metric, inputs: Inputs, params: Params, rng: np.random.Generator, n_boot: int
+) -> np.ndarray:
+    """(n_boot,) the run value of ``metric`` recomputed by its twin on ``n_boot`` resamples
+    of the run's items (NaN where a resample has none)."""
+    _, n = item_codes(inputs)
+    if n == 0:
+        return np.full(n_boot, np.nan)
+    return np.array(
+        [run_value(metric, expand(inputs, w, params.ties), params) for w in _draws(rng, n, n_boot)]
+    )

@@ -1,0 +1,48 @@
+-- The stored rows of one run that the interval of its value resamples by item
+-- (evalstore.analysis.intervals: `eval --ci` of a value that is not a mean over lists).
+
+-- name: ci_ranked_rows
+-- The ranked rows of the run $run_id INTEGER in the task $task VARCHAR, in input order.
+-- Output: group_id, item_id, score, label, seq, gain.
+select group_id, item_id, score, label, seq, gain
+from scores
+where run_id = $run_id and task = $task
+order by seq;
+
+-- name: ci_positives
+-- The lists of the run $run_id INTEGER in the task $task VARCHAR whose number of positives
+-- was given (groups.n_positives).
+-- Output: group_id, n_positives.
+select group_id, n_positives
+from groups
+where run_id = $run_id and task = $task and n_positives is not null
+order by group_id;
+
+-- name: ci_outcomes
+-- The counted outcomes of the run $run_id INTEGER, one row per group.
+-- Output: group_id, tp, fp, fn.
+select group_id, tp, fp, fn
+from outcomes
+where run_id = $run_id
+order by group_id;
+
+-- name: ci_matches
+-- The keypoint matches of the run $run_id INTEGER with their true positions in image 1.
+-- Output: pair_id, x0, y0, x1, y1, gt_x1, gt_y1.
+select pair_id, x0, y0, x1, y1, gt_x1, gt_y1
+from v_matches
+where run_id = $run_id
+order by seq;
+
+-- name: ci_pairs
+-- The image pairs of the run $run_id INTEGER: true, estimated and inverse homographies
+-- (row-major) and image sizes.
+-- Output: pair_id, h11..h33, e11..e33, r11..r33, width, height.
+select pair_id,
+       h11, h12, h13, h21, h22, h23, h31, h32, h33,
+       e11, e12, e13, e21, e22, e23, e31, e32, e33,
+       r11, r12, r13, r21, r22, r23, r31, r32, r33,
+       width, height
+from pairs
+where run_id = $run_id
+order by pair_id;
