@@ -27,7 +27,14 @@ from evalstore.analysis.intervals import CI, mean_replicates
 from evalstore.analysis.statistics import percentile_interval
 from evalstore.cli import app
 from evalstore.errors import InvalidInput
-from evalstore.metrics.registry import METRICS, Outcomes, Params, RankedLists, Result
+from evalstore.metrics.registry import (
+    METRICS,
+    KeypointRun,
+    Outcomes,
+    Params,
+    RankedLists,
+    Result,
+)
 
 # -- torchmetrics' BootStrapper, transcribed -------------------------------------------------
 # Lightning-AI/torchmetrics src/torchmetrics/wrappers/bootstrapping.py at
@@ -391,3 +398,34 @@ def test_the_item_interval_of_one_list_covers_the_population_auc(db: Path) -> No
     assert units == {"items"}
     assert len(found) == 1 and "default/e0 roc_auc (1 list, over items)" in found[0]
     assert LOW <= rate <= HIGH
+
+
+def test_a_pair_is_drawn_with_its_matches() -> None:
+    """Keypoints: the item is an image pair, with its matches and homographies; each copy is
+    a pair of its own, whose per-pair value is the original pair's."""
+    rng = np.random.default_rng(2)
+    n = 9
+    pair = np.array(["p", "p", "p", "q", "q", "r", "r", "r", "r"], dtype=object)
+    coords = {c: rng.normal(size=n) * 3 for c in ("x0", "y0", "x1", "y1")}
+    truth = {"gt_x1": coords["x1"] + rng.normal(size=n) * 4, "gt_y1": coords["y1"]}
+    eye = np.repeat(np.eye(3)[None], 3, axis=0)
+    kp = KeypointRun(
+        pair=pair, pairs=np.array(["p", "q", "r"], dtype=object), h=eye, e=eye, r=eye,
+        width=np.full(3, 640.0), height=np.full(3, 480.0), **coords, **truth,
+    )  # fmt: skip
+    expanded = run_draws.expand(kp, np.array([0, 2, 1]))
+    assert isinstance(expanded, KeypointRun)
+    assert expanded.pairs.tolist() == [0, 1, 2] and expanded.pair.tolist() == [
+        0,
+        0,
+        1,
+        1,
+        2,
+        2,
+        2,
+        2,
+    ]
+    mma = METRICS["mma"]
+    before = mma.reference(kp, Params(at=[5.0])).value.tolist()  # pairs p, q, r
+    after = mma.reference(expanded, Params(at=[5.0])).value.tolist()
+    assert after == [before[1], before[1], before[2]]

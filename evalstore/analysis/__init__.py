@@ -15,6 +15,9 @@ A *list* is one ranked list (a query, a class, an image pair: ``group_id`` in th
 - :mod:`~evalstore.analysis.det_matching`, :mod:`~evalstore.analysis.det_lists`,
   :mod:`~evalstore.analysis.det_items`: a detection run's matches under each protocol, its
   ranked lists, the objects two runs found or missed; all made from the stored boxes.
+- :mod:`~evalstore.analysis.intervals`: the bootstrap interval of one run's value
+  (``eval --ci``); :mod:`~evalstore.analysis.run_draws`: a run's rows as its twin reads them,
+  resampled by item.
 - :mod:`~evalstore.analysis.configurations`: runs grouped into configurations.
 - :mod:`~evalstore.analysis.pairing`: what a comparison resamples, and its statistics;
   :mod:`~evalstore.analysis.watching`: its item resampling as it goes (the UI's progress).

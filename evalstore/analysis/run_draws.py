@@ -152,6 +152,8 @@ def expand(inputs: Inputs, counts: np.ndarray, ties: str = "grouped") -> Inputs:
         index = {p: i for i, p in enumerate(inputs.pairs.tolist())}
         pair_code = np.array([index[p] for p in inputs.pair.tolist()], dtype=np.int64)
         rows, new = _copies(pair_code, counts)
+        by_pair = np.argsort(new, kind="stable")  # each copy's matches together, in input order
+        rows, new = rows[by_pair], new[by_pair]
         kept = np.repeat(np.arange(codes.size), counts)
         coords = {c: getattr(inputs, c)[rows] for c in ("x0", "y0", "x1", "y1", "gt_x1", "gt_y1")}
         return KeypointRun(
