@@ -396,7 +396,7 @@ def test_the_item_interval_of_one_list_covers_the_population_auc(db: Path) -> No
     measured 93.0% (seed 1, 40 s); the warning names the runs."""
     rate, units, found = _coverage(db, 1, 60, 60, seed=1)
     assert units == {"items"}
-    assert len(found) == 1 and "default/e0 roc_auc (1 list, over items)" in found[0]
+    assert len(found) == 1 and "default/e0 mean_roc_auc (1 list, over items)" in found[0]
     assert LOW <= rate <= HIGH
 
 
