@@ -6,10 +6,12 @@ resampling what ``compare`` resamples.
   ``L`` lists drawn with replacement); with fewer, for ranking metrics, the items within each
   list, stratified by label (``items``: AP and fpr95 reweight the run's fixed order,
   :mod:`~evalstore.analysis.reweighting`; the others are recomputed by their twin,
-  :mod:`~evalstore.analysis.resampling`). A detection run's lists are resampled by category,
-  never by item; keypoints and outcomes always by list.
+  :mod:`~evalstore.analysis.resampling`); a metric that reads a sample's rows in every list
+  together (the single-label metrics, :func:`reads_samples`) resamples whole items instead,
+  as below. A detection run's lists are resampled by category, never by item; keypoints and
+  outcomes always by list.
 - A run value that is not such a mean (``overall = "run row"``, or a single value of the
-  whole run, as ``iou_micro``): the run's items, each with all its rows, recomputed by the
+  whole run, as ``iou_micro`` or ``ece``): the run's items, each with all its rows, recomputed by the
   metric's twin (``items``, :mod:`~evalstore.analysis.run_draws`).
 
 The interval is the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the replicates
@@ -39,7 +41,10 @@ from evalstore.metrics.registry import Metric, Params
 if TYPE_CHECKING:
     from evalstore.store.facade import Store
 
-__all__ = ["CI", "CI_COLUMNS", "FEW_LISTS", "Interval", "attach", "few_lists", "interval"]
+__all__ = [
+    "CI", "CI_COLUMNS", "FEW_LISTS", "Interval", "attach", "few_lists", "interval",
+    "mean_replicates", "reads_samples",
+]  # fmt: skip
 
 #: The columns ``evaluate(..., ci=...)`` adds to its frame, after the others.
 CI_COLUMNS = ["ci_low", "ci_high", "ci_level", "ci_unit", "replicates", "seed"]
@@ -125,12 +130,8 @@ def interval(store: Store, run_id: int, task: str, metric: Metric, params: str, 
     stored = store.query("compare/unit_lists", keys)
     lists = stored["group_id"].to_list()
     values = stored["value"].fill_null(np.nan).to_numpy().astype(np.float64)
-    one_value = metric.source != "scores" and lists == [None]
-    if metric.overall == "run row" or one_value:  # not a mean over lists: the run's items
-        inputs = run_draws.read_inputs(store, run_id, task, metric)
-        reps = run_draws.value_replicates(metric, inputs, call, rng, ci.replicates)
-        n_lists = _n_lists(inputs)
-        return Interval(*_bounds(reps, ci.level), "items", n_lists)
+    if metric.overall == "run row" or _one_value(store, run_id, task, metric, lists):
+        return _whole_items(store, run_id, task, metric, call, rng, ci)
     if task == "detection" and metric.source == "scores":
         lists, matrix = by_category(lists, values[None, :])
         values = matrix[0]
@@ -146,6 +147,8 @@ def interval(store: Store, run_id: int, task: str, metric: Metric, params: str, 
     if not by_items:
         reps = mean_replicates(values[kept], rng, ci.replicates) if n else np.full(1, np.nan)
         return Interval(*_bounds(reps, ci.level), "lists", n)
+    if reads_samples(metric):  # a sample's rows in every list together
+        return _whole_items(store, run_id, task, metric, call, rng, ci)
     wanted = [g for g, k in zip(lists, kept, strict=True) if k]
     reweighted = fast(metric, call)
     items = run_items(
@@ -155,6 +158,40 @@ def interval(store: Store, run_id: int, task: str, metric: Metric, params: str, 
     replicate = reweighted_replicates if reweighted else item_replicates
     reps = replicate(metric, items, call, rng, ci.replicates, zero)[0]
     return Interval(*_bounds(reps, ci.level), "items", n)
+
+
+def reads_samples(metric: Metric) -> bool:
+    """Whether ``metric`` reads each item's rows in every list together (a single-label
+    metric reads a sample's scores for every class: the metrics that check their samples
+    before they are computed), so that resampling each list's items apart breaks its input."""
+    return bool(getattr(metric, "checks", ()))
+
+
+def _one_value(store: Store, run_id: int, task: str, metric: Metric, lists: list[Any]) -> bool:
+    """Whether the metric's only value is a row of group NULL of a run whose rows are in
+    several lists or groups (``iou_micro``, ``ece``): a value of the whole run."""
+    if lists != [None]:
+        return False
+    if metric.source != "scores":
+        return True
+    named = store.query("eval/ci_named_lists", {"run_id": run_id, "task": task})
+    return int(named["n"][0]) > 0
+
+
+def _whole_items(
+    store: Store,
+    run_id: int,
+    task: str,
+    metric: Metric,
+    call: Params,
+    rng: np.random.Generator,
+    ci: CI,
+) -> Interval:
+    """The interval of the run's value recomputed by the metric's twin on resamples of the
+    run's items, each with all its rows (:mod:`~evalstore.analysis.run_draws`)."""
+    inputs = run_draws.read_inputs(store, run_id, task, metric)
+    reps = run_draws.value_replicates(metric, inputs, call, rng, ci.replicates)
+    return Interval(*_bounds(reps, ci.level), "items", _n_lists(inputs))
 
 
 def _n_lists(inputs: Any) -> int:

@@ -184,14 +184,21 @@ def _positives(
 
 
 def run_value(metric: Metric, inputs: Inputs, params: Params) -> float:
-    """The run's value as the twin gives it: its row of group None (at the sweep value of
-    ``params``, if any); NaN where it has none."""
+    """The run's value as the twin gives it, at the sweep value of ``params`` (if any): its
+    row of group None where it has one (``overall = "run row"``, or a single value of the
+    whole run), else the mean of its lists' values (NaN left out); NaN where it has none."""
     result = metric.reference(inputs, params)
-    mine = np.array([g is None for g in result.group.tolist()], dtype=bool)
+    at = np.ones(result.group.size, dtype=bool)
     if result.at is not None and params.at:
-        mine &= np.isclose(np.asarray(result.at, dtype=np.float64), float(params.at[0]))
-    picked = np.asarray(result.value, dtype=np.float64)[mine]
-    return float(picked[0]) if picked.size else float("nan")
+        at = np.isclose(np.asarray(result.at, dtype=np.float64), float(params.at[0]))
+    run = np.array([g is None for g in result.group.tolist()], dtype=bool)
+    values = np.asarray(result.value, dtype=np.float64)
+    picked = values[run & at]
+    if picked.size:
+        return float(picked[0])
+    lists = values[~run & at]
+    lists = lists[~np.isnan(lists)]
+    return float(lists.mean()) if lists.size else float("nan")
 
 
 def _draws(rng: np.random.Generator, n: int, n_boot: int) -> Iterator[np.ndarray]:

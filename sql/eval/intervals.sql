@@ -46,3 +46,11 @@ select pair_id,
 from pairs
 where run_id = $run_id
 order by pair_id;
+
+-- name: ci_named_lists
+-- The named lists of the run $run_id INTEGER in the task $task VARCHAR (a metric whose only
+-- value is a row of group NULL then gives a value of the whole run, not of one unnamed list).
+-- Output: n.
+select count(group_id) as n
+from groups
+where run_id = $run_id and task = $task;
