@@ -11,8 +11,8 @@ resampling what ``compare`` resamples.
   as below. A detection run's lists are resampled by category, never by item; keypoints and
   outcomes always by list.
 - A run value that is not such a mean (``overall = "run row"``, or a single value of the
-  whole run, as ``iou_micro`` or ``ece``): the run's items, each with all its rows, recomputed by the
-  metric's twin (``items``, :mod:`~evalstore.analysis.run_draws`).
+  whole run, as ``iou_micro`` or ``ece``): the run's items, each with all its rows,
+  recomputed by the metric's twin (``items``, :mod:`~evalstore.analysis.run_draws`).
 
 The interval is the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the replicates
 (linear interpolation, :func:`~evalstore.analysis.statistics.percentile_interval`), so it
