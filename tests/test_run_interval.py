@@ -221,6 +221,13 @@ def test_the_table_shows_the_interval_and_says_what_it_is(runs: Path) -> None:
         "95% percentile bootstrap intervals over lists, 1,000 replicates, seed 0" in result.stdout
     )
     assert "ci_low" in result.stdout and "ci_high" in result.stdout
+    latex = CliRunner().invoke(
+        app,
+        ["eval", "many", "-m", "ap", "--ci", "--n-boot", "200", "-f", "latex", "--db", str(runs)],
+    )
+    assert (
+        r"\caption{95\% percentile bootstrap intervals over lists, 200 replicates" in latex.stdout
+    )
     plain = CliRunner().invoke(app, ["eval", "many", "-m", "ap", "--db", str(runs)])
     assert "ci_low" not in plain.stdout and "bootstrap" not in plain.stdout
 
