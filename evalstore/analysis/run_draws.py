@@ -116,14 +116,18 @@ def _copies(codes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return rows, offset[codes[rows]] + k
 
 
-def expand(inputs: Inputs, counts: np.ndarray, ties: str = "grouped") -> Inputs:
+def expand(
+    inputs: Inputs, counts: np.ndarray, ties: str = "grouped", codes: np.ndarray | None = None
+) -> Inputs:
     """``inputs`` with item ``u`` present ``counts[u]`` times, each copy an item of its own
-    (its rows laid out in input order, copies side by side).
+    (its rows laid out in input order, copies side by side); ``codes``: :func:`item_codes`'s,
+    when the caller has them.
 
     Raises:
         InvalidInput: inputs of a kind that is not resampled by item (detection runs).
     """
-    codes, _ = item_codes(inputs)
+    if codes is None:
+        codes, _ = item_codes(inputs)
     if isinstance(inputs, RankedLists):
         rows, new = _copies(codes, counts)
         items: np.ndarray = new
@@ -212,9 +216,12 @@ def value_replicates(
 ) -> np.ndarray:
     """(n_boot,) the run value of ``metric`` recomputed by its twin on ``n_boot`` resamples
     of the run's items (NaN where a resample has none)."""
-    _, n = item_codes(inputs)
+    codes, n = item_codes(inputs)
     if n == 0:
         return np.full(n_boot, np.nan)
     return np.array(
-        [run_value(metric, expand(inputs, w, params.ties), params) for w in _draws(rng, n, n_boot)]
+        [
+            run_value(metric, expand(inputs, w, params.ties, codes), params)
+            for w in _draws(rng, n, n_boot)
+        ]
     )
