@@ -164,7 +164,7 @@ def reads_samples(metric: Metric) -> bool:
     """Whether ``metric`` reads each item's rows in every list together (a single-label
     metric reads a sample's scores for every class: the metrics that check their samples
     before they are computed), so that resampling each list's items apart breaks its input."""
-    return bool(getattr(metric, "checks", ()))
+    return bool(metric.checks)
 
 
 def _one_value(store: Store, run_id: int, task: str, metric: Metric, lists: list[Any]) -> bool:
