@@ -20,6 +20,7 @@ from evalstore.analysis import intervals, run_draws
 from evalstore.analysis.intervals import CI
 from evalstore.cli import app
 from evalstore.metrics.registry import METRICS, Params, RankedLists
+from tests.conformance import reference_mlgcn as mlgcn
 
 N, CLASSES = 120, 4
 
@@ -81,6 +82,15 @@ def test_single_label_metrics_resample_whole_samples(runs: Path) -> None:
     )
 
 
+def test_multi_label_metrics_resample_whole_images(runs: Path) -> None:
+    rows, _ = _eval(
+        runs, "multi", "-m", "of1", "-m", "cf1_at_k", "-m", "cp", "--threshold", "0", "--ci"
+    )
+    assert {r["metric"] for r in rows} == {"of1", "cf1_at_k", "cp"}
+    for r in rows:
+        assert r["ci_unit"] == "items" and r["ci_low"] < r["value"] < r["ci_high"]
+
+
 def test_each_replicate_is_scikit_learn_on_the_drawn_samples(runs: Path) -> None:
     """top1_accuracy and f1_macro: the twin on the drawn samples (each with its 4 rows) equals
     scikit-learn's accuracy_score and f1_score(average="macro") of those samples."""
@@ -129,3 +139,31 @@ def test_each_replicate_is_scikit_learn_on_the_drawn_samples(runs: Path) -> None
     assert first.tolist() == reps
     assert got.unit == "items" and got.n_lists == CLASSES
     assert 0 < got.low < accuracy_score(truth, predicted) < got.high < 1
+
+
+def test_each_multi_label_replicate_is_ml_gcns_number_on_the_drawn_images(runs: Path) -> None:
+    """of1 and cf1_at_k (threshold 0, k 3): the twin on the drawn images (each with its 4
+    class scores) equals ML-GCN's ``overall`` / ``overall_topk(3)`` on the drawn rows of the
+    score matrix (tests/conformance/reference_mlgcn.py, the transcription of its util.py)."""
+    rng = np.random.default_rng(0)  # as the fixture draws them: the single-label run first
+    _single_label(rng)
+    data = _multi_label(rng)
+    scores = np.asarray(data["score"]).reshape(N, CLASSES)
+    targets = np.asarray(data["label"]).reshape(N, CLASSES)
+    with Store(runs) as store:
+        run_id = store.resolve("multi")
+        inputs = run_draws.read_inputs(store, run_id, "classification", METRICS["of1"])
+    codes, n = run_draws.item_codes(inputs)
+    assert isinstance(inputs, RankedLists) and n == N
+    code_of = np.empty(N, dtype=np.int64)
+    code_of[np.array([int(i) for i in inputs.items.tolist()])] = codes
+    draw = np.random.default_rng(9)
+    for _ in range(30):
+        counts = draw.multinomial(N, np.full(N, 1 / N))
+        expanded = run_draws.expand(inputs, counts)
+        drawn = np.repeat(np.arange(N), counts[code_of])
+        of1 = run_draws.run_value(METRICS["of1"], expanded, Params(at=[0.0]))
+        cf1 = run_draws.run_value(METRICS["cf1_at_k"], expanded, Params(k=3, at=[0.0]))
+        assert of1 == pytest.approx(mlgcn.overall(scores[drawn], targets[drawn])[2], rel=1e-12)
+        want = mlgcn.overall_topk(scores[drawn], targets[drawn], 3)[5]
+        assert cf1 == pytest.approx(want, rel=1e-12)
