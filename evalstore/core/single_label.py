@@ -96,38 +96,36 @@ def sample_matrix(
     """
     classes = np.asarray(list(class_order), dtype=object)
     column = {c: j for j, c in enumerate(classes.tolist())}
-    sample_ids = list(dict.fromkeys(np.asarray(items, dtype=object).tolist()))
+    item_list = np.asarray(items, dtype=object).tolist()
+    sample_ids = list(dict.fromkeys(item_list))
     row = {s: i for i, s in enumerate(sample_ids)}
+    # each row's cell, then every array filled at once (not one row at a time)
+    i_of = np.fromiter(map(row.__getitem__, item_list), dtype=np.int64, count=len(item_list))
+    j_of = np.fromiter(map(column.__getitem__, np.asarray(group, dtype=object).tolist()),
+                       dtype=np.int64, count=len(item_list))  # fmt: skip
     n_s, n_c = len(sample_ids), classes.size
     matrix = np.full((n_s, n_c), np.nan)
     candidate = np.zeros((n_s, n_c), dtype=bool)
     present = np.zeros((n_s, n_c), dtype=bool)
-    positives = np.zeros(n_s, dtype=np.int64)
+    label_of = np.asarray(labels)
+    matrix[i_of, j_of] = np.asarray(scores, dtype=np.float64)
+    present[i_of, j_of] = True
+    candidate[i_of, j_of] = label_of != 0
+    is_positive = label_of == 1
+    positives = np.bincount(i_of[is_positive], minlength=n_s)
     truth = np.zeros(n_s, dtype=np.int64)
-    rows = zip(
-        np.asarray(group, dtype=object).tolist(),
-        np.asarray(items, dtype=object).tolist(),
-        np.asarray(scores, dtype=np.float64).tolist(),
-        np.asarray(labels).tolist(),
-        strict=True,
-    )
-    for g, item, score, label in rows:
-        i, j = row[item], column[g]
-        matrix[i, j], present[i, j], candidate[i, j] = score, True, label != 0
-        if label == 1:
-            positives[i] += 1
-            truth[i] = j
-    for i, s in enumerate(sample_ids):
+    truth[i_of[is_positive]] = j_of[is_positive]
+    for i in np.flatnonzero((positives != 1) | ~present.all(axis=1)).tolist()[:1]:
+        s = sample_ids[i]
         if positives[i] != 1:
             raise InvalidInput(
                 f"sample {s!r} has {positives[i]} positive labels (+1); a single-label metric "
                 "needs exactly one"
             )
-        if not present[i].all():
-            raise InvalidInput(
-                f"sample {s!r} is in {int(present[i].sum())} of the {n_c} class lists; it "
-                "needs a row in each"
-            )
+        raise InvalidInput(
+            f"sample {s!r} is in {int(present[i].sum())} of the {n_c} class lists; it "
+            "needs a row in each"
+        )
     ids = np.empty(n_s, dtype=object)
     ids[:] = sample_ids
     return SampleMatrix(classes, ids, matrix, candidate, truth)

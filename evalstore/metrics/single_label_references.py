@@ -36,10 +36,13 @@ def single_label_samples(lists: RankedLists) -> core.SampleMatrix:
     key = lists.list_ids
     if key is None:
         key = np.arange(group.size) if lists.order is None else np.asarray(lists.order)
-    first: dict[object, int] = {}
-    for g, k in zip(group.tolist(), np.asarray(key).tolist(), strict=True):
-        first[g] = min(first.get(g, k), k)
-    order = sorted(first, key=first.__getitem__)
+    names = list(dict.fromkeys(group.tolist()))  # in order of first row
+    code = {g: i for i, g in enumerate(names)}
+    codes = np.fromiter(map(code.__getitem__, group.tolist()), np.int64, count=group.size)
+    keys = np.asarray(key)
+    least = np.full(len(names), keys.max() if keys.size else 0, dtype=keys.dtype)
+    np.minimum.at(least, codes, keys)  # each class's least key; equal keys keep first rows' order
+    order = [names[i] for i in np.argsort(least, kind="stable").tolist()]
     return core.sample_matrix(group, lists.items, lists.scores, lists.labels, order)
 
 
