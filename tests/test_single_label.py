@@ -405,3 +405,7 @@ def test_cli_eval_top1_accuracy_bins_and_k(tmp_path: Path) -> None:
     assert [json.loads(p)["bins"] for (p,) in stored] == [10.0, 15.0]
     result = _cli(db, run, "-m", "ece", "--bins", "2.5")
     assert result.exit_code == 1 and "--bins needs whole numbers >= 1" in result.output
+    # -m f1 names both averages (a metric's family before difflib's near spellings)
+    result = _cli(db, run, "-m", "f1")
+    assert result.exit_code == 1
+    assert "did you mean 'f1_macro' or 'f1_micro'?" in result.output, result.output

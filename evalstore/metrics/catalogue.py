@@ -375,7 +375,8 @@ def find(table: Mapping[str, Metric], name: str) -> Metric:
         if key is not None:
             return table[key]
     known = sorted({*table, *by_mean})
-    close = difflib.get_close_matches(name.lower(), known, n=3, cutoff=0.6)
+    family = [k for k in known if k.startswith(f"{name.lower()}_")]  # f1: f1_macro, f1_micro
+    close = family[:3] or difflib.get_close_matches(name.lower(), known, n=3, cutoff=0.6)
     hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
     raise InvalidInput(
         f"unknown metric {name!r}; {hint}known: {', '.join(sorted(table))} "
