@@ -365,7 +365,8 @@ def test_truth_from_a_homography_is_geometry_transfer_bit_for_bit(
     assume(abs(np.linalg.det(h)) >= geometry.DET_EPS)  # ingest refuses a singular homography
     _, _, w = geometry.apply_homography(h, x0, y0)
     assume(np.all(w != 0) and np.all(np.isfinite(w)))
-    gx, gy = geometry.transfer(h, x0, y0)
+    with np.errstate(over="ignore", invalid="ignore"):  # a tiny w overflows: assumed away
+        gx, gy = geometry.transfer(h, x0, y0)
     assume(np.all(np.isfinite(gx)) and np.all(np.isfinite(gy)))
     run = f"r{next(_RUNS)}"
     store.ingest_keypoints(
