@@ -119,19 +119,20 @@ def test_a_hand_worked_case_with_ties(store: Store) -> None:
     s5  a and b positive          left out (two positives)
     s6  no positive               left out
     s7  true c   (no b row) a .8  c .3   a
+    s8  true a   (no b row) a -inf  c -inf   absent is -inf, all tie: b (first of the run)
     """
     nan, inf = np.nan, np.inf
     scores = np.array(
         [[0.5, 0.5, 0.1], [0.1, 0.9, 0.2], [-inf, -inf, -inf], [0.7, 0.7, 0.7],
-         [0.1, 0.2, 0.3], [0.3, 0.2, 0.1], [nan, 0.8, 0.3]]
+         [0.1, 0.2, 0.3], [0.3, 0.2, 0.1], [nan, 0.8, 0.3], [nan, -inf, -inf]]
     )  # fmt: skip
     labels = np.array(
         [[-1, 1, -1], [-1, 1, -1], [-1, -1, 1], [1, -1, -1],
-         [1, 1, -1], [-1, -1, -1], [-1, -1, 1]]
+         [1, 1, -1], [-1, -1, -1], [-1, -1, 1], [-1, 1, -1]]
     )  # fmt: skip
     store.ingest(frame_of(scores, labels, ["b", "a", "c"]), task="classification", run="h/t")
     rows = confusion_rows(store, "h/t")
-    assert rows == [("b", "b", 1), ("a", "b", 1), ("a", "a", 1), ("c", "b", 1), ("c", "a", 1)]
+    assert rows == [("b", "b", 1), ("a", "b", 2), ("a", "a", 1), ("c", "b", 1), ("c", "a", 1)]
     np.testing.assert_array_equal(as_matrix(rows, ["b", "a", "c"]), reference(scores, labels, 3))
 
 

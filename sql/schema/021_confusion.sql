@@ -8,7 +8,8 @@
 --     list was made first (the lowest list_id: the class first met in the input, as
 --     np.argmax over the columns in that order; a Parquet file with integer class ids read
 --     by DuckDB directly numbers its classes in id order); a missing score (not retrieved,
---     stored NULL) is -inf, so a sample scored -inf in every class is predicted the first;
+--     stored NULL) or a sample absent from a class's list is -inf, so a sample whose
+--     highest score is -inf ties in every class of the run and is predicted the run's first;
 --     a row labelled 0 (ignored) still has its score;
 --   n: the number of samples with that (actual, predicted), one row per cell that holds at
 --     least one sample (a cell without samples has no row).
@@ -28,12 +29,27 @@ actual as (
     group by run_id, item_id
     having count(*) = 1
 ),
-predicted as (
-    select run_id, item_id, group_id as predicted, list_id as predicted_list
+first_class as (
+    select g.run_id, arg_min(g.group_id, g.list_id) as group_id, min(g.list_id) as list_id
+    from groups g
+    where g.task = 'classification' and g.list_id is not null
+    group by g.run_id
+),
+top_rows as (
+    select run_id, item_id, group_id, list_id, score
     from class_rows
     qualify row_number() over (
         partition by run_id, item_id order by score desc, list_id
     ) = 1
+),
+predicted as (
+    select t.run_id, t.item_id,
+           case when t.score = cast('-inf' as double) then f.group_id else t.group_id end
+               as predicted,
+           case when t.score = cast('-inf' as double) then f.list_id else t.list_id end
+               as predicted_list
+    from top_rows t
+    join first_class f on f.run_id = t.run_id
 )
 select a.run_id, r.experiment || '/' || r.name as run, a.actual, p.predicted,
        count(*) as n
