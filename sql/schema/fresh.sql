@@ -1,5 +1,5 @@
--- version: 21
--- The schema of version 21 in one file: what a new store applies instead of
+-- version: 22
+-- The schema of version 22 in one file: what a new store applies instead of
 -- replaying sql/schema/001_*.sql onwards (the same catalogue; tests/test_store.py
 -- checks). Written by `python tools/write_fresh_schema.py`: run it after adding a
 -- migration.
@@ -29,6 +29,8 @@ CREATE TABLE outcomes(run_id INTEGER NOT NULL, group_id VARCHAR NOT NULL, tp BIG
 CREATE TABLE pairs(run_id INTEGER, pair_id VARCHAR, h11 DOUBLE, h12 DOUBLE, h13 DOUBLE, h21 DOUBLE, h22 DOUBLE, h23 DOUBLE, h31 DOUBLE, h32 DOUBLE, h33 DOUBLE, e11 DOUBLE, e12 DOUBLE, e13 DOUBLE, e21 DOUBLE, e22 DOUBLE, e23 DOUBLE, e31 DOUBLE, e32 DOUBLE, e33 DOUBLE, r11 DOUBLE, r12 DOUBLE, r13 DOUBLE, r21 DOUBLE, r22 DOUBLE, r23 DOUBLE, r31 DOUBLE, r32 DOUBLE, r33 DOUBLE, width INTEGER, height INTEGER, n_inliers INTEGER, n_invalid BIGINT DEFAULT(0) NOT NULL, slices MAP(VARCHAR, VARCHAR) DEFAULT("map"()) NOT NULL, e_direction VARCHAR, estimated BOOLEAN DEFAULT(true), ransac_threshold DOUBLE, pair_no INTEGER, PRIMARY KEY(run_id, pair_id));
 CREATE TABLE positive_ranks(list_id INTEGER NOT NULL, tp INTEGER NOT NULL, n INTEGER NOT NULL);
 CREATE TABLE runs(run_id INTEGER DEFAULT(nextval('runs_seq')) PRIMARY KEY, experiment VARCHAR NOT NULL, "name" VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL, git_commit VARCHAR, params JSON DEFAULT('{}') NOT NULL, tags VARCHAR[] DEFAULT(list_value()) NOT NULL, notes VARCHAR, UNIQUE(experiment, "name"));
+CREATE TABLE run_state(run_id INTEGER PRIMARY KEY, status VARCHAR NOT NULL, pid INTEGER, host VARCHAR, started_at TIMESTAMP NOT NULL, heartbeat_at TIMESTAMP NOT NULL, finished_at TIMESTAMP, CHECK((status IN ('running', 'finished', 'failed'))));
+CREATE TABLE run_steps(step_run_id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, step BIGINT NOT NULL, CHECK((step >= 0)), UNIQUE(run_id, step));
 CREATE TABLE store_info(store_id VARCHAR NOT NULL);
 CREATE TABLE student_t(df INTEGER PRIMARY KEY, q975 DOUBLE NOT NULL);
 CREATE TABLE tied_ranks(list_id INTEGER NOT NULL, k INTEGER NOT NULL, n_optimistic INTEGER NOT NULL, n_pessimistic INTEGER NOT NULL, n_input INTEGER NOT NULL, n_docid INTEGER NOT NULL);
@@ -42,6 +44,7 @@ CREATE VIEW v_matches AS WITH truth AS (SELECT m.run_id, m.pair_no, p.pair_id, m
 CREATE VIEW v_metrics AS SELECT r.run_id, r.experiment, r."name", ((r.experiment || '/') || r."name") AS run, r.created_at, r.tags, r.git_commit, m.task, m."label" AS metric, m.metric AS base_metric, m.params, m.slice, m."value", m.n_lists, m.n_skipped, m.definition_sha, m.computed_at, m.engine FROM (metric_values AS m INNER JOIN runs AS r ON ((r.run_id = m.run_id)));
 CREATE VIEW v_params AS SELECT r.run_id, r.experiment, r."name", ((r.experiment || '/') || r."name") AS run, r.created_at, p."key", p."value" FROM runs AS r , json_each(r.params) AS p;
 CREATE VIEW v_runs AS SELECT r.run_id, r.experiment, r."name", ((r.experiment || '/') || r."name") AS run, r.created_at, r.git_commit, r.tags, r.notes, r.params FROM (runs AS r LEFT JOIN (SELECT r.run_id FROM runs AS r , json_each(r.params) AS j GROUP BY r.run_id) AS p ON ((p.run_id = r.run_id)));
+CREATE VIEW v_steps AS SELECT r.run_id, r.experiment, r."name", ((r.experiment || '/') || r."name") AS run, s.step, s.step_run_id, ((c.experiment || '/') || c."name") AS step_run, c.created_at FROM ((run_steps AS s INNER JOIN runs AS r ON ((r.run_id = s.run_id))) INNER JOIN runs AS c ON ((c.run_id = s.step_run_id)));
 CREATE UNIQUE INDEX logged_values_key ON logged_values(run_id, metric, (COALESCE(step, -1)));
 INSERT INTO "list_id_next" VALUES (0);
 INSERT INTO store_info SELECT CAST(uuid() AS VARCHAR);
