@@ -38,13 +38,16 @@ META_COLUMNS = ("run", "created_at", "tags", "git_commit", "tasks", "n_rows", "n
 def filtered_runs(store: Store, view: View) -> pl.DataFrame:
     """The runs the view's filters keep (experiments, every tag, params, ``where``), newest
     first: run_id, run (``experiment/name``), the columns of :func:`list_runs` and
-    ``param_map`` (the params as a dict).
+    ``param_map`` (the params as a dict). Step runs (a run's evaluations at training steps)
+    are left out: the History page draws them over the steps of their run.
 
     Raises:
         InvalidInput: a bad ``param`` filter or ``where`` predicate (one line).
     """
     wanted = view.params
     frame = list_runs(store, where=view.where or None)
+    steps = store.query("ui/step_run_ids")["step_run_id"]
+    frame = frame.filter(~pl.col("run_id").is_in(steps.to_list()))
     if view.experiment:
         frame = frame.filter(pl.col("experiment").is_in(list(view.experiment)))
     for tag in view.tag:

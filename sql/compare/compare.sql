@@ -36,16 +36,22 @@ where list_contains($runs, run_id) and slice = ''
 order by task, metric, params;
 
 -- name: history
--- $metric (display or registry name) over time for the runs of $experiment (NULL = all).
+-- $metric (display or registry name) over time for the runs of $experiment (NULL = all),
+-- step runs left out (a run's value is its last step's, mirrored under its own id).
 select m.run, m.run_id, m.experiment, m.created_at, m.task, m.metric, m.base_metric, m.params,
        m.value, m.n_lists
 from v_metrics m
 where (m.metric = $metric or m.base_metric = $metric) and m.slice = ''
   and ($experiment is null or m.experiment = $experiment)
+  and m.run_id not in (select step_run_id from run_steps)
 order by m.experiment, m.task, m.params, m.created_at, m.run_id;
 
 -- name: experiment_runs
-select run_id from runs where ($experiment is null or experiment = $experiment) order by run_id;
+-- The runs of $experiment (NULL = all) but step runs (groups and history evaluate these).
+select run_id from runs
+where ($experiment is null or experiment = $experiment)
+  and run_id not in (select step_run_id from run_steps)
+order by run_id;
 
 -- name: run_params
 -- The params (JSON text) of the runs of $experiment (NULL = all).

@@ -20,13 +20,15 @@ with selected as (
            list_position($runs, run_id) as given_at
     from v_runs
     where ($experiments is null or list_contains($experiments, experiment))
-      and ($runs is null or list_contains($runs, run_id))
+      and (list_contains($runs, run_id)
+            or ($runs is null and run_id not in (select step_run_id from run_steps)))
 ),
 tagged as (
     -- each experiment's baseline: its newest run tagged `baseline`
     select experiment, run_id, run
     from v_runs
     where list_contains(tags, 'baseline')
+      and run_id not in (select step_run_id from run_steps)  -- a step run bears its run's tags
     qualify row_number() over (
         partition by experiment order by created_at desc, run_id desc
     ) = 1

@@ -16,7 +16,8 @@ selected as (
     from v_runs r
     join tasks t on t.run_id = r.run_id
     where ($experiments is null or list_contains($experiments, r.experiment))
-      and ($runs is null or list_contains($runs, r.run_id))
+      and (list_contains($runs, r.run_id)
+            or ($runs is null and r.run_id not in (select step_run_id from run_steps)))
 )
 select run_id, run, task
 from selected
@@ -61,7 +62,8 @@ select run, cast(params ->> 'threshold' as double) as threshold, value as mma, n
 from v_metrics
 where base_metric = 'mma' and slice = ''
   and ($experiments is null or list_contains($experiments, experiment))
-  and ($runs is null or list_contains($runs, run_id))
+  and (list_contains($runs, run_id)
+        or ($runs is null and run_id not in (select step_run_id from run_steps)))
 order by created_at, run_id, threshold;
 
 -- name: det_pr_curves
@@ -85,6 +87,7 @@ chosen as (
     left join det_categories c on c.run_id = l.run_id and c.category_id = l.group_id
     where l.n_pos > 0
       and ($experiments is null or list_contains($experiments, r.experiment))
+      and ($runs is not null or l.run_id not in (select step_run_id from run_steps))
 ),
 points as (
     select c.run, c.created_at, c.run_id, c.category, g.k, g.t as recall,

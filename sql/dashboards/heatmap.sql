@@ -14,7 +14,8 @@ with chosen as (
     where metric in ('ap', 'ap_voc07', 'ap_voc10', 'ap_coco')
       and coalesce(params ->> 'ties', 'grouped') = 'grouped'
       and ($experiments is null or list_contains($experiments, experiment))
-      and ($runs is null or list_contains($runs, run_id))
+      and (list_contains($runs, run_id)
+            or ($runs is null and run_id not in (select step_run_id from run_steps)))
 )
 select task || ' · ' || metric as series, list, run, value, metric as base_metric
 from chosen
@@ -35,7 +36,8 @@ with entries as (
     where slices is not null and metric <> 'mma'
       and coalesce(params ->> 'ties', 'grouped') = 'grouped'
       and ($experiments is null or list_contains($experiments, experiment))
-      and ($runs is null or list_contains($runs, run_id))
+      and (list_contains($runs, run_id)
+            or ($runs is null and run_id not in (select step_run_id from run_steps)))
 ),
 small_keys as (
     select entry.key as key
@@ -77,7 +79,8 @@ with chosen as (
     from v_confusion c
     join v_runs v on v.run_id = c.run_id
     where ($experiments is null or list_contains($experiments, v.experiment))
-      and ($runs is null or list_contains($runs, v.run_id))
+      and (list_contains($runs, v.run_id)
+            or ($runs is null and v.run_id not in (select step_run_id from run_steps)))
 ),
 classes as (
     select g.run_id, g.group_id as class, g.list_id,

@@ -25,7 +25,8 @@ lists as (
       and metric = 'ap' and task in ('verification', 'matching', 'retrieval')
       and params ->> 'ties' = 'grouped'
       and ($experiments is null or list_contains($experiments, experiment))
-      and ($runs is null or list_contains($runs, run_id))
+      and (list_contains($runs, run_id)
+            or ($runs is null and run_id not in (select step_run_id from run_steps)))
 ),
 overall as (
     select run_id, run, created_at, task, 'all lists' as split, 0 as split_order,

@@ -1,5 +1,5 @@
 -- Queries of dashboards/overview.toml: the leaderboard, the runs and the metric history.
--- Every query takes $experiments varchar[] and $runs integer[] (NULL = all).
+-- Every query takes $experiments varchar[] and $runs integer[] (NULL = all but step runs).
 -- A configuration is what v_groups finds: the runs of one experiment whose params are equal
 -- but for `seed`; a run without a `seed` parameter is a configuration of its own (runs that
 -- record no parameters are not seeds of one setting). Its statistics are taken over the
@@ -36,7 +36,8 @@ headline as (
 -- @include lib/headline.sql
     )
       and ($experiments is null or list_contains($experiments, v.experiment))
-      and ($runs is null or list_contains($runs, v.run_id))
+      and (list_contains($runs, v.run_id)
+            or ($runs is null and v.run_id not in (select step_run_id from run_steps)))
 )
 select experiment, config, list(run order by run) as runs, count(*) as n_runs, task, metric,
        base_metric, params,
@@ -68,7 +69,8 @@ select run,
 from v_metrics
 where slice = ''
   and ($experiments is null or list_contains($experiments, experiment))
-  and ($runs is null or list_contains($runs, run_id))
+  and (list_contains($runs, run_id)
+        or ($runs is null and run_id not in (select step_run_id from run_steps)))
 -- (parameters by length, then text: threshold=2.0 before threshold=10.0)
 order by v_metrics.created_at desc, run_id desc, task, metric, length(v_metrics.params),
          v_metrics.params;
@@ -99,7 +101,8 @@ select v.run,
 from v_runs v
 left join logged l on l.run_id = v.run_id
 where ($experiments is null or list_contains($experiments, v.experiment))
-  and ($runs is null or list_contains($runs, v.run_id))
+  and (list_contains($runs, v.run_id)
+        or ($runs is null and v.run_id not in (select step_run_id from run_steps)))
 order by v.created_at desc, v.run_id desc;
 
 -- name: metric_history
@@ -133,7 +136,8 @@ values_ as (
     join members m on m.run_id = v.run_id
     where v.slice = '' and v.base_metric <> 'mma'
       and ($experiments is null or list_contains($experiments, v.experiment))
-      and ($runs is null or list_contains($runs, v.run_id))
+      and (list_contains($runs, v.run_id)
+            or ($runs is null and v.run_id not in (select step_run_id from run_steps)))
 ),
 times as (
     -- the times at which a configuration gained runs

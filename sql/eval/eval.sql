@@ -128,7 +128,9 @@ where list_contains($runs, v.run_id) and v.task = $task
 order by r.created_at, r.run_id, v.metric, v.params, v.group_id;
 
 -- name: all_run_ids
-select run_id from runs order by run_id;
+-- Every run but the step runs (eval --all: evaluating a run computes its last step's value;
+-- a step run is evaluated when named).
+select run_id from runs where run_id not in (select step_run_id from run_steps) order by run_id;
 
 -- name: runs_with_pairs
 -- Which of $runs hold keypoint pairs.

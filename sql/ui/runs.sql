@@ -22,6 +22,13 @@ order by case v.task when 'verification' then 1 when 'matching' then 2 when 'ret
          "column", v.run_id;
 
 -- name: run_count
--- How many runs the store holds (the runs page says how many pass the filters of these).
+-- How many runs the store holds, step runs left out (the runs page says how many pass the
+-- filters of these).
 -- Output: n.
-select count(*) as n from runs;
+select count(*) as n from runs where run_id not in (select step_run_id from run_steps);
+
+-- name: step_run_ids
+-- The ids of the step runs (run_steps: a run's evaluation at a training step), which the
+-- runs page and the pickers leave out.
+-- Output: step_run_id.
+select step_run_id from run_steps order by step_run_id;
