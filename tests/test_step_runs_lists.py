@@ -37,7 +37,7 @@ def trained(db: Path) -> tuple[Path, dict[str, Any]]:
 
 
 def test_groups_and_leaderboard_count_seeds_not_steps(trained: tuple[Path, Any]) -> None:
-    db, ids = trained
+    db, _ids = trained
     with Store(db) as store:
         frame = groups(store, experiment="exp", metrics=["ap"])
         board = leaderboard(store).wide()

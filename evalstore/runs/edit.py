@@ -19,7 +19,7 @@ from evalstore.errors import InvalidInput, RunExists, RunNotFound
 from evalstore.runs.registry import (
     RunRef,
     check_key_case,
-    delete_run_rows,
+    delete_runs,
     get_run,
     parse_params,
     resolve_many,
@@ -35,8 +35,9 @@ __all__ = ["remove_runs", "rename_run", "set_run"]
 def remove_runs(
     store: Database, refs: Sequence[RunRef] = (), *, experiment: str | None = None
 ) -> list[dict[str, Any]]:
-    """Delete the runs ``refs`` and every run of ``experiment``, with all their rows, in one
-    transaction; returns their metadata (as :func:`~evalstore.runs.registry.get_run`).
+    """Delete the runs ``refs`` and every run of ``experiment``, with all their rows and their
+    step runs (:func:`~evalstore.runs.registry.delete_runs`), in one transaction; returns
+    their metadata (as :func:`~evalstore.runs.registry.get_run`).
 
     Raises:
         RunNotFound: a run does not exist, or the experiment has no runs; nothing is deleted.
@@ -53,32 +54,36 @@ def remove_runs(
     ids = list(dict.fromkeys(ids))
     infos = [get_run(store, run_id) for run_id in ids]
     with store.transaction() as con:
-        for run_id in ids:
-            delete_run_rows(con, run_id)
-            queries.run(con, "store/delete_run", {"run_id": run_id})
+        delete_runs(con, ids)  # with their step runs
         refresh_views(con)
     return infos
 
 
 def rename_run(store: Database, ref: RunRef, new: str) -> dict[str, Any]:
     """Give a run a new name, ``NAME`` (same experiment) or ``EXPERIMENT/NAME`` (moved);
-    returns its metadata afterwards.
+    its step runs become ``NAME@STEP`` there too. Returns its metadata afterwards.
 
     Raises:
-        RunExists: the new name is taken.
+        RunExists: the new name, or a step run's, is taken.
     """
     info = get_run(store, ref)
     # EXPERIMENT/NAME moves it; a bare NAME keeps its experiment
     experiment, name = split_ref(new) if "/" in new else split_ref(new, info["experiment"])
     if (experiment, name) == (info["experiment"], info["name"]):
         return info
-    taken = queries.fetch_rows(store.con, "store/run_by_name",
-                               {"experiment": experiment, "name": name})  # fmt: skip
-    if taken:
-        raise RunExists(f"run {experiment}/{name} exists (id {taken[0][0]}); pick another name")
+    steps = queries.fetch_rows(store.con, "store/run_step_names", {"run_id": info["run_id"]})
+    moves = [(info["run_id"], name)] + [(int(s), f"{name}@{step}") for s, step in steps]
+    for run_id, new_name in moves:
+        taken = queries.fetch_rows(store.con, "store/run_by_name",
+                                   {"experiment": experiment, "name": new_name})  # fmt: skip
+        if taken and int(taken[0][0]) != run_id:
+            raise RunExists(
+                f"run {experiment}/{new_name} exists (id {taken[0][0]}); pick another name"
+            )
     with store.transaction() as con:
-        queries.run(con, "store/rename_run",
-                    {"run_id": info["run_id"], "experiment": experiment, "name": name})  # fmt: skip
+        for run_id, new_name in moves:
+            queries.run(con, "store/rename_run",
+                        {"run_id": run_id, "experiment": experiment, "name": new_name})  # fmt: skip
     return get_run(store, info["run_id"])
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "RunRef",
     "check_key_spellings",
     "current_commit",
+    "delete_runs",
     "get_run",
     "open_run",
     "parse_params",
@@ -190,13 +191,35 @@ def get_run(store: Database, ref: RunRef) -> dict[str, Any]:
 
 
 def remove_run(store: Database, ref: RunRef) -> dict[str, Any]:
-    """Delete a run and all rows recorded for it, in one transaction."""
+    """Delete a run and all rows recorded for it, with its step runs, in one transaction
+    (:func:`delete_runs`)."""
     info = get_run(store, ref)
     with store.transaction() as con:
-        delete_run_rows(con, info["run_id"])
-        queries.run(con, "store/delete_run", {"run_id": info["run_id"]})
+        delete_runs(con, [info["run_id"]])
         refresh_views(con)
     return info
+
+
+def delete_runs(con: Any, run_ids: Sequence[int]) -> list[int]:
+    """Inside the caller's transaction: delete the runs ``run_ids`` whole (rows, ``runs``
+    row, ``run_state`` row) with their step runs and ``run_steps`` links. A step run deleted
+    without its run also deletes that run's stored values (``metric_values``,
+    ``list_values``), which held its last step's: ``evaluate`` computes them again. Returns
+    the ids deleted, step runs included."""
+    ids = list(dict.fromkeys(int(r) for r in run_ids))
+    steps = queries.fetch_rows(con, "store/step_runs_of", {"runs": ids})
+    ids += [int(s) for (s,) in steps if int(s) not in ids]
+    parents = queries.fetch_rows(con, "store/step_parents", {"runs": ids})
+    for (parent,) in parents:
+        if int(parent) not in ids:
+            for name in ("store/delete_run_metric_values", "store/delete_run_list_values"):
+                queries.run(con, name, {"run_id": int(parent)})
+    for run_id in ids:
+        delete_run_rows(con, run_id)
+        queries.run(con, "store/delete_run", {"run_id": run_id})
+    queries.run(con, "store/remove_step_links", {"runs": ids})
+    queries.run(con, "store/remove_run_states", {"runs": ids})
+    return ids
 
 
 def delete_run_rows(con: Any, run_id: int) -> None:
