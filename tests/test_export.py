@@ -244,7 +244,8 @@ def test_manifest_content(source: Store, tmp_path: Path) -> None:
     assert manifest["schema_version"] == source.schema_version()
     detection = {"det_images", "det_categories", "det_truth", "det_boxes"}  # schema 17
     derived = {"det_thresholds", "det_positives", "det_matches", "det_matched", "det_tide"}
-    assert set(manifest["tables"]) == {*TABLES, "logged_values", *detection, *derived}
+    training = {"run_state", "run_steps"}  # schema 22
+    assert set(manifest["tables"]) == {*TABLES, "logged_values", *training, *detection, *derived}
     cols = {t: {c["name"]: c for c in s["columns"]} for t, s in manifest["tables"].items()}
     assert all("run_id" not in c for c in cols.values())
     assert cols["scores"]["task"]["type"] == "VARCHAR"
@@ -270,7 +271,7 @@ def test_manifest_content(source: Store, tmp_path: Path) -> None:
         "pairs": 0,
         "outcomes": 0,
         "logged_values": 4,  # train_loss at 3 steps, val_acc without one
-        **dict.fromkeys(detection | derived, 0),
+        **dict.fromkeys(training | detection | derived, 0),
     }
     # the SHA-256 of each file written, as sha256sum gives it
     assert sorted(runs["a"]["sha256"]) == ["groups", "logged_values", "runs", "scores"]

@@ -20,7 +20,7 @@ from evalstore.db.schema import ROW_TABLES, refresh_views, row_table
 from evalstore.errors import EvalstoreError, RunExists, SchemaError
 from evalstore.ingest.index import index_lists
 from evalstore.ingest.write import check_list_ids
-from evalstore.runs.registry import check_key_spellings, delete_run_rows
+from evalstore.runs.registry import check_key_spellings, delete_runs
 from evalstore.scale.checksums import NO_CHECKSUMS
 from evalstore.scale.export import table_columns
 from evalstore.scale.import_checks import (
@@ -110,7 +110,9 @@ def import_runs(
     or FLOAT, which the store holds as they are. The first problem stops the import and
     nothing of it stays: a failed, interrupted or killed import leaves the store as it was,
     so it can simply be run again. Cached metric values are not part of an export: run
-    ``evalstore eval`` afterwards.
+    ``evalstore eval`` afterwards. A run's ``run_state`` row comes with it; its ``run_steps``
+    links come for the step runs imported with it (a step run imported without its run is a
+    plain run). A run replaced goes with its step runs, as ``evalstore rm`` removes it.
 
     Args:
         store: an open, writable store.
@@ -183,15 +185,45 @@ def _import_all(
                 "overwrite it"
             )
     imported = []
+    new_ids: dict[int, int] = {}
     with store.transaction():
         for done, entry in enumerate(entries):
-            _import_run(store, root, entry, columns, target)
+            new_ids[int(entry["run_id"])] = _import_run(store, root, entry, columns, target)
             imported.append(f"{entry['experiment']}/{entry['name']}")
             if progress is not None:
                 progress("import", done + 1, len(entries))
+        _link_steps(store.con, root, entries, new_ids)
         check_key_spellings(store.con, str(root))
         refresh_views(store.con)
     return imported
+
+
+def _link_steps(
+    con: duckdb.DuckDBPyConnection,
+    root: Path,
+    entries: Sequence[Mapping[str, Any]],
+    new_ids: Mapping[int, int],
+) -> None:
+    """The run_steps rows of the imported runs, under their new ids: a run is linked to the
+    step runs imported with it; a step run imported without its run stays a plain run."""
+    old, new = list(new_ids), list(new_ids.values())
+    for entry in entries:
+        if not int(entry["rows"].get("run_steps", 0)):
+            continue
+        part = partition_path(root, "run_steps", entry["run_id"]) / PART
+        con.register("_import", _parquet_reader(part))
+        try:
+            queries.run(
+                con,
+                "export/import_step_links",
+                {"run_id": new_ids[int(entry["run_id"])], "old_ids": old, "new_ids": new},
+            )
+        except duckdb.Error as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise EvalstoreError(f"{part}: cannot import the steps of a run: {first}") from None
+        finally:
+            with contextlib.suppress(duckdb.Error):
+                con.unregister("_import")
 
 
 def _import_run(
@@ -208,9 +240,8 @@ def _import_run(
     existing = queries.fetch_rows(
         con, "store/run_by_name", {"experiment": entry["experiment"], "name": entry["name"]}
     )
-    if existing:
-        delete_run_rows(con, int(existing[0][0]))
-        queries.run(con, "store/delete_run", {"run_id": int(existing[0][0])})
+    if existing:  # replaced: with its step runs, as rm removes it
+        delete_runs(con, [int(existing[0][0])])
     run_id: int | None = None
     first_list_id = queries.fetch_rows(con, "store/next_list_id")[0][0]
     keyed = "list_id" in columns.get("scores", [])  # exports before schema 6 have none
@@ -219,6 +250,8 @@ def _import_run(
         expected = int(entry["rows"].get(table, 0))
         if (table != "runs" and expected == 0) or table in DETECTION_DERIVED:
             continue  # detection matches: this store derives them again on first use
+        if table == "run_steps":
+            continue  # linked when every run has its new id (_link_steps)
         part = partition_path(root, table, entry["run_id"]) / PART
         allowed = target[table]
         try:

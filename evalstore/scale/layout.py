@@ -7,8 +7,9 @@ Layout of an export folder ``DIR``::
     DIR/<table>/run_id=<id>/part-0.parquet    one folder per (table, run), hive-style
 
 ``<table>`` is one of :data:`ALL_TABLES`: the raw tables that metrics are computed from
-(:data:`TABLES`, what Spark reads), ``logged_values`` (values logged with ``evalstore log``)
-and a detection run's boxes (:data:`DETECTION_TABLES`).
+(:data:`TABLES`, what Spark reads), ``logged_values`` (values logged with ``evalstore log``),
+a training run's ``run_state`` and ``run_steps`` (:data:`STEP_TABLES`) and a detection run's
+boxes (:data:`DETECTION_TABLES`).
 Format version 2 (this one) records the SHA-256 of every file it writes; an import checks
 each file against it before it reads the file. Version 1 (before checksums and
 ``logged_values``) is still read: its files cannot be checked for damage, so its import
@@ -17,6 +18,7 @@ format: a table is a folder and a manifest entry like any other, an export witho
 (schema 16 and before) imports as it did, and one exported into takes them on (as it takes
 any table it lacks). An older evalstore's import refuses the manifest's unknown table rather
 than leave rows out; its Spark source reads the tables it knows (it has no detection metric).
+The training tables (schema 22) came the same way.
 
 Staging folders (``.tmp-*``), folders moved aside (``.old-*``) and journals (``.journal-*``)
 start with ``.``, so Spark's partition discovery skips them. :func:`apply_journal` swaps a
@@ -59,6 +61,7 @@ __all__ = [
     "PART",
     "PARTITION_COLUMN",
     "SPARK_TABLES",
+    "STEP_TABLES",
     "TABLES",
     "apply_journal",
     "check_empty",
@@ -95,10 +98,18 @@ DETECTION_DERIVED: tuple[str, ...] = (
 #: What Spark registers as views: the raw tables, the detection matches and the categories
 #: (TIDE's metrics give a row per category of the run).
 SPARK_TABLES: tuple[str, ...] = (*TABLES, "det_categories", *DETECTION_DERIVED)
+#: A training run's tables (sql/schema/022_training_runs.sql): its ``run_state`` row (a run
+#: opened before its rows) and its ``run_steps`` rows (its evaluations at training steps,
+#: each held by a step run), exported with the run, the step runs named by their ids in
+#: this export. An import links a run to those of its step runs it imports too.
+STEP_TABLES: tuple[str, ...] = ("run_state", "run_steps")
 #: Every exported table: the raw ones, the values logged with ``evalstore log`` (exports of
-#: format version 1 have no logged_values) and a detection run's rows (exports before schema
-#: 17 have none: their runs import without them).
-ALL_TABLES: tuple[str, ...] = (*TABLES, "logged_values", *DETECTION_TABLES, *DETECTION_DERIVED)
+#: format version 1 have no logged_values), a training run's state and steps (exports before
+#: schema 22 have none) and a detection run's rows (exports before schema 17 have none: their
+#: runs import without them).
+ALL_TABLES: tuple[str, ...] = (
+    *TABLES, "logged_values", *STEP_TABLES, *DETECTION_TABLES, *DETECTION_DERIVED
+)  # fmt: skip
 FORMAT = "evalstore-export"
 #: 2: every run's files carry their SHA-256 (``sha256`` of a manifest run), logged_values.
 FORMAT_VERSION = 2

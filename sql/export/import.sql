@@ -278,3 +278,14 @@ having count(*) > 0;
 -- name: imported_logged_names
 -- The metric names of the logged values just imported for the run $run_id INTEGER.
 select distinct metric from logged_values where run_id = $run_id order by metric;
+
+-- name: import_step_links
+-- The run_steps rows of the imported run $run_id INTEGER (`_import`: its exported run_steps,
+-- step_run_id the step run's id in the export): each step run imported too, mapped from its
+-- id in the export ($old_ids INTEGER[]) to its new one ($new_ids INTEGER[], in the same
+-- order); a step run not imported leaves its link out.
+insert into run_steps (step_run_id, run_id, step)
+select m.new_id, $run_id, s.step
+from _import s
+join (select unnest($old_ids) as old_id, unnest($new_ids) as new_id) m
+  on m.old_id = s.step_run_id;
