@@ -8,6 +8,8 @@ Everything here reads a store opened read-only; nothing computes a metric (the U
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -27,7 +29,16 @@ if TYPE_CHECKING:
     from evalstore.store.facade import Store
     from evalstore.ui.view import View
 
-__all__ = ["BASELINE_TAG", "META_COLUMNS", "config_table", "filtered_runs", "run_table", "units"]
+__all__ = [
+    "BASELINE_TAG",
+    "META_COLUMNS",
+    "StepHistory",
+    "config_table",
+    "filtered_runs",
+    "run_table",
+    "step_history",
+    "units",
+]
 
 #: The tag that marks an experiment's baseline run (the comparison's default baseline).
 BASELINE_TAG = "baseline"
@@ -199,3 +210,38 @@ def units(store: Store, view: View) -> list[tuple[str, Unit]]:
 
     base = min(found, key=rank)
     return [base, *[p for p in found if p is not base]]
+
+
+@dataclass(frozen=True)
+class StepHistory:
+    """The values of runs over their training steps (the History page's step chart).
+
+    Attributes:
+        values: series, run, run_id, step, value, source: each stored overall value of a
+            step run at its step (``source`` ``evaluated``; ``series`` as the overview's
+            metric history names it, ``retrieval · map``) and each value logged with a step
+            (``logged``, series ``logged · NAME``), by source, series, run and step.
+        missing: the step runs of these runs without a stored value (``EXP/NAME@STEP``), by
+            run and step: the app computes no metric, ``evalstore eval`` does.
+    """
+
+    values: pl.DataFrame
+    missing: list[str]
+
+
+def step_history(
+    store: Store, runs: Sequence[int] | None, experiments: Sequence[str] = ()
+) -> StepHistory:
+    """The values over training steps of the runs ``runs`` (None: every run) of
+    ``experiments`` (empty: every experiment) that have steps: step runs (``run_steps``) or
+    values logged with a step. Reads what is stored (the store may be read-only)."""
+    found = store.query(
+        "ui/runs_with_steps",
+        {"runs": None if runs is None else list(runs), "experiments": list(experiments) or None},
+    )
+    ids = found["run_id"].to_list()
+    steps = store.query("ui/step_runs", {"runs": ids})
+    return StepHistory(
+        values=store.query("ui/step_values", {"runs": ids}),
+        missing=steps.filter(~pl.col("evaluated"))["step_run"].to_list(),
+    )

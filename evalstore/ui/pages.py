@@ -36,6 +36,7 @@ __all__ = [
     "SQL_CSV_BYTES",
     "SQL_ROWS",
     "SQL_TIMEOUT",
+    "STEP_PANEL",
     "curves_page",
     "history_page",
     "lists_page",
@@ -151,27 +152,14 @@ def _run_filter(store: Store, view: View, newest: int | None) -> tuple[list[int]
 
 
 def panels_page(store: Store, view: View, spec: str, newest: int | None) -> str:
-    """The panels of a dashboard spec (curves, heatmap, the overview's history) for the
-    view's runs; the history shows the chosen ``series`` (default the first; ``*`` every
-    one)."""
+    """The panels of a dashboard spec (curves, heatmap) for the view's runs."""
     ids, said = _run_filter(store, view, newest)
     filters = {"experiments": list(view.experiment) or None, "runs": ids}
     parts = [message(f"Showing {said}.")] if said else []
     if ids == []:
         return message("No run passes these filters.", "empty")
     for panel in _spec_panels(spec):
-        if spec == "overview" and panel.query != "dashboards/metric_history":
-            continue
-        frame = panel_data(store, panel, filters)
-        if spec == "overview":
-            # one metric, full width (the first, until the user picks), or every metric
-            names = list(dict.fromkeys(frame["series"].to_list()))
-            chosen = view.series if view.series in (*names, EVERY) else next(iter(names), "")
-            parts.append(_series_form(view, names, chosen))
-            if chosen != EVERY:
-                frame = frame.filter(pl.col("series") == chosen)
-                panel = replace(panel, facet_cols=1)
-        parts.append(panel_html(panel, frame))
+        parts.append(panel_html(panel, panel_data(store, panel, filters)))
     return "\n".join(parts)
 
 
@@ -181,8 +169,62 @@ def curves_page(store: Store, view: View) -> str:
 
 
 def history_page(store: Store, view: View) -> str:
-    """The overview's metric history, one metric (or every one) over time."""
-    return panels_page(store, view, "overview", None)
+    """The overview's metric history, one metric (or every one) over time; above it, for the
+    runs with training steps (the picked ones, else those that pass the filters), the metric
+    against the step, one line per run. The chosen ``series`` (default the first; ``*``
+    every one) picks the metric of both."""
+    ids, said = _run_filter(store, view, None)
+    if ids == []:
+        return message("No run passes these filters.", "empty")
+    panel = next(p for p in _spec_panels("overview") if p.query == "dashboards/metric_history")
+    frame = panel_data(store, panel, {"experiments": list(view.experiment) or None, "runs": ids})
+    steps = data.step_history(store, ids, view.experiment)
+    # one metric, full width (the first, until the user picks), or every metric
+    names = list(dict.fromkeys([*frame["series"].to_list(), *steps.values["series"].to_list()]))
+    chosen = view.series if view.series in (*names, EVERY) else next(iter(names), "")
+    parts = [message(f"Showing {said}.")] if said else []
+    parts.append(_series_form(view, names, chosen))
+    shown = steps.values
+    if chosen != EVERY:
+        frame = frame.filter(pl.col("series") == chosen)
+        shown = shown.filter(pl.col("series") == chosen)
+        panel = replace(panel, facet_cols=1)
+    if shown.height:
+        parts.append(panel_html(STEP_PANEL, shown) + _missing_steps(steps.missing))
+    if frame.height or not shown.height:
+        parts.append(panel_html(panel, frame))
+    return "\n".join(parts)
+
+
+#: The History page's chart of the runs with training steps.
+STEP_PANEL = Panel(
+    index=0,
+    title="Over training steps",
+    description="Each metric against the training step, one line per run: the value of "
+    "each of its step runs (its evaluation at that step, EXPERIMENT/NAME@STEP) that "
+    "`evalstore eval` stored, and the values it logged with a step (logged · NAME).",
+    kind="line",
+    x="step",
+    y="value",
+    color="run",
+    facet="series",
+    hover=("source",),
+    facet_cols=1,
+    x_title="step",
+)
+#: Step runs the History page names when it says which have no stored value.
+MISSING_NAMED = 5
+
+
+def _missing_steps(missing: list[str]) -> str:
+    if not missing:
+        return ""
+    named = " ".join(missing[:MISSING_NAMED]) + (" ..." if len(missing) > MISSING_NAMED else "")
+    return message(
+        f"{len(missing)} step run(s) have no stored value, so their steps are not drawn: "
+        f"evaluate them with `evalstore eval {named}` (the app computes no metric).",
+        "note",
+    )
 
 
 def lists_page(store: Store, view: View) -> str:
