@@ -97,3 +97,14 @@ def test_runs_page_leaves_step_runs_out(trained: tuple[Path, Any]) -> None:
     assert "3 runs (3 of 3 runs pass the filters)" in page
     with Store(db, read_only=True) as store:
         assert data.filtered_runs(store, View(experiment=("exp",))).height == 3
+
+
+def test_a_step_run_picked_as_a_configuration_is_compared_as_itself(
+    trained: tuple[Path, Any],
+) -> None:
+    db, ids = trained
+    with Store(db, read_only=True) as store:
+        view = View.parse([("unit", f"g{ids['steps'][2]}"), ("unit", f"g{ids['r']}")])
+        found = {token: unit for token, unit in data.units(store, view)}
+    assert found[f"g{ids['steps'][2]}"].run_ids == (ids["steps"][2],)
+    assert found[f"g{ids['r']}"].run_ids == (ids["r"], ids["r-s1"])  # seeds, not steps

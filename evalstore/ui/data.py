@@ -188,13 +188,20 @@ def units(store: Store, view: View) -> list[tuple[str, Unit]]:
     ``baseline``; else a picked run tagged ``baseline``; else the unit of the oldest run.
 
     Units that share a run are refused by the comparison itself
-    (:func:`evalstore.analysis.compare.compare_units`).
+    (:func:`evalstore.analysis.compare.compare_units`). A step run (a run's evaluation at a
+    training step) is a unit of its own, never a configuration.
 
     Raises:
         RunNotFound: an unknown run id.
     """
+    steps = set(store.query("ui/step_run_ids")["step_run_id"].to_list())  # no configuration
     found = [
-        (u.token, config_unit(store, u.run_id) if u.group else run_unit(store, u.run_id))
+        (
+            u.token,
+            config_unit(store, u.run_id)
+            if u.group and u.run_id not in steps
+            else run_unit(store, u.run_id),
+        )
         for u in view.units
     ]
     if view.baseline or len(found) < 2:
