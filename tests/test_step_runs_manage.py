@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import snapshot
+from conftest import ranked, snapshot
 from step_runs import training_store
 
 from evalstore import Store
@@ -76,6 +76,20 @@ def test_removing_a_step_run_clears_its_link_and_its_runs_values(
         assert count(store, "list_values", [ids["r"]]) == 0
         assert count(store, "metric_values", [ids["steps"][1]]) == 1  # the other steps keep
         assert store.resolve("exp/r") == ids["r"]
+
+
+def test_ingest_replace_of_a_run_takes_its_step_runs(trained: tuple[Path, Any]) -> None:
+    """A run replaced by an ingest is a new run of rows: its step runs, their links and its
+    state go with the old one, in the ingest's transaction."""
+    db, ids = trained
+    steps = list(ids["steps"].values())
+    with Store(db) as store:
+        store.ingest(ranked(seed=7), task="retrieval", run="exp/r", replace=True)
+        assert store.con.sql("select count(*) from run_steps").fetchall() == [(0,)]
+        assert store.con.sql("select count(*) from run_state").fetchall() == [(0,)]
+        assert count(store, "runs", steps) == 0
+        assert count(store, "groups", steps) == 0
+        assert store.resolve("exp/r") != ids["r"]
 
 
 def test_mv_renames_the_step_runs_too(trained: tuple[Path, Any], cli: Any) -> None:

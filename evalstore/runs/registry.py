@@ -67,6 +67,8 @@ def open_run(
     """Inside the caller's transaction: create the run (or replace it, or reopen it to append
     a task). Returns (run_id, replaced).
 
+    A replaced run is deleted as :func:`delete_runs` deletes it: with its step runs.
+
     Raises:
         RunExists: the run exists and neither replace nor append applies.
     """
@@ -81,9 +83,8 @@ def open_run(
         return run_id, False
     if existing and not replace:
         raise run_exists(meta.experiment, meta.name)
-    if existing:
-        delete_run_rows(con, int(existing[0][0]))
-        queries.run(con, "store/delete_run", {"run_id": int(existing[0][0])})
+    if existing:  # the run whole: its step runs, their links and its state go with it
+        delete_runs(con, [int(existing[0][0])])
     check_key_case(meta.params, [k for (k,) in queries.fetch_rows(con, "store/param_keys")])
     row = queries.fetch_rows(
         con,
