@@ -53,12 +53,14 @@ if TYPE_CHECKING:
     from evalstore.metrics.registry import METRICS
     from evalstore.runs.meta import RunMeta
     from evalstore.store.facade import Store
+    from evalstore.store.live import Run, init
 
 __all__ = [
     "METRICS",
     "EvalstoreError",
     "IngestResult",
     "InvalidInput",
+    "Run",
     "RunExists",
     "RunMeta",
     "RunNotFound",
@@ -71,6 +73,7 @@ __all__ = [
     "evaluate",
     "groups",
     "history",
+    "init",
     "leaderboard",
     "stored_metrics",
 ]
@@ -80,12 +83,14 @@ _LAZY = {
     "METRICS": "evalstore.metrics.registry",
     "IngestResult": "evalstore.ingest",
     "RunMeta": "evalstore.runs.meta",
+    "Run": "evalstore.store.live",
     "Store": "evalstore.store.facade",
     "check": "evalstore.analysis.gate",
     "compare": "evalstore.analysis.compare",
     "evaluate": "evalstore.analysis.evaluate",
     "groups": "evalstore.analysis.configurations",
     "history": "evalstore.analysis.compare",
+    "init": "evalstore.store.live",
     "leaderboard": "evalstore.analysis.leaderboard",
     "stored_metrics": "evalstore.analysis.evaluate",
 }

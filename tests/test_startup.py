@@ -26,6 +26,7 @@ from evalstore import Store, render
 from evalstore.analysis import statistics as stats
 from evalstore.cli import app
 from evalstore.cli import compare as compare_cli
+from evalstore.cli import runs as runs_cli
 
 #: never loaded by a start or a --help
 HEAVY = (
@@ -182,9 +183,7 @@ def test_runs_prints_what_the_frame_prints(runs_db: Path, args: tuple[str, ...])
         filters |= {"experiment": "default", "limit": 1}
     with Store(runs_db, read_only=True) as store:
         frame = store.runs(**filters)
-    shown = frame.select(
-        "run_id", "experiment", "name", "created_at", "tasks", "n_rows", "tags", "git_commit"
-    )
+    shown = frame.select(runs_cli.SHOWN)
     shown = shown.with_columns(shown["git_commit"].str.slice(0, 10))
     buf = io.StringIO()
     console = Console(file=buf, highlight=False, soft_wrap=True, width=220)

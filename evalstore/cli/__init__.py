@@ -17,8 +17,8 @@ __all__ = ["app", "app_for", "main"]
 
 # Commands register themselves on import; this order is the order of `evalstore --help`.
 for _noun in (
-    "ingest", "logged", "runs", "metrics", "user_metrics", "compare", "query", "dashboard", "ui",
-    "scale",
+    "ingest", "logged", "live", "runs", "metrics", "user_metrics", "compare", "query", "dashboard",
+    "ui", "scale",
 ):  # fmt: skip
     importlib.import_module(f"evalstore.cli.{_noun}")
 

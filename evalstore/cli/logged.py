@@ -29,9 +29,11 @@ def log_cmd(
 ) -> None:
     """Record a value computed outside evalstore for a run (a training loss, an accuracy):
     shown by metrics, history, leaderboard and the dashboards as task `logged`, never mixed
-    with values computed from raw rows. The same RUN METRIC [--step] again replaces it."""
+    with values computed from raw rows. The same RUN METRIC [--step] again replaces it. The
+    run must exist (`evalstore run new RUN` opens one); a running run's heartbeat is bumped."""
     from evalstore.db.connection import default_path
-    from evalstore.errors import InvalidInput
+    from evalstore.errors import InvalidInput, RunNotFound
+    from evalstore.runs.live import load_pending, touch_run
     from evalstore.store.facade import Store
 
     try:
@@ -39,10 +41,18 @@ def log_cmd(
     except ValueError:
         raise InvalidInput(f"value {value!r} of {metric} is not a number") from None
     path = db or default_path()
-    if not path.exists():  # a run must exist: no store is made for it
-        raise InvalidInput(f"no evalstore database at {path} (ingest a run first, or pass --db)")
-    with Store(path, lock_timeout=lock_timeout) as store:
-        done = store.log_metric(run, metric, number, step=step)
+    opens = f"`evalstore run new {run}{'' if db is None else f' --db {db}'}` opens it"
+    if not path.exists():  # nothing is made by surprise: no store, no run
+        raise RunNotFound(f"no run {run!r}: there is no evalstore database at {path}; {opens}")
+    with Store(path, lock_timeout=lock_timeout, create=False) as store:
+        load_pending(store)
+        try:
+            done = store.log_metric(run, metric, number, step=step)
+        except RunNotFound as exc:
+            if not str(exc).startswith("no run"):  # ambiguous: the user picks
+                raise
+            raise RunNotFound(f"{exc}; {opens}") from None
+        touch_run(store, done["run_id"])
     at = "" if done["step"] is None else f" at step {done['step']}"
     was = "" if done["replaced"] is None else f" (replaced {done['replaced']:.6g})"
     out.print(

@@ -21,8 +21,9 @@ from evalstore.cli.common import (
     print_rows,
 )
 
-#: the columns of the `runs` table
-SHOWN = ("run_id", "experiment", "name", "created_at", "tasks", "n_rows", "tags", "git_commit")
+#: the columns of the `runs` table (and `steps` when a run has step evaluations)
+SHOWN = ("run_id", "experiment", "name", "status", "created_at", "tasks", "n_rows", "tags",
+         "git_commit")  # fmt: skip
 
 
 def _run_rows(
@@ -103,7 +104,8 @@ def runs_cmd(
         return
     for r in records:
         r["git_commit"] = r["git_commit"] and r["git_commit"][:10]
-    print_rows(SHOWN, [[r[c] for c in SHOWN] for r in records])
+    shown = (*SHOWN, "steps") if any(r["steps"] for r in records) else SHOWN
+    print_rows(shown, [[r[c] for c in shown] for r in records])
 
 
 @command("show")
@@ -129,7 +131,13 @@ def show_cmd(
         ("git_commit", info["git_commit"]),
         ("tags", info["tags"]),
         ("notes", info["notes"]),
+        ("status", info["status"]),
     ]
+    if info["started_at"] is not None:  # opened from a training loop (or `run new`)
+        rows += [(k, info[k]) for k in ("pid", "host", "started_at", "heartbeat_at",
+                                        "finished_at")]  # fmt: skip
+    if info["steps"]:
+        rows.append(("steps", info["steps"]))
     rows += [(f"param {k}", json.dumps(v)) for k, v in info["params"].items()]
     rows += [
         (f"task {t['task']}", f"{t['rows']:,} rows, {t['lists']:,} lists") for t in info["tasks"]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +42,11 @@ if TYPE_CHECKING:
 __all__ = [
     "LOGGED_TASK",
     "NO_TEST",
+    "check_case",
     "check_name",
+    "check_plain_name",
+    "check_step",
+    "check_value",
     "higher_is_better",
     "latest_values",
     "log_metric",
@@ -95,8 +99,8 @@ def log_metric(
         RunNotFound: no such run.
     """
     metric = check_name(store, metric)
-    number = _check_value(metric, value)
-    at = _check_step(metric, step)
+    number = check_value(metric, value)
+    at = check_step(metric, step)
     info = get_run(store, run)
     ref = f"{info['experiment']}/{info['name']}"
     keys = {"run_id": info["run_id"], "metric": metric}
@@ -134,6 +138,16 @@ def check_name(store: Database, metric: object) -> str:
     Raises:
         InvalidInput: naming the metric and what is wrong.
     """
+    return check_case(check_plain_name(metric), logged_names(store))
+
+
+def check_plain_name(metric: object) -> str:
+    """``metric`` when it is a plain identifier and not a registered metric or its mean's
+    name (the rules of :func:`check_name` that need no store).
+
+    Raises:
+        InvalidInput: naming the metric and what is wrong.
+    """
     if not isinstance(metric, str) or not _NAME.match(metric):
         raise InvalidInput(
             f"logged metric name {metric!r} is not a plain identifier (letters, digits and _, "
@@ -151,8 +165,17 @@ def check_name(store: Database, metric: object) -> str:
             f"{metric!r} is {what}; a logged value of that name would be mixed up with the "
             f"values computed from raw rows: log it under another name (e.g. {metric}_logged)"
         )
+    return metric
+
+
+def check_case(metric: str, names: Iterable[str]) -> str:
+    """``metric`` unless one of the logged ``names`` differs from it only in case.
+
+    Raises:
+        InvalidInput: naming both spellings.
+    """
     folded = metric.translate(_ASCII_LOWER)
-    for other in logged_names(store):
+    for other in names:
         if other != metric and other.translate(_ASCII_LOWER) == folded:
             raise InvalidInput(
                 f"logged metric {metric!r} differs only in case from the logged metric "
@@ -161,7 +184,12 @@ def check_name(store: Database, metric: object) -> str:
     return metric
 
 
-def _check_value(metric: str, value: object) -> float:
+def check_value(metric: str, value: object) -> float:
+    """``value`` of ``metric`` as a float, when it is a finite number (not a bool or text).
+
+    Raises:
+        InvalidInput: naming the value and the metric.
+    """
     if isinstance(value, (bool, str, bytes)) or not hasattr(value, "__float__"):
         raise InvalidInput(f"value {value!r} of {metric} is not a number")
     number = float(value)
@@ -170,7 +198,12 @@ def _check_value(metric: str, value: object) -> float:
     return number
 
 
-def _check_step(metric: str, step: object) -> int | None:
+def check_step(metric: str, step: object) -> int | None:
+    """``step`` as an int (or None), when it is an integer >= 0 (below 2^63).
+
+    Raises:
+        InvalidInput: naming the step and the metric.
+    """
     if step is None:
         return None
     if isinstance(step, bool) or not hasattr(step, "__index__"):

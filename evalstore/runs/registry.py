@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from evalstore.db import queries
 from evalstore.db.schema import ROW_TABLES, refresh_views, rows_sql
 from evalstore.errors import InvalidInput, RunExists, RunNotFound
+from evalstore.runs.liveness import shown_status
 from evalstore.runs.meta import (
     DEFAULT_EXPERIMENT,
     RunMeta,
@@ -183,11 +184,16 @@ def _pick(store: Database, text: str, rows: list[tuple[Any, ...]]) -> int:
 
 
 def get_run(store: Database, ref: RunRef) -> dict[str, Any]:
-    """One run as a dict: metadata, ``params`` decoded, and ``tasks`` with row/list counts."""
+    """One run as a dict: metadata, ``params`` decoded, ``tasks`` with row/list counts,
+    ``status`` (running, finished, failed or crashed: :mod:`evalstore.runs.liveness`), the
+    ``pid`` and ``host`` of the process that opened it, ``started_at``, ``heartbeat_at`` and
+    ``finished_at`` (None for a run made by an ingest), and ``steps`` (how many step
+    evaluations it has)."""
     run_id = resolve(store, ref)
     row = store.query("store/get_run", {"run_id": run_id}).to_dicts()[0]
     row["params"] = json.loads(row["params"]) if row["params"] else {}
     row["tasks"] = row["tasks"] or []
+    row["status"] = shown_status(row["status"], row["pid"], row["host"], row["heartbeat_at"])
     return row
 
 

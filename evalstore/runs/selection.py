@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalstore.db import queries, sandbox
 from evalstore.errors import InvalidInput
+from evalstore.runs.liveness import shown_status, this_host, utc_now
 
 if TYPE_CHECKING:
     import polars as pl
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 __all__ = ["SORT_KEYS", "check_slice_keys", "list_run_rows", "list_runs", "run_ids_where"]
 
 SORT_KEYS = ("created_at", "name", "id")
+#: the columns of store/list_runs that tell a crashed run, dropped once it is told
+_STATE = ("status", "state_pid", "state_host", "state_heartbeat")
 _NO_FILTER: dict[str, Any] = {"experiment": None, "tag": None, "commit": None, "where": None,
                               "sort": "created_at", "limit": None}  # fmt: skip
 
@@ -71,7 +74,9 @@ def list_runs(
     sort: str = "created_at",
     limit: int | None = None,
 ) -> pl.DataFrame:
-    """Runs with their metadata and row counts.
+    """Runs with their metadata, row counts, ``status`` (running, finished, failed or
+    crashed: :mod:`evalstore.runs.liveness`) and ``steps`` (how many step evaluations a run
+    has); the step runs themselves (``NAME@STEP``) are left out.
 
     Args:
         experiment: only this experiment.
@@ -83,7 +88,18 @@ def list_runs(
     """
     values = {"experiment": experiment, "tag": tag, "commit": commit, "where": where,
               "sort": sort, "limit": limit}  # fmt: skip
-    return store.query("store/list_runs", _filters(store, values))
+    import polars as pl  # loaded with the store's frames already; not by list_run_rows
+
+    frame = store.query("store/list_runs", _filters(store, values))
+    status = _statuses(frame.select(_STATE).rows())
+    return frame.with_columns(pl.Series("status", status, pl.String)).drop(_STATE[1:])
+
+
+def _statuses(rows: Sequence[tuple[Any, ...]]) -> list[str]:
+    """The shown status of each row of (status, pid, host, heartbeat_at)."""
+    now, here = utc_now(), this_host()
+    return [shown_status(*row, now=now, here=here) if row[0] == "running" else str(row[0])
+            for row in rows]  # fmt: skip
 
 
 def list_run_rows(
@@ -99,7 +115,15 @@ def list_run_rows(
     """:func:`list_runs` (the same keywords) as column names and rows, without polars."""
     values = {"experiment": experiment, "tag": tag, "commit": commit, "where": where,
               "sort": sort, "limit": limit}  # fmt: skip
-    return queries.fetch_columns(store.con, "store/list_runs", _filters(store, values))
+    columns, rows = queries.fetch_columns(store.con, "store/list_runs", _filters(store, values))
+    at = [columns.index(c) for c in _STATE]
+    status = _statuses([tuple(row[i] for i in at) for row in rows])
+    kept = [i for i, c in enumerate(columns) if c not in _STATE[1:]]
+    rows = [
+        tuple(s if i == at[0] else row[i] for i in kept)
+        for row, s in zip(rows, status, strict=True)
+    ]
+    return [columns[i] for i in kept], rows
 
 
 def check_slice_keys(

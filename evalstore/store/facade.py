@@ -25,7 +25,7 @@ from evalstore.runs import edit, logged, selection
 from evalstore.runs import registry as runs
 from evalstore.runs.meta import RunMeta, run_meta
 from evalstore.runs.registry import RunRef
-from evalstore.store import staged
+from evalstore.store import live, staged
 from evalstore.store.staged import publish
 
 __all__ = ["Store", "publish", "write_store"]
@@ -147,6 +147,27 @@ class Store(Database):
         run, at ``step`` or without one; the same (run, metric, step) again replaces it. See
         :func:`evalstore.runs.logged.log_metric`."""
         return logged.log_metric(self, run, metric, value, step)
+
+    def start_run(
+        self,
+        run: str,
+        *,
+        experiment: str | None = None,
+        params: Params = None,
+        tags: Sequence[str] = (),
+        notes: str | None = None,
+        git_commit: str | bool | None = True,
+        resume: bool = False,
+        flush_every: float = live.FLUSH_EVERY,
+        lock_timeout: float = 60.0,
+    ) -> live.Run:
+        """Open a run for logging from a training loop, made now without rows (running):
+        :func:`evalstore.init` on this store (see it for the arguments). The Run writes its
+        values through connections of its own, so this store may stay open."""
+        meta = RunMeta(run, experiment=experiment, params=params, tags=tags, notes=notes,
+                       git_commit=git_commit)  # fmt: skip
+        return live.start_run(self, meta, resume=resume, flush_every=flush_every,
+                              lock_timeout=lock_timeout)  # fmt: skip
 
     # -- ingest ----------------------------------------------------------------------------
     # Each method takes the run's metadata as ``meta`` (a RunMeta); run=, experiment=,

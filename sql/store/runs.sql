@@ -28,7 +28,8 @@ select run_id from runs where experiment = $experiment and name = $name;
 
 -- name: get_run
 -- One run with its per-task row and list counts. Output: the runs columns plus tasks
--- (a list of {task, rows, lists}).
+-- (a list of {task, rows, lists}), its run_state columns (NULL: a run made by an ingest) and
+-- steps (how many step evaluations it has: run_steps).
 with per_task as (
     select cast(g.task as varchar) as task, cast(sum(c.n_rows) as bigint) as n, count(*) as lists
     from groups g join list_stats c on c.list_id = g.list_id  -- counts stored by ingest
@@ -45,15 +46,21 @@ with per_task as (
 )
 select r.run_id, r.experiment, r.name, r.created_at, r.git_commit, r.params, r.tags, r.notes,
        (select list({'task': p.task, 'rows': p.n, 'lists': p.lists} order by p.task)
-          from per_task p) as tasks
+          from per_task p) as tasks,
+       s.status, s.pid, s.host, s.started_at, s.heartbeat_at, s.finished_at,
+       (select count(*) from run_steps t where t.run_id = r.run_id) as steps
 from runs r
+left join run_state s on s.run_id = r.run_id  -- none: a run made by an ingest
 where r.run_id = $run_id;
 
 -- name: list_runs
 -- $experiment: varchar or null (all); $tag: varchar or null (any); $commit: a git commit or
 -- a prefix of one, or null; $ids: integer[] or null (the runs a --where predicate kept);
--- $limit: integer or null.
--- Output: run_id, experiment, name, created_at, git_commit, tags, params, notes, tasks, rows.
+-- $limit: integer or null. Step runs (run_steps.step_run_id, NAME@STEP) are left out.
+-- Output: run_id, experiment, name, created_at, git_commit, tags, params, notes, tasks,
+-- n_rows, status (run_state's; 'finished' without a row), steps (the run's step
+-- evaluations), and state_pid, state_host, state_heartbeat, from which Python tells a
+-- crashed run (evalstore/runs/liveness.py) before dropping them.
 with per_task as (
     select g.run_id, cast(g.task as varchar) as task, cast(sum(c.n_rows) as bigint) as n
     from groups g join list_stats c on c.list_id = g.list_id  -- counts stored by ingest
@@ -75,12 +82,18 @@ counts as (
            cast(sum(n) as bigint) as n_rows
     from per_task
     group by run_id
-)
+),
+steps as (select run_id, count(*) as n from run_steps group by run_id)
 select r.run_id, r.experiment, r.name, r.created_at, r.git_commit, r.tags, r.params, r.notes,
-       coalesce(c.tasks, '') as tasks, coalesce(c.n_rows, 0) as n_rows
+       coalesce(c.tasks, '') as tasks, coalesce(c.n_rows, 0) as n_rows,
+       coalesce(s.status, 'finished') as status, coalesce(t.n, 0) as steps,
+       s.pid as state_pid, s.host as state_host, s.heartbeat_at as state_heartbeat
 from runs r
 left join counts c on c.run_id = r.run_id
-where ($experiment is null or r.experiment = $experiment)
+left join run_state s on s.run_id = r.run_id
+left join steps t on t.run_id = r.run_id
+where r.run_id not in (select step_run_id from run_steps)  -- a run's evaluation at a step
+  and ($experiment is null or r.experiment = $experiment)
   and ($tag is null or list_contains(r.tags, $tag))
   and ($commit is null or starts_with(r.git_commit, $commit))
   and ($ids is null or list_contains($ids, r.run_id))
