@@ -140,7 +140,7 @@ class Run:
         """
         if self.status != "running":
             raise InvalidInput(f"run {self.ref} is {self.status}: it logs nothing more")
-        at = self._step + 1 if step is None else check_step("the run's values", step)
+        at = self._step + 1 if step is None else check_step(f"run {self.ref}", step)
         assert at is not None
         checked = []
         for name, value in values.items():
