@@ -141,6 +141,18 @@ CASES: dict[str, tuple[list[str], list[str], list[pytest.MarkDecorator]]] = {
         ],
         [],
     ),
+    "run_log.py": (
+        ["--steps", "50", "--reference", "8", "--repeat", "1"],
+        [
+            r"200 values \(50 steps x 4 scalars\), best of 1",
+            rf"\| run\.log calls \(the loop\) \| 200 \| {NUM} \| {NUM} \| {NUM} \|",
+            rf"\| the whole, through finish \| 200 \| {NUM} \| {NUM} \| {NUM} \|",
+            rf"\| Store\.log_metric, one value a call \| 8 \| {NUM} \| {NUM} \| {NUM} \|",
+            rf"the loop / list appends: {X} the time; the whole / log_metric: {X} the values/s",
+            r"bar: >= 10,000 values/s into a local store, through finish: (met|NOT met)",
+        ],
+        [],
+    ),
     "spark.py": (
         ["--lists", "20", "--items", "50", "--repeat", "1"],
         [
