@@ -45,10 +45,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, NoReturn
 
-import duckdb
-
 from evalstore.db.connection import Database, default_path
-from evalstore.errors import EvalstoreError, InvalidInput
+from evalstore.errors import InvalidInput
 from evalstore.runs.live import (
     Batch,
     Opened,
@@ -69,9 +67,6 @@ __all__ = ["FLUSH_EVERY", "HEARTBEAT_EVERY", "Run", "init", "start_run"]
 FLUSH_EVERY = 2.0
 #: Seconds between two heartbeats of a Run that logs nothing meanwhile.
 HEARTBEAT_EVERY = 30.0
-#: What a write may meet and retry later: the store locked (or held by this process in
-#: another configuration), a conflict with another connection.
-_RETRY = (EvalstoreError, duckdb.Error)
 
 
 class Run:
@@ -188,7 +183,9 @@ class Run:
                 taken, self._buffer = self._buffer, {}
             batch = Batch([m for m, _ in taken], [s for _, s in taken], list(taken.values()))
             try:
-                with Database(self.path, lock_timeout=lock_timeout, create=False) as store:
+                # quiet: a wait is no news in a training loop (nor a notice a CLI set)
+                with Database(self.path, lock_timeout=lock_timeout, create=False,
+                              on_wait=_quiet) as store:  # fmt: skip
                     written = write_batch(store, self.run_id, batch, finish=finish)
             except BaseException:
                 with self._lock:  # back in the buffer, behind what was logged meanwhile
@@ -204,7 +201,7 @@ class Run:
                 continue
             try:
                 self._write(0.0)
-            except _RETRY as exc:  # locked: the next tick tries again
+            except Exception as exc:  # locked (or worse): the values wait for the next tick
                 self.error = exc
 
     # -- the end -----------------------------------------------------------------------------
@@ -223,7 +220,7 @@ class Run:
             self._thread.join()
         try:
             self._write(self.lock_timeout, finish=status)
-        except _RETRY:
+        except Exception:  # the store stayed locked (or cannot be written): keep it all
             with self._lock:
                 taken, self._buffer = self._buffer, {}
             batch = Batch([m for m, _ in taken], [s for _, s in taken], list(taken.values()))
@@ -244,6 +241,10 @@ class Run:
         tb: TracebackType | None,
     ) -> None:
         self.finish("failed" if kind is not None else "finished")
+
+
+def _quiet(message: str) -> None:
+    """Told of a wait for the store's lock: nothing to say."""
 
 
 def _open(
