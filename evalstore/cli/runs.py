@@ -37,7 +37,7 @@ def _run_rows(
     with Database(db, read_only=True, lock_timeout=lock_timeout) as store:
         return list_run_rows(store, experiment=filters.experiment, tag=filters.tag,
                              commit=filters.commit, where=filters.where, sort=filters.sort,
-                             limit=filters.limit)  # fmt: skip
+                             limit=filters.limit, step_runs=False)  # fmt: skip
 
 
 class RunFilters(NamedTuple):

@@ -29,7 +29,7 @@ SORT_KEYS = ("created_at", "name", "id")
 #: the columns of store/list_runs that tell a crashed run, dropped once it is told
 _STATE = ("status", "state_pid", "state_host", "state_heartbeat")
 _NO_FILTER: dict[str, Any] = {"experiment": None, "tag": None, "commit": None, "where": None,
-                              "sort": "created_at", "limit": None}  # fmt: skip
+                              "sort": "created_at", "limit": None, "step_runs": True}  # fmt: skip
 
 
 def run_ids_where(store: Database, predicate: str) -> list[int]:
@@ -73,6 +73,7 @@ def list_runs(
     where: str | None = None,
     sort: str = "created_at",
     limit: int | None = None,
+    step_runs: bool = True,
 ) -> pl.DataFrame:
     """Runs with their metadata, row counts, ``status`` (running, finished, failed or
     crashed: :mod:`evalstore.runs.liveness`) and ``steps`` (how many step evaluations a run
@@ -85,9 +86,11 @@ def list_runs(
         where: only runs where this SQL predicate over ``v_runs`` holds (read-only stores).
         sort: ``created_at`` (newest first), ``name`` or ``id``.
         limit: at most this many rows.
+        step_runs: include the step runs (``NAME@STEP``, a run's evaluations at training
+            steps); ``evalstore runs`` and :meth:`Store.runs` leave them out.
     """
     values = {"experiment": experiment, "tag": tag, "commit": commit, "where": where,
-              "sort": sort, "limit": limit}  # fmt: skip
+              "sort": sort, "limit": limit, "step_runs": step_runs}  # fmt: skip
     import polars as pl  # loaded with the store's frames already; not by list_run_rows
 
     frame = store.query("store/list_runs", _filters(store, values))
@@ -111,10 +114,11 @@ def list_run_rows(
     where: str | None = None,
     sort: str = "created_at",
     limit: int | None = None,
+    step_runs: bool = True,
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
     """:func:`list_runs` (the same keywords) as column names and rows, without polars."""
     values = {"experiment": experiment, "tag": tag, "commit": commit, "where": where,
-              "sort": sort, "limit": limit}  # fmt: skip
+              "sort": sort, "limit": limit, "step_runs": step_runs}  # fmt: skip
     columns, rows = queries.fetch_columns(store.con, "store/list_runs", _filters(store, values))
     at = [columns.index(c) for c in _STATE]
     status = _statuses([tuple(row[i] for i in at) for row in rows])

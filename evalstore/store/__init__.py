@@ -6,6 +6,8 @@ through it.
   a second writer waits instead of failing.
 - :mod:`~evalstore.store.staged`: the same staging and a first write's publishing on any
   :class:`~evalstore.db.connection.Database` (no polars: the light ``evalstore ingest``).
+- :mod:`~evalstore.store.live`: ``evalstore.init`` and the ``Run`` a training loop logs
+  scalars to; :mod:`~evalstore.store.exits`: the end of a process with runs still open.
 - :mod:`~evalstore.store.user_sql`: users' SQL (``evalstore sql``) in the sandbox of a
   read-only store.
 

@@ -72,10 +72,13 @@ class Store(Database):
         where: str | None = None,
         sort: str = "created_at",
         limit: int | None = None,
+        step_runs: bool = False,
     ) -> pl.DataFrame:
-        """List runs, newest first by default; see :func:`evalstore.runs.selection.list_runs`."""
+        """List runs, newest first by default, with their ``status`` and ``steps``, without
+        the step runs unless ``step_runs``; see :func:`evalstore.runs.selection.list_runs`."""
         return selection.list_runs(self, experiment=experiment, tag=tag, commit=commit,
-                                   where=where, sort=sort, limit=limit)  # fmt: skip
+                                   where=where, sort=sort, limit=limit,
+                                   step_runs=step_runs)  # fmt: skip
 
     def run(self, ref: RunRef) -> dict[str, Any]:
         """One run with its metadata and per-task counts."""

@@ -33,17 +33,15 @@ in. A value that :meth:`Run.log` accepted is never lost otherwise.
 
 from __future__ import annotations
 
-import atexit
 import math
 import os
-import signal
 import sys
 import threading
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, NoReturn
+from typing import Any
 
 from evalstore.db.connection import Database, default_path
 from evalstore.errors import InvalidInput
@@ -59,6 +57,7 @@ from evalstore.runs.live import (
 from evalstore.runs.liveness import this_host
 from evalstore.runs.logged import check_case, check_plain_name, check_step, check_value
 from evalstore.runs.meta import Params, RunMeta
+from evalstore.store import exits
 from evalstore.store.staged import write_store
 
 __all__ = ["FLUSH_EVERY", "HEARTBEAT_EVERY", "Run", "init", "start_run"]
@@ -112,7 +111,7 @@ class Run:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name=f"evalstore run {self.ref}",
                                         daemon=True)  # fmt: skip
-        _register(self)
+        exits.register(self)
         self._thread.start()
 
     def __repr__(self) -> str:
@@ -229,7 +228,7 @@ class Run:
             sys.stderr.write(pending_note(file, len(batch)) + "\n")
         finally:
             self.status = status
-            _unregister(self)
+            exits.unregister(self)
 
     def __enter__(self) -> Run:
         return self
@@ -325,75 +324,3 @@ def start_run(
 
     return _open(store.path, opened, flush_every=flush_every, heartbeat_every=heartbeat_every,
                  lock_timeout=lock_timeout)  # fmt: skip
-
-
-# -- the end of the process -------------------------------------------------------------------
-
-_OPEN: list[Run] = []
-_HOOKS: dict[str, Any] = {"failed": False}
-
-
-def _register(run: Run) -> None:
-    with _HOOKS_LOCK:
-        if not _OPEN:
-            _install()
-        _OPEN.append(run)
-
-
-def _unregister(run: Run) -> None:
-    with _HOOKS_LOCK:
-        if run in _OPEN:
-            _OPEN.remove(run)
-            if not _OPEN:
-                _uninstall()
-
-
-_HOOKS_LOCK = threading.RLock()
-
-
-def _install() -> None:
-    _HOOKS.update(failed=False, excepthook=sys.excepthook, exit=sys.exit, sigterm=None)
-    atexit.register(_at_exit)
-    sys.excepthook = _excepthook
-    sys.exit = _exit
-    main = threading.current_thread() is threading.main_thread()
-    if main and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _on_sigterm)
-        _HOOKS["sigterm"] = signal.SIG_DFL
-
-
-def _uninstall() -> None:
-    atexit.unregister(_at_exit)
-    if sys.excepthook is _excepthook:
-        sys.excepthook = _HOOKS["excepthook"]
-    if sys.exit is _exit:
-        sys.exit = _HOOKS["exit"]
-    main = threading.current_thread() is threading.main_thread()
-    if main and _HOOKS["sigterm"] is not None and signal.getsignal(signal.SIGTERM) is _on_sigterm:
-        signal.signal(signal.SIGTERM, _HOOKS["sigterm"])
-
-
-def _excepthook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
-    _HOOKS["failed"] = True
-    _HOOKS["excepthook"](kind, exc, tb)
-
-
-def _exit(code: object = None) -> NoReturn:
-    if code not in (None, 0):
-        _HOOKS["failed"] = True
-    _HOOKS["exit"](code)
-    raise SystemExit(code)  # not reached: the saved sys.exit raised
-
-
-def _on_sigterm(signum: int, frame: object) -> None:
-    _HOOKS["failed"] = True
-    raise SystemExit(128 + signum)
-
-
-def _at_exit() -> None:
-    status = "failed" if _HOOKS["failed"] else "finished"
-    for run in list(_OPEN):
-        try:
-            run.finish(status)
-        except Exception as exc:  # the process ends: say it rather than lose it silently
-            sys.stderr.write(f"evalstore: run {run.ref} could not be finished: {exc}\n")

@@ -24,10 +24,6 @@ where run_id = $run_id;
 -- A sign of life of a running $run_id at $now (a flush, a heartbeat, `evalstore log`).
 update run_state set heartbeat_at = $now where run_id = $run_id and status = 'running';
 
--- name: delete_run_state
--- Deleting a run deletes its state (store/delete_run_* run on rm and --replace).
-delete from run_state where run_id = $run_id;
-
 -- name: run_logged_shape
 -- How $run_id logs each of its metrics: with how many steps (0: without), the last step.
 select metric, count(step) as n_steps, max(step) as last_step

@@ -56,7 +56,8 @@ where r.run_id = $run_id;
 -- name: list_runs
 -- $experiment: varchar or null (all); $tag: varchar or null (any); $commit: a git commit or
 -- a prefix of one, or null; $ids: integer[] or null (the runs a --where predicate kept);
--- $limit: integer or null. Step runs (run_steps.step_run_id, NAME@STEP) are left out.
+-- $limit: integer or null; $step_runs: boolean, false to leave out the step runs
+-- (run_steps.step_run_id, NAME@STEP: a run's evaluations at training steps).
 -- Output: run_id, experiment, name, created_at, git_commit, tags, params, notes, tasks,
 -- n_rows, status (run_state's; 'finished' without a row), steps (the run's step
 -- evaluations), and state_pid, state_host, state_heartbeat, from which Python tells a
@@ -92,7 +93,7 @@ from runs r
 left join counts c on c.run_id = r.run_id
 left join run_state s on s.run_id = r.run_id
 left join steps t on t.run_id = r.run_id
-where r.run_id not in (select step_run_id from run_steps)  -- a run's evaluation at a step
+where ($step_runs or r.run_id not in (select step_run_id from run_steps))  -- NAME@STEP
   and ($experiment is null or r.experiment = $experiment)
   and ($tag is null or list_contains(r.tags, $tag))
   and ($commit is null or starts_with(r.git_commit, $commit))
