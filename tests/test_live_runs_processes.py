@@ -172,3 +172,26 @@ def test_sigkill_mid_loop_leaves_whole_steps_and_a_crashed_run(db: Path) -> None
     steps = [s for s, _, _ in per_step]
     assert steps == list(range(len(steps)))  # no gap: batches land in order, whole
     assert steps[-1] >= flushed[-1]
+
+
+FORKED = """
+import os, sys, evalstore
+run = evalstore.init("exp/a", db=sys.argv[1], git_commit=None, flush_every=3600)
+run.log({"loss": 1.0}, step=0)
+child = os.fork()
+if child == 0:  # a data loader's worker: it exits through sys.exit, atexit and all
+    sys.exit(0)
+os.waitpid(child, 0)
+with evalstore.Store(sys.argv[1], read_only=True) as store:
+    print(store.run("exp/a")["status"], flush=True)
+run.log({"loss": 0.5}, step=1)
+"""
+
+
+def test_a_forked_child_finishes_none_of_its_parents_runs(db: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", FORKED, str(db)], capture_output=True,
+                          text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "running"  # the child's exit left it alone
+    assert status(db) == "finished"  # the parent's exit finished it, with both values
+    assert rows(db, "select step, value from logged_values order by step") == [(0, 1.0), (1, 0.5)]

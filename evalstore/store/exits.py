@@ -3,12 +3,14 @@ finished at exit (``atexit``), ``finished``, or ``failed`` when the interpreter 
 uncaught exception (``sys.excepthook``, chained), on ``sys.exit`` with a non-zero code
 (``sys.exit`` wrapped) or on SIGTERM (when SIGTERM had Python's default action and the run was
 opened in the main thread, a handler raises ``SystemExit(143)`` so the exit runs). The hooks
-are installed when the first run opens and put back when the last one is finished.
+are installed when the first run opens and put back when the last one is finished. A
+child forked from the process (a data loader's worker) finishes none of its parent's runs.
 """
 
 from __future__ import annotations
 
 import atexit
+import os
 import signal
 import sys
 import threading
@@ -96,3 +98,14 @@ def _at_exit() -> None:
             run.finish(status)
         except Exception as exc:  # the process ends: say it rather than lose it silently
             sys.stderr.write(f"evalstore: run {run.ref} could not be finished: {exc}\n")
+
+
+def _forget() -> None:
+    """In a child forked from a process with runs open: they are the parent's to finish."""
+    with _HOOKS_LOCK:
+        if _OPEN:
+            _OPEN.clear()
+            _uninstall()
+
+
+os.register_at_fork(after_in_child=_forget)
