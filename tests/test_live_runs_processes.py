@@ -195,3 +195,21 @@ def test_a_forked_child_finishes_none_of_its_parents_runs(db: Path) -> None:
     assert done.stdout.strip() == "running"  # the child's exit left it alone
     assert status(db) == "finished"  # the parent's exit finished it, with both values
     assert rows(db, "select step, value from logged_values order by step") == [(0, 1.0), (1, 0.5)]
+
+
+def test_a_shell_script_tied_to_its_process_shows_crashed_once_gone(db: Path) -> None:
+    """`run new --pid $$` ties the run to the script: it logs, then ends without `run
+    finish` (as a script killed half-way would)."""
+    cli = f"{sys.executable} -m evalstore"
+    script = (
+        f"set -e\n{cli} run new exp/a --pid $$ --db {db}\n"
+        f"for step in 0 1 2; do {cli} log exp/a loss 0.$step --step $step --db {db}; done\n"
+        f"{cli} runs --db {db} -f csv\n"
+    )
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert ",running,0" in done.stdout  # while the script ran
+    assert status(db) == "crashed"
+    assert rows(db, "select step, value from logged_values order by step") == [
+        (0, 0.0), (1, 0.1), (2, 0.2)
+    ]  # fmt: skip
