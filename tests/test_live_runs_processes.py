@@ -22,8 +22,8 @@ from evalstore.runs.live import pending_dir
 pytestmark = pytest.mark.slow  # subprocesses
 
 HOLD = (
-    "import sys, duckdb\n"
-    "con = duckdb.connect(sys.argv[1]); print('held', flush=True); sys.stdin.readline()\n"
+    "import sys\nfrom evalstore import Store\n"
+    "store = Store(sys.argv[1]); print('held', flush=True); sys.stdin.readline()\n"
 )
 
 TRAIN = """
