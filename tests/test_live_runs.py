@@ -79,6 +79,8 @@ def test_init_makes_the_run_at_once_running(db: Path) -> None:
 
 @pytest.mark.no_store
 def test_init_makes_the_store_when_there_is_none(db: Path) -> None:
+    with pytest.raises(InvalidInput, match="flush_every and heartbeat_every must be > 0"):
+        evalstore.init("exp/a", db=db, flush_every=0)
     assert not db.exists()
     with evalstore.init("exp/a", db=db, git_commit=None, flush_every=QUIET) as run:
         run.log({"loss": 0.5}, step=0)

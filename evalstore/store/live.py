@@ -254,6 +254,8 @@ def _open(
     heartbeat_every: float,
     lock_timeout: float,
 ) -> Run:
+    if not flush_every > 0 or not heartbeat_every > 0:  # refused before the run is made
+        raise InvalidInput("flush_every and heartbeat_every must be > 0 seconds")
     opened = action()
     return Run(path, opened, pid=os.getpid(), host=this_host(), flush_every=flush_every,
                heartbeat_every=heartbeat_every, lock_timeout=lock_timeout)  # fmt: skip
