@@ -25,7 +25,7 @@ from evalstore.runs import edit, logged, selection
 from evalstore.runs import registry as runs
 from evalstore.runs.meta import RunMeta, run_meta
 from evalstore.runs.registry import RunRef
-from evalstore.store import live, staged
+from evalstore.store import live, staged, steps
 from evalstore.store.staged import publish
 
 __all__ = ["Store", "publish", "write_store"]
@@ -361,6 +361,31 @@ class Store(Database):
                         replace=replace)  # fmt: skip
         data = read_coco(results, annotations)
         return ingest_detections(self, data, meta=meta, files=[str(results), str(annotations)])
+
+    # -- evaluations at training steps: one step's rows as the step run NAME@STEP of ``run``
+    # (evalstore.store.steps); the options as the matching ingest method's, a misspelt one a
+    # TypeError there.
+
+    def log_lists(
+        self, run: RunRef, data: Any, *, task: str, step: int, **options: Any
+    ) -> IngestResult:
+        """Store ranked lists as ``run``'s evaluation at training ``step`` (``replace=True``
+        replaces that step's ``task`` rows); the options as :meth:`ingest`'s."""
+        return steps.log_lists(self, run, data, task=task, step=step, **options)
+
+    def log_keypoints(self, run: RunRef, data: Any, *, step: int, **options: Any) -> IngestResult:
+        """Store keypoint matches as ``run``'s evaluation at ``step`` (as :meth:`log_lists`)."""
+        return steps.log_keypoints(self, run, data, step=step, **options)
+
+    def log_outcomes(self, run: RunRef, data: Any, *, step: int, **options: Any) -> IngestResult:
+        """Store counted outcomes as ``run``'s evaluation at ``step`` (as :meth:`log_lists`)."""
+        return steps.log_outcomes(self, run, data, step=step, **options)
+
+    def log_detections(self, run: RunRef, detections: Any, truth: Any, *, step: int,
+                       **options: Any) -> IngestResult:  # fmt: skip
+        """Store boxes and ground truth as ``run``'s evaluation at ``step`` (as
+        :meth:`log_lists`; ``box_format`` as :meth:`ingest_detections`')."""
+        return steps.log_detections(self, run, detections, truth, step=step, **options)
 
 
 def write_store(
