@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalstore.analysis.step_runs import step_map
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
 from evalstore.metrics import protocols
@@ -58,7 +59,9 @@ _PRESENCE = {
 @dataclass(frozen=True)
 class Plan:
     """The steps of one call: the tie policy, the cut-off, the protocol, the runs named and
-    each (task, metric, runs of that task) to compute or read, in the order reported."""
+    each (task, metric, runs of that task) to compute or read, in the order reported;
+    ``stepped``: the runs named that have steps, each with the step run that stands for it
+    (its last, or the one at the step asked for: :mod:`~evalstore.analysis.step_runs`)."""
 
     ties: str
     k: int
@@ -66,6 +69,11 @@ class Plan:
     run_ids: list[int]
     steps: list[tuple[str, Metric, list[int]]]
     k_given: bool = True
+    stepped: dict[int, int] = field(default_factory=dict)
+
+    def real(self, ids: Sequence[int]) -> list[int]:
+        """The runs whose rows ``ids`` are read from: a run with steps, its step run."""
+        return [self.stepped.get(i, i) for i in ids]
 
     def k_for(self, metric: Metric) -> int:
         """The cut-off of ``metric``: the one given (or the protocol's), else the metric's own
@@ -125,13 +133,16 @@ def plan(
     by: Sequence[str],
     all_runs: bool,
     protocol: str | None,
+    step: int | None = None,
 ) -> Plan | None:
     """The steps of :func:`~evalstore.analysis.evaluate.evaluate` (its checks, in its order),
-    or None when no run is named (``--all`` of an empty store).
+    or None when no run is named (``--all`` of an empty store). A run with steps is planned
+    as its step run at ``step`` (default: its last step).
 
     Raises:
         InvalidInput: an unknown protocol, tie policy, metric or slice key, a cut-off < 1, no
-            run named, or no requested metric that applies to the runs.
+            run named, no requested metric that applies to the runs, or a run without an
+            evaluation at ``step``.
     """
     chosen = None if protocol is None else protocols.get(protocol)
     ties = resolve_ties(ties, chosen)
@@ -146,7 +157,10 @@ def plan(
     ids = run_ids(store, runs, all_runs)
     if not ids:
         return None
-    check_slice_keys(store, ids, by, {*LIST_NOUN.values(), "list"})
+    stepped = step_map(store, ids, step)
+    back = {real: run for run, real in stepped.items()}
+    probe = [stepped.get(i, i) for i in ids]
+    check_slice_keys(store, probe, by, {*LIST_NOUN.values(), "list"})
     steps = []
     for task in ALL_TASKS:
         found: dict[str, list[int]] = {}
@@ -154,8 +168,9 @@ def plan(
             # a detection run's ranked lists are made on first use (analysis/det_lists.py)
             source = "detections" if task == "detection" else m.source
             if source not in found:
-                rows = queries.fetch_rows(store.con, _PRESENCE[source], {"runs": ids, "task": task})
-                found[source] = sorted(int(r[0]) for r in rows)
+                keys = {"runs": probe, "task": task}
+                rows = queries.fetch_rows(store.con, _PRESENCE[source], keys)
+                found[source] = sorted(back.get(int(r[0]), int(r[0])) for r in rows)
             if found[source]:
                 steps.append((task, m, found[source]))
     if not steps:
@@ -165,7 +180,7 @@ def plan(
                 "runs have none of them (or not the requested metrics)"
             )
         raise InvalidInput("none of the requested metrics applies to the tasks of these runs")
-    return Plan(ties, k, chosen, ids, steps, k_given)
+    return Plan(ties, k, chosen, ids, steps, k_given, stepped)
 
 
 def _candidates(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import polars as pl
 
-from evalstore.analysis import det_lists, det_matching, intervals
+from evalstore.analysis import det_lists, det_matching, intervals, step_runs
 from evalstore.analysis.eval_plan import (
     DEFAULT_K,
     RESULT_COLUMNS,
@@ -135,6 +135,8 @@ def evaluate(
     values: bool = True,
     ci: intervals.CI | bool | None = None,
     warn: Callable[[str], None] | None = None,
+    step: int | None = None,
+    by_step: bool = False,
 ) -> pl.DataFrame:
     """Compute (or reuse) metrics of runs and return them.
 
@@ -169,11 +171,18 @@ def evaluate(
             True: 95%, 1,000 replicates, seed 0, ``resample="auto"``): the frame gains the
             columns :data:`~evalstore.analysis.intervals.CI_COLUMNS` (NULL on slices' rows).
         warn: called with one line naming the intervals that come from fewer than 5 lists.
+        step: a run with evaluations at training steps (``Store.log_lists``) is valued at
+            its last step; ``step`` chooses another (every run named must have it).
+        by_step: the value at every step of each run named that has steps (the others are
+            left out), one row per step.
 
     Returns:
         One row per (run, task, metric, slice) with the columns of :data:`RESULT_COLUMNS`;
         ``slice`` is ``""`` for the mean over all lists of the run (for a metric of
-        ``overall = "run row"``, TIDE's, the run's own value, which is not that mean).
+        ``overall = "run row"``, TIDE's, the run's own value, which is not that mean). When
+        a run with steps is involved, a last column ``step``: the step a run's value is at
+        (NULL for runs without steps); the run's own values then mirror its last step's
+        (:mod:`~evalstore.analysis.step_runs`).
 
     Raises:
         InvalidInput: ``ci`` with another ``engine`` (the interval resamples this store's
@@ -183,6 +192,18 @@ def evaluate(
         ci = intervals.CI()
     if ci and engine is not None:
         raise InvalidInput(f"--ci resamples this store's rows: not with --engine {engine.name}")
+    if by_step:
+        if step is not None:
+            raise InvalidInput("--step and --by step exclude each other")
+        every = step_runs.all_steps(store, run_ids(store, runs, all_runs))
+        if not every:
+            raise InvalidInput("none of these runs has evaluations at training steps")
+        subs = [s for _, _, s in every]
+        frame = evaluate(store, subs, metrics=metrics, ties=ties, k=k, by=by,
+                         recompute=recompute, sweeps=sweeps, engine=engine, progress=progress,
+                         protocol=protocol, ci=ci, warn=warn)  # fmt: skip
+        frame = step_runs.relabel(store, frame, subs)
+        return frame.sort(["run", "task", "metric", "params", "slice", "step"], maintain_order=True)
     chosen = plan(
         store,
         runs,
@@ -193,6 +214,7 @@ def evaluate(
         by=by,
         all_runs=all_runs,
         protocol=protocol,
+        step=step,
     )
     if chosen is None:
         columns = [*RESULT_COLUMNS, *(intervals.CI_COLUMNS if ci else [])]
@@ -200,7 +222,8 @@ def evaluate(
     frames = []
     few: list[tuple[str, str, int, str]] = []  # intervals from fewer than 5 lists
     engine_name = "duckdb" if engine is None else engine.name
-    for step, (task, metric, ids) in enumerate(chosen.steps):
+    for done, (task, metric, named) in enumerate(chosen.steps):
+        ids = chosen.real(named)  # a run with steps: its step run (step_runs)
         at = sweep_values(metric, sweeps or {}, chosen.protocol)
         sets = param_sets(metric, chosen, at)
         todo = pending_runs(store, task, metric, ids, sets, engine_name, recompute)
@@ -216,9 +239,14 @@ def evaluate(
                 if isinstance(ci, intervals.CI):
                     part, found = intervals.attach(store, part, metric, ci)
                     few += found
+                if chosen.stepped:
+                    part = step_runs.relabel(store, part, list(chosen.stepped.values()))
                 frames.append(part)
+        if step is None:  # a run's own value is its last step's
+            mirrored = {i: chosen.stepped[i] for i in named if i in chosen.stepped}
+            step_runs.mirror(store, mirrored, task, metric.name, sets)
         if progress is not None:
-            progress(f"{metric.name} {task}", step + 1, len(chosen.steps))
+            progress(f"{metric.name} {task}", done + 1, len(chosen.steps))
     if few and warn is not None:
         warn(intervals.few_lists(few))
     return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()

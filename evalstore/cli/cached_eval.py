@@ -115,7 +115,7 @@ def _steps(
         all_runs=all_runs,
         protocol=protocol,
     )
-    if chosen is None:
+    if chosen is None or chosen.stepped:  # runs with steps: the full path (step_runs)
         return None
     steps = []
     for task, metric, ids in chosen.steps:

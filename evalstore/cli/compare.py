@@ -3,7 +3,7 @@ each other, and over time."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -17,8 +17,10 @@ from evalstore.cli.common import (
     TiesOpt,
     command,
     emit,
+    err,
     progress_bar,
 )
+from evalstore.errors import EvalstoreError
 
 #: evalstore.analysis.statistics.MIN_LISTS, written here so that --help does not import NumPy
 #: (the test of the help text checks the two agree)
@@ -79,36 +81,46 @@ def compare_cmd(
     resample: ResampleOpt = "auto",
     n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples.")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
+    step: Annotated[
+        int | None,
+        typer.Option(
+            "--step",
+            help="Runs with training steps: compare at this step [default: the last step "
+            "they all evaluated].",
+        ),
+    ] = None,
     db: DbOpt = None,
     lock_timeout: LockOpt = 60.0,
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """Compare runs or configurations (-g) list by list: differences, 95% CI, p-values and
-    their Holm adjustment over the whole call (p_adj), effect size."""
+    their Holm adjustment over the whole call (p_adj), effect size. Runs with training steps
+    are compared at the last step they all evaluated (--step: another)."""
     from evalstore.analysis.compare import COMPARE_COLUMNS, compare
+    from evalstore.analysis.step_history import compare_at_step
     from evalstore.store.facade import Store
 
     with (
         Store(db, lock_timeout=lock_timeout, create=False, migrate=False) as store,
         progress_bar(fmt is Fmt.table, "compare") as cb,
     ):
-        frame = compare(
-            store,
-            runs or [],
-            groups=group or [],
-            experiment=experiment,
-            seed_param=seed_param,
-            metrics=metric,
-            ties=ties,
-            k=k,
-            n_boot=n_boot,
-            seed=seed,
-            progress=cb,
-            protocol=protocol,
-            resample=resample,
-        )
+        options: dict[str, Any] = dict(
+            experiment=experiment, seed_param=seed_param, metrics=metric, ties=ties, k=k,
+            n_boot=n_boot, seed=seed, progress=cb, protocol=protocol, resample=resample,
+        )  # fmt: skip
+        stepped = None
+        if runs and not group:
+            stepped = compare_at_step(store, runs, step=step, **options)
+        elif step is not None:
+            raise EvalstoreError("--step compares runs with training steps: name runs, not -g")
+        if stepped is not None:
+            frame, at = stepped
+            err.print(f"compared at step {at}", markup=False)
+        else:
+            frame = compare(store, runs or [], groups=group or [], **options)
     if fmt in (Fmt.table, Fmt.latex, Fmt.md):
-        frame = frame.select(c for c in COMPARE_COLUMNS if c != "higher_is_better")
+        frame = frame.select(c for c in ["step", *COMPARE_COLUMNS]
+                             if c != "higher_is_better" and c in frame.columns)  # fmt: skip
         if frame["n_runs"].max() == 1 and frame["baseline_runs"].max() == 1:
             frame = frame.drop("n_runs", "baseline_runs")  # runs, not configurations
     logged = (frame["task"] == "logged").any()  # evalstore.runs.logged.LOGGED_TASK
@@ -333,20 +345,24 @@ def leaderboard_cmd(
 @command("history")
 def history_cmd(
     metric: Annotated[str, typer.Option("--metric", "-m", help="Metric (map, ap_voc07, ...).")],
-    experiment: Annotated[
-        str | None, typer.Option("--experiment", "-e", help="Only this experiment.")
-    ] = None,
+    experiment: ExperimentOpt = None,
+    by: Annotated[
+        str, typer.Option("--by", help="time (created_at) | step (each run's training steps).")
+    ] = "time",
+    run: Annotated[str | None, typer.Option("--run", help="With --by step: this run.")] = None,
     protocol: ProtocolOpt = None,
     db: DbOpt = None,
     lock_timeout: LockOpt = 60.0,
     fmt: FormatOpt = Fmt.table,
 ) -> None:
-    """A metric over time (created_at) for the runs of an experiment, with the best so far."""
-    from evalstore.analysis.compare import history
+    """A metric over time (created_at) for the runs of an experiment, with the best so far;
+    --by step: over the training steps of runs with steps (a logged value, such as a loss, at
+    the steps it was logged at)."""
+    from evalstore.analysis.step_history import history_of
     from evalstore.store.facade import Store
 
     with Store(db, lock_timeout=lock_timeout, create=False, migrate=False) as store:
-        frame = history(store, metric, experiment=experiment, protocol=protocol)
+        frame = history_of(store, metric, by=by, run=run, experiment=experiment, protocol=protocol)
     emit(frame, fmt)
 
 

@@ -35,8 +35,10 @@ def _results_table(frame: pl.DataFrame, fmt: Fmt, title: str | None = None) -> N
 
     if fmt is Fmt.table:
         interval = ["ci_low", "ci_high"] if "ci_low" in frame.columns else []
+        stepped = ["step"] if "step" in frame.columns else []  # runs with training steps
         shown = frame.select(
             "run",
+            *stepped,
             "task",
             "metric",
             "protocol",
@@ -99,7 +101,15 @@ def eval_cmd(
         list[str] | None,
         typer.Option(
             "--by",
-            help="Slice key (sequence, difficulty...) or the list noun (class, query, pair, list).",
+            help="Slice key (sequence, difficulty...), the list noun (class, query, pair, list), "
+            "or step: the value at each training step of runs with steps.",
+        ),
+    ] = None,
+    step: Annotated[
+        int | None,
+        typer.Option(
+            "--step",
+            help="Of runs with training steps, the value at this step [default: the last].",
         ),
     ] = None,
     sigma: Annotated[
@@ -177,7 +187,9 @@ def eval_cmd(
         raise EvalstoreError(f"unknown --engine {engine!r}; use duckdb or spark")
     if ci and engine != "duckdb":
         raise EvalstoreError(f"--ci resamples this store's rows: not with --engine {engine}")
-    if engine == "duckdb" and show_sql is None and not by and not ci:
+    by_step = "step" in (by or [])
+    by = [b for b in by or [] if b != "step"]
+    if engine == "duckdb" and show_sql is None and not by and not ci and step is None:
         # cached values, or values their SQL alone computes: without polars, NumPy, pyarrow
         sweeps = {"sigma": sigma, "eps": eps, "threshold": threshold, "bins": bins}
         with progress_bar(fmt is not Fmt.json, "eval") as cb:
@@ -218,7 +230,7 @@ def eval_cmd(
             metrics=metric,
             ties=ties,
             k=k,
-            by=by or (),
+            by=by,
             recompute=recompute,
             all_runs=all_runs,
             sweeps=parse_sweeps(sigma=sigma, eps=eps, threshold=threshold, bins=bins),
@@ -227,6 +239,8 @@ def eval_cmd(
             protocol=protocol,
             ci=interval,
             warn=warnings.append,
+            step=step,
+            by_step=by_step,
         )
     for line in warnings:
         err.print(f"Warning: {line}", markup=False)
