@@ -362,8 +362,7 @@ class Store(Database):
         data = read_coco(results, annotations)
         return ingest_detections(self, data, meta=meta, files=[str(results), str(annotations)])
 
-    # -- evaluations at training steps: one step's rows as the step run NAME@STEP of ``run``
-    # (evalstore.store.steps); the options as the matching ingest method's.
+    # -- evaluations at training steps (evalstore.store.steps): the step run NAME@STEP of run
 
     def log_lists(self, run: RunRef, data: Source | Sequence[Source], *, task: str, step: int,
                   replace: bool = False, fmt: str | None = None, columns: Columns = None,
@@ -374,8 +373,7 @@ class Store(Database):
         replaces that step's ``task`` rows); the options as :meth:`ingest`'s."""
         return steps.log_lists(self, run, data, task=task, step=step, replace=replace, fmt=fmt,
                                columns=columns, negate_score=negate_score, labels=labels,
-                               groups=groups, groups_format=groups_format,
-                               qrels=qrels)  # fmt: skip
+                               groups=groups, groups_format=groups_format, qrels=qrels)  # fmt: skip
 
     def log_keypoints(self, run: RunRef, data: Source | Sequence[Source], *, step: int,
                       replace: bool = False, fmt: str | None = None, columns: Columns = None,
@@ -400,8 +398,7 @@ class Store(Database):
     def log_detections(self, run: RunRef, detections: Any, ground_truth: Any, *, step: int,
                        replace: bool = False,
                        box_format: str = "xywh") -> IngestResult:  # fmt: skip
-        """Store boxes and ground truth as ``run``'s evaluation at ``step`` (as
-        :meth:`log_lists`; the inputs as :meth:`ingest_detections`')."""
+        """Store boxes and truth as ``run``'s evaluation at ``step`` (as :meth:`log_lists`)."""
         return steps.log_detections(self, run, detections, ground_truth, step=step,
                                     replace=replace, box_format=box_format)  # fmt: skip
 
