@@ -19,6 +19,7 @@ transaction drops the values the parent mirrors from its last step
 from __future__ import annotations
 
 import contextlib
+import json
 import numbers
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -165,8 +166,8 @@ def _log(
     if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 0:
         raise InvalidInput(f"step must be a whole number >= 0, got {step!r}")
     step = int(step)  # (a NumPy integer too)
-    parent = runs.get_run(store, run)
-    parent_id, experiment, name = int(parent["run_id"]), parent["experiment"], parent["name"]
+    parent_id = runs.resolve(store, run)
+    _, experiment, name, _, commit, params, tags, _, _ = _run_row(store, parent_id)
     ref = f"{experiment}/{name}"
     found = queries.fetch_rows(store.con, "steps/parent_of", {"run_id": parent_id})
     if found:
@@ -181,7 +182,7 @@ def _log(
     )
     append = False
     if existing:
-        tasks = [t["task"] for t in runs.get_run(store, int(existing[0][0]))["tasks"]]
+        tasks = [t["task"] for t in _run_row(store, int(existing[0][0]))[-1] or []]
         if task in tasks and not replace:
             raise RunExists(
                 f"run {ref} has {task} rows at step {step} already; pass replace=True to "
@@ -198,16 +199,22 @@ def _log(
     meta = RunMeta(
         f"{experiment}/{child}",
         experiment=experiment,
-        params=parent["params"],
-        tags=list(parent["tags"] or []),
+        params=json.loads(params) if params else {},
+        tags=list(tags or []),
         notes=None,
-        git_commit=parent["git_commit"],
+        git_commit=commit,
         replace=replace,
         append=append,
     )
     keys = {"run_id": parent_id, "step": step, "experiment": experiment, "name": child}
     with _linked(store, keys):
         return write(meta)
+
+
+def _run_row(store: Database, run_id: int) -> tuple[Any, ...]:
+    """The run's ``store/get_run`` row: run_id, experiment, name, created_at, git_commit,
+    params (JSON text), tags, notes, tasks (without polars: once per step, it counts)."""
+    return tuple(queries.fetch_rows(store.con, "store/get_run", {"run_id": run_id})[0])
 
 
 @contextlib.contextmanager
@@ -217,17 +224,22 @@ def _linked(store: Database, keys: dict[str, Any]) -> Iterator[None]:
     The ingest entry points write in ``store.transaction()``: so the link commits with the
     rows."""
     plain = store.transaction
+    named = {k: keys[k] for k in ("experiment", "name")}
+    committed = False
 
     @contextlib.contextmanager
     def transaction() -> Iterator[Any]:
+        nonlocal committed
+        linked = False
         with plain() as con:
             yield con
-            named = {k: keys[k] for k in ("experiment", "name")}
-            if queries.fetch_rows(con, "store/run_by_name", named):
+            if not committed and queries.fetch_rows(con, "store/run_by_name", named):
                 queries.run(con, "steps/unlink", keys)
                 queries.run(con, "steps/link_insert", keys)
                 for query in ("steps/unmirror_values", "steps/unmirror_list_values"):
                     queries.run(con, query, {"run_id": keys["run_id"]})
+                linked = True
+        committed = committed or linked  # (a transaction rolled back links nothing)
 
     store.transaction = transaction  # type: ignore[method-assign]
     try:

@@ -1,0 +1,77 @@
+"""Evaluations at training steps: is storing them linear in the rows?
+
+    python bench/steps.py [--steps 100] [--rows 100000] [--per-list 1000] [--repeat 1]
+
+Writes one Parquet file of ``--rows`` rows and one of ``--steps`` x ``--rows`` rows with
+``bench/ingest.py``'s generator (int32 group ids, int32 item ids, float32 scores N(0, 1), int8
+labels, 5 % positives; ``--per-list`` rows per list), then, each into a fresh store holding
+one run:
+  - steps: ``Store.log_lists`` of the small file at each of ``--steps`` steps of the run;
+  - one ingest: ``Store.ingest`` of the large file (the same number of rows) as a run;
+and prints the CPU seconds (this process, all threads) of each, per row, and their ratio
+(steps / one ingest: 1 = storage stays linear; above 1, the fixed cost of each step). The
+least of ``--repeat`` measures of each.
+
+Target (issue 34, point 3): 100 steps of 1e5 rows at the rate per row of one ingest of 1e7.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ingest import make_file
+
+from evalstore import Store
+
+
+def _fresh(path: Path, seed_file: Path) -> Store:
+    """A new store at ``path`` with the run ``bench/run`` (the parent of the steps)."""
+    store = Store(path)
+    store.ingest(seed_file, task="retrieval", run="bench/run", git_commit=None)
+    return store
+
+
+def measure(work: Path, steps: int, rows: int, per_list: int, repeat: int) -> dict[str, float]:
+    small, large, seed = work / "step.parquet", work / "all.parquet", work / "seed.parquet"
+    make_file(small, rows, max(1, rows // per_list), "int", "float32")
+    make_file(large, rows * steps, max(1, rows * steps // per_list), "int", "float32")
+    make_file(seed, 1000, 1, "int", "float32")
+    best = {"steps": float("inf"), "one ingest": float("inf")}
+    for i in range(repeat):
+        for kind in ("steps", "one ingest"):
+            path = work / f"{kind.replace(' ', '_')}-{i}.duckdb"
+            with _fresh(path, seed) as store:
+                c0 = time.process_time()
+                if kind == "steps":
+                    for step in range(steps):
+                        store.log_lists("bench/run", small, task="retrieval", step=step)
+                else:
+                    store.ingest(large, task="retrieval", run="bench/all", git_commit=None)
+                best[kind] = min(best[kind], time.process_time() - c0)
+            path.unlink()
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--rows", type=int, default=100_000, help="rows per step")
+    parser.add_argument("--per-list", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    total = args.steps * args.rows
+    with tempfile.TemporaryDirectory(dir=".") as tmp:
+        best = measure(Path(tmp), args.steps, args.rows, args.per_list, args.repeat)
+    print(f"{args.steps} steps of {args.rows:,} rows vs one ingest of {total:,} rows")
+    for kind, cpu in best.items():
+        print(f"  {kind:<11} {cpu:8.2f} CPU s   {cpu / total * 1e9:8.1f} CPU ns per row")
+    print(f"  ratio (steps / one ingest): {best['steps'] / best['one ingest']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
