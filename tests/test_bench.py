@@ -173,6 +173,17 @@ CASES: dict[str, tuple[list[str], list[str], list[pytest.MarkDecorator]]] = {
         ],
         [],
     ),
+    "steps.py": (
+        ["--steps", "3", "--rows", "2000", "--per-list", "100"],
+        [
+            r"3 steps of 2,000 rows vs one ingest of 6,000 rows",
+            rf"steps\s+{NUM} CPU s\s+{NUM} CPU ns per row",
+            rf"one ingest\s+{NUM} CPU s\s+{NUM} CPU ns per row",
+            rf"ratio \(steps / one ingest\): {NUM}",
+            rf"the first tenth of the steps {NUM} CPU s, the last {NUM} \({X}\)",
+        ],
+        [],
+    ),
     "ui.py": (
         ["--runs", "40", "--repeat", "1", "--quick-demo"],
         [

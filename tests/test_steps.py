@@ -308,3 +308,25 @@ def snapshot_of(store: Store, db: Path) -> dict[str, Any]:
         t: sorted(store.con.execute(f"select * from {t}").fetchall(), key=repr)  # test-only SQL
         for t in tables
     }
+
+
+def test_compare_and_check_of_runs_read_their_last_steps_rows(store: Store) -> None:
+    from evalstore.analysis.compare import compare
+    from evalstore.analysis.gate import check
+
+    def scored(seed: int) -> dict[str, np.ndarray]:  # the same items and labels, new scores
+        return {**lists(0), "score": lists(seed)["score"]}
+
+    for name, seeds in (("c", (1, 2)), ("d", (3, 4))):
+        store.ingest(scored(0), task="retrieval", run=f"exp/{name}", git_commit=None)
+        for step, seed in enumerate(seeds):
+            store.log_lists(f"exp/{name}", scored(seed), task="retrieval", step=step)
+    frame = compare(store, ["exp/c", "exp/d"], metrics=["ap"], resample="items")
+    row = frame.row(0, named=True)
+    assert (row["run"], row["baseline"]) == ("exp/d", "exp/c")
+    assert row["baseline_value"] == pytest.approx(mean_ap(scored(2)), abs=1e-12)
+    assert row["value"] == pytest.approx(mean_ap(scored(4)), abs=1e-12)
+    assert row["resampled"].startswith("items")  # the step runs' rows, resampled
+    _, lines, checked = check(store, "exp/d", "exp/c", metrics=["ap"])
+    assert checked["baseline_value"].to_list() == [row["baseline_value"]]
+    assert lines

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from evalstore.analysis.evaluate import evaluate, resolve_ties, with_protocol
+from evalstore.analysis.step_runs import step_map
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
 from evalstore.metrics import protocols
@@ -343,7 +344,8 @@ def _differing(params: list[dict[str, Any]], seed_param: str) -> list[str]:
 
 
 def run_unit(store: Store, ref: RunRef, *, seed_param: str = "seed") -> Unit:
-    """One run as a :class:`Unit`."""
+    """One run as a :class:`Unit`; a run with training steps, its rows its last step's
+    (:mod:`~evalstore.analysis.step_runs`)."""
     run_id = store.resolve(ref)
     info = store.run(run_id)
     seed = info["params"].get(seed_param) if isinstance(info["params"], dict) else None
@@ -351,7 +353,7 @@ def run_unit(store: Store, ref: RunRef, *, seed_param: str = "seed") -> Unit:
         label=f"{info['experiment']}/{info['name']}",
         experiment=info["experiment"],
         config="",
-        run_ids=(run_id,),
+        run_ids=(step_map(store, [run_id]).get(run_id, run_id),),
         seeds=(_text(seed),),
     )
 
