@@ -330,3 +330,9 @@ def test_compare_and_check_of_runs_read_their_last_steps_rows(store: Store) -> N
     _, lines, checked = check(store, "exp/d", "exp/c", metrics=["ap"])
     assert checked["baseline_value"].to_list() == [row["baseline_value"]]
     assert lines
+
+
+def test_eval_all_values_each_run_once_its_steps_through_it(stepped: Store) -> None:
+    stepped.ingest(lists(5), task="retrieval", run="exp/plain", git_commit=None)
+    frame = evaluate(stepped, None, all_runs=True, metrics=["ap"]).filter(pl.col("slice") == "")
+    assert frame.select("run", "step").rows() == [("exp/a", 20), ("exp/b", 10), ("exp/plain", None)]
