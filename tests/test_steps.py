@@ -336,3 +336,21 @@ def test_eval_all_values_each_run_once_its_steps_through_it(stepped: Store) -> N
     stepped.ingest(lists(5), task="retrieval", run="exp/plain", git_commit=None)
     frame = evaluate(stepped, None, all_runs=True, metrics=["ap"]).filter(pl.col("slice") == "")
     assert frame.select("run", "step").rows() == [("exp/a", 20), ("exp/b", 10), ("exp/plain", None)]
+
+
+def test_a_removed_step_run_is_no_longer_a_step(stepped: Store) -> None:
+    stepped.remove("exp/a@20")
+    frame = evaluate(stepped, ["exp/a"], metrics=["ap"])
+    assert frame["step"].to_list() == [10]
+    assert value(frame) == pytest.approx(mean_ap(lists(1)), abs=1e-12)
+    stepped.log_lists("exp/a", lists(4), task="retrieval", step=20)  # logged again
+    assert evaluate(stepped, ["exp/a"], metrics=["ap"])["step"].to_list() == [20]
+
+
+def test_an_interval_and_slices_of_a_run_are_its_last_steps(stepped: Store) -> None:
+    mine = evaluate(stepped, ["exp/a"], metrics=["ap"], ci=True, by=["query"])
+    step_run = evaluate(stepped, ["exp/a@20"], metrics=["ap"], ci=True, by=["query"])
+    assert mine.height == step_run.height == 7  # the mean and one row per list
+    assert set(mine["run"]) == {"exp/a"} and set(mine["step"]) == {20}
+    columns = ["slice", "value", "ci_low", "ci_high"]
+    assert mine.select(columns).equals(step_run.select(columns))

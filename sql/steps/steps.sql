@@ -1,5 +1,7 @@
 -- Evaluations of runs at training steps (sql/schema/022_training_runs.sql): a step's rows are
--- the rows of its step run NAME@STEP, linked to its run by run_steps.
+-- the rows of its step run NAME@STEP, linked to its run by run_steps. The queries that find a
+-- run's steps read only links whose step run exists (a step run removed by itself leaves its
+-- link behind until the step is logged again).
 
 -- name: step_run
 -- The step run of $run_id integer at $step bigint. Output: step_run_id.
@@ -37,17 +39,19 @@ delete from list_values where run_id = $run_id;
 -- name: last_steps
 -- The last step of each run of $runs integer[] that has steps. Output: run_id, step,
 -- step_run_id.
-select run_id, max(step) as step, arg_max(step_run_id, step) as step_run_id
-from run_steps
-where list_contains($runs, run_id)
-group by run_id;
+select s.run_id, max(s.step) as step, arg_max(s.step_run_id, s.step) as step_run_id
+from run_steps s
+join runs c on c.run_id = s.step_run_id  -- a link whose step run was removed is none
+where list_contains($runs, s.run_id)
+group by s.run_id;
 
 -- name: at_step
 -- The step run of each run of $runs integer[] at $step bigint. Output: run_id, step,
 -- step_run_id.
-select run_id, step, step_run_id
-from run_steps
-where list_contains($runs, run_id) and step = $step;
+select s.run_id, s.step, s.step_run_id
+from run_steps s
+join runs c on c.run_id = s.step_run_id
+where list_contains($runs, s.run_id) and s.step = $step;
 
 -- name: runs_with_steps
 -- The runs among $runs integer[] that have steps, and their number. Output: run_id, run, n.
@@ -59,10 +63,11 @@ group by s.run_id, r.experiment, r.name;
 
 -- name: all_steps
 -- Every step of the runs $runs integer[]. Output: run_id, step, step_run_id (by run, step).
-select run_id, step, step_run_id
-from run_steps
-where list_contains($runs, run_id)
-order by run_id, step;
+select s.run_id, s.step, s.step_run_id
+from run_steps s
+join runs c on c.run_id = s.step_run_id
+where list_contains($runs, s.run_id)
+order by s.run_id, s.step;
 
 -- name: experiment_runs
 -- The runs with steps of experiment $experiment varchar (NULL: of every experiment).
