@@ -167,22 +167,20 @@ def _log(
         raise InvalidInput(f"step must be a whole number >= 0, got {step!r}")
     step = int(step)  # (a NumPy integer too)
     parent_id = runs.resolve(store, run)
-    _, experiment, name, _, commit, params, tags, _, _ = _run_row(store, parent_id)
+    keys = {"run_id": parent_id, "step": step}
+    ((experiment, name, commit, params, tags, of, at, existing),) = queries.fetch_rows(
+        store.con, "steps/prepare", keys
+    )
     ref = f"{experiment}/{name}"
-    found = queries.fetch_rows(store.con, "steps/parent_of", {"run_id": parent_id})
-    if found:
-        of, at = found[0]
+    if of is not None:
         raise InvalidInput(
             f"run {ref} is the evaluation of run {of} at step {at}: it takes no steps of its "
             f"own; log to {of}"
         )
     child = step_name(name, step)
-    existing = queries.fetch_rows(
-        store.con, "store/run_by_name", {"experiment": experiment, "name": child}
-    )
     append = False
-    if existing:
-        tasks = [t["task"] for t in _run_row(store, int(existing[0][0]))[-1] or []]
+    if existing is not None:
+        tasks = [t["task"] for t in _run_row(store, int(existing))[-1] or []]
         if task in tasks and not replace:
             raise RunExists(
                 f"run {ref} has {task} rows at step {step} already; pass replace=True to "
@@ -206,8 +204,7 @@ def _log(
         replace=replace,
         append=append,
     )
-    keys = {"run_id": parent_id, "step": step, "experiment": experiment, "name": child}
-    with _linked(store, keys):
+    with _linked(store, {**keys, "experiment": experiment, "name": child}):
         return write(meta)
 
 

@@ -3,6 +3,22 @@
 -- run's steps read only links whose step run exists (a step run removed by itself leaves its
 -- link behind until the step is logged again).
 
+-- name: prepare
+-- What logging the run $run_id integer at $step bigint needs, in one query: the run's
+-- experiment, name, git_commit, params (JSON text) and tags; step_of and at: the run and step
+-- it is the evaluation of, if it is a step run; step_run: the id of its step run NAME@STEP if
+-- there is one.
+select r.experiment, r.name, r.git_commit, cast(r.params as varchar) as params, r.tags,
+       (select p.experiment || '/' || p.name
+          from run_steps s join runs p on p.run_id = s.run_id
+         where s.step_run_id = r.run_id) as step_of,
+       (select s.step from run_steps s where s.step_run_id = r.run_id) as at,
+       (select c.run_id from runs c
+         where c.experiment = r.experiment and c.name = r.name || '@' || cast($step as varchar))
+         as step_run
+from runs r
+where r.run_id = $run_id;
+
 -- name: step_run
 -- The step run of $run_id integer at $step bigint. Output: step_run_id.
 select step_run_id from run_steps where run_id = $run_id and step = $step;
