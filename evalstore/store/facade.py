@@ -37,7 +37,7 @@ Columns = Sequence[str] | Mapping[str, str] | None
 Path = str | os.PathLike[str]
 
 
-class Store(Database):
+class Store(Database, steps.StoreSteps):
     """An evalstore database: one DuckDB file with runs, raw outputs and metric values.
 
     Args:
@@ -58,7 +58,9 @@ class Store(Database):
         EvalstoreError: the file does not exist and ``read_only`` or not ``create``.
 
     The store is a context manager; DuckDB lets one process write a file at a time, so close
-    the store (or leave the ``with`` block) to let other processes in.
+    the store (or leave the ``with`` block) to let other processes in. Its methods
+    ``log_lists``, ``log_keypoints``, ``log_outcomes`` and ``log_detections`` store a run's
+    evaluations at training steps (:class:`~evalstore.store.steps.StoreSteps`).
     """
 
     # -- runs ------------------------------------------------------------------------------
@@ -361,46 +363,6 @@ class Store(Database):
                         replace=replace)  # fmt: skip
         data = read_coco(results, annotations)
         return ingest_detections(self, data, meta=meta, files=[str(results), str(annotations)])
-
-    # -- evaluations at training steps (evalstore.store.steps): the step run NAME@STEP of run
-
-    def log_lists(self, run: RunRef, data: Source | Sequence[Source], *, task: str, step: int,
-                  replace: bool = False, fmt: str | None = None, columns: Columns = None,
-                  negate_score: bool = False, labels: str | None = None,
-                  groups: Source | None = None, groups_format: str | None = None,
-                  qrels: str | None = None) -> IngestResult:  # fmt: skip
-        """Store ranked lists as ``run``'s evaluation at training ``step`` (``replace=True``
-        replaces that step's ``task`` rows); the options as :meth:`ingest`'s."""
-        return steps.log_lists(self, run, data, task=task, step=step, replace=replace, fmt=fmt,
-                               columns=columns, negate_score=negate_score, labels=labels,
-                               groups=groups, groups_format=groups_format, qrels=qrels)  # fmt: skip
-
-    def log_keypoints(self, run: RunRef, data: Source | Sequence[Source], *, step: int,
-                      replace: bool = False, fmt: str | None = None, columns: Columns = None,
-                      pairs: Source | None = None, pairs_format: str | None = None,
-                      homography_dir: str | None = None, disparity_dir: str | None = None,
-                      disparity_scale: float | None = None,
-                      ransac_threshold: float = 3.0) -> IngestResult:  # fmt: skip
-        """Store keypoint matches as ``run``'s evaluation at ``step`` (as :meth:`log_lists`)."""
-        return steps.log_keypoints(self, run, data, step=step, replace=replace, fmt=fmt,
-                                   columns=columns, pairs=pairs, pairs_format=pairs_format,
-                                   homography_dir=homography_dir, disparity_dir=disparity_dir,
-                                   disparity_scale=disparity_scale,
-                                   ransac_threshold=ransac_threshold)  # fmt: skip
-
-    def log_outcomes(self, run: RunRef, data: Source | Sequence[Source], *, step: int,
-                     replace: bool = False, fmt: str | None = None,
-                     columns: Columns = None) -> IngestResult:  # fmt: skip
-        """Store counted outcomes as ``run``'s evaluation at ``step`` (as :meth:`log_lists`)."""
-        return steps.log_outcomes(self, run, data, step=step, replace=replace, fmt=fmt,
-                                  columns=columns)  # fmt: skip
-
-    def log_detections(self, run: RunRef, detections: Any, ground_truth: Any, *, step: int,
-                       replace: bool = False,
-                       box_format: str = "xywh") -> IngestResult:  # fmt: skip
-        """Store boxes and truth as ``run``'s evaluation at ``step`` (as :meth:`log_lists`)."""
-        return steps.log_detections(self, run, detections, ground_truth, step=step,
-                                    replace=replace, box_format=box_format)  # fmt: skip
 
 
 def write_store(

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalstore.db import queries
+from evalstore.db.connection import Database
 from evalstore.errors import InvalidInput, RunExists
 from evalstore.ingest.detections import ingest_detections
 from evalstore.ingest.formats.boxes import read_boxes
@@ -35,12 +36,21 @@ from evalstore.runs import registry as runs
 from evalstore.runs.meta import RunMeta
 
 if TYPE_CHECKING:
-    from evalstore.db.connection import Database
+    from pathlib import Path
+
     from evalstore.ingest.sources import Source
     from evalstore.ingest.written import IngestResult
     from evalstore.runs.registry import RunRef
 
-__all__ = ["log_detections", "log_keypoints", "log_lists", "log_outcomes", "step_name"]
+__all__ = [
+    "RunSteps",
+    "StoreSteps",
+    "log_detections",
+    "log_keypoints",
+    "log_lists",
+    "log_outcomes",
+    "step_name",
+]
 
 R = TypeVar("R", bound="IngestResult")
 Columns = Sequence[str] | Mapping[str, str] | None
@@ -243,3 +253,113 @@ def _linked(store: Database, keys: dict[str, Any]) -> Iterator[None]:
         yield
     finally:
         del store.transaction
+
+
+class StoreSteps:
+    """The methods of :class:`~evalstore.Store` that store evaluations at training steps: each
+    one step's rows as the step run NAME@STEP of ``run``, with the options of the matching
+    ingest method (the functions above)."""
+
+    def log_lists(self, run: RunRef, data: Source | Sequence[Source], *, task: str, step: int,
+                  replace: bool = False, fmt: str | None = None, columns: Columns = None,
+                  negate_score: bool = False, labels: str | None = None,
+                  groups: Source | None = None, groups_format: str | None = None,
+                  qrels: str | None = None) -> IngestResult:  # fmt: skip
+        """Store ranked lists as ``run``'s evaluation at training ``step`` (``replace=True``
+        replaces that step's ``task`` rows); the options as :meth:`~evalstore.Store.ingest`'s.
+        Raises as :func:`log_lists`."""
+        return log_lists(self._db(), run, data, task=task, step=step, replace=replace, fmt=fmt,
+                         columns=columns, negate_score=negate_score, labels=labels,
+                         groups=groups, groups_format=groups_format, qrels=qrels)  # fmt: skip
+
+    def log_keypoints(self, run: RunRef, data: Source | Sequence[Source], *, step: int,
+                      replace: bool = False, fmt: str | None = None, columns: Columns = None,
+                      pairs: Source | None = None, pairs_format: str | None = None,
+                      homography_dir: str | None = None, disparity_dir: str | None = None,
+                      disparity_scale: float | None = None,
+                      ransac_threshold: float = 3.0) -> IngestResult:  # fmt: skip
+        """Store keypoint matches as ``run``'s evaluation at ``step`` (as :meth:`log_lists`)."""
+        return log_keypoints(self._db(), run, data, step=step, replace=replace, fmt=fmt,
+                             columns=columns, pairs=pairs, pairs_format=pairs_format,
+                             homography_dir=homography_dir, disparity_dir=disparity_dir,
+                             disparity_scale=disparity_scale,
+                             ransac_threshold=ransac_threshold)  # fmt: skip
+
+    def log_outcomes(self, run: RunRef, data: Source | Sequence[Source], *, step: int,
+                     replace: bool = False, fmt: str | None = None,
+                     columns: Columns = None) -> IngestResult:  # fmt: skip
+        """Store counted outcomes as ``run``'s evaluation at ``step`` (as :meth:`log_lists`)."""
+        return log_outcomes(self._db(), run, data, step=step, replace=replace, fmt=fmt,
+                            columns=columns)  # fmt: skip
+
+    def log_detections(self, run: RunRef, detections: Any, ground_truth: Any, *, step: int,
+                       replace: bool = False,
+                       box_format: str = "xywh") -> IngestResult:  # fmt: skip
+        """Store boxes and truth as ``run``'s evaluation at ``step`` (as :meth:`log_lists`;
+        the inputs as :meth:`~evalstore.Store.ingest_detections`')."""
+        return log_detections(self._db(), run, detections, ground_truth, step=step,
+                              replace=replace, box_format=box_format)  # fmt: skip
+
+    def _db(self) -> Database:
+        assert isinstance(self, Database), "StoreSteps is a mixin of Store"
+        return self
+
+
+class RunSteps:
+    """The methods of :class:`~evalstore.Run` (a run opened from a training loop) that store
+    its evaluations at training steps: each opens the run's store for the call (waiting up
+    to the run's ``lock_timeout`` seconds for its lock) and calls the function above on the
+    run, with the same options."""
+
+    path: Path
+    run_id: int
+    lock_timeout: float
+
+    def log_lists(self, data: Source | Sequence[Source], *, task: str, step: int,
+                  replace: bool = False, fmt: str | None = None, columns: Columns = None,
+                  negate_score: bool = False, labels: str | None = None,
+                  groups: Source | None = None, groups_format: str | None = None,
+                  qrels: str | None = None) -> IngestResult:  # fmt: skip
+        """Store ranked lists as this run's evaluation at training ``step``:
+        ``run.log_lists(frame, task="classification", step=epoch)``; the options as
+        :meth:`~evalstore.Store.ingest`'s. Raises as :func:`log_lists`, and
+        :class:`~evalstore.errors.StoreLocked` when the store stays locked."""
+        with self._store() as store:
+            return log_lists(store, self.run_id, data, task=task, step=step, replace=replace,
+                             fmt=fmt, columns=columns, negate_score=negate_score,
+                             labels=labels, groups=groups, groups_format=groups_format,
+                             qrels=qrels)  # fmt: skip
+
+    def log_keypoints(self, data: Source | Sequence[Source], *, step: int,
+                      replace: bool = False, fmt: str | None = None, columns: Columns = None,
+                      pairs: Source | None = None, pairs_format: str | None = None,
+                      homography_dir: str | None = None, disparity_dir: str | None = None,
+                      disparity_scale: float | None = None,
+                      ransac_threshold: float = 3.0) -> IngestResult:  # fmt: skip
+        """Store keypoint matches as this run's evaluation at ``step`` (as
+        :meth:`log_lists`)."""
+        with self._store() as store:
+            return log_keypoints(store, self.run_id, data, step=step, replace=replace, fmt=fmt,
+                                 columns=columns, pairs=pairs, pairs_format=pairs_format,
+                                 homography_dir=homography_dir, disparity_dir=disparity_dir,
+                                 disparity_scale=disparity_scale,
+                                 ransac_threshold=ransac_threshold)  # fmt: skip
+
+    def log_outcomes(self, data: Source | Sequence[Source], *, step: int,
+                     replace: bool = False, fmt: str | None = None,
+                     columns: Columns = None) -> IngestResult:  # fmt: skip
+        """Store counted outcomes as this run's evaluation at ``step`` (as :meth:`log_lists`)."""
+        with self._store() as store:
+            return log_outcomes(store, self.run_id, data, step=step, replace=replace, fmt=fmt,
+                                columns=columns)  # fmt: skip
+
+    def log_detections(self, detections: Any, ground_truth: Any, *, step: int,
+                       replace: bool = False,
+                       box_format: str = "xywh") -> IngestResult:  # fmt: skip
+        """Store boxes and truth as this run's evaluation at ``step`` (as :meth:`log_lists`)."""
+        with self._store() as store:
+            return log_detections(store, self.run_id, detections, ground_truth, step=step,
+                                  replace=replace, box_format=box_format)  # fmt: skip
+
+    def _store(self) -> Database:
+        return Database(self.path, lock_timeout=self.lock_timeout, create=False)
