@@ -9,14 +9,12 @@
 -- it is the evaluation of, if it is a step run; step_run: the id of its step run NAME@STEP if
 -- there is one.
 select r.experiment, r.name, r.git_commit, cast(r.params as varchar) as params, r.tags,
-       (select p.experiment || '/' || p.name
-          from run_steps s join runs p on p.run_id = s.run_id
-         where s.step_run_id = r.run_id) as step_of,
-       (select s.step from run_steps s where s.step_run_id = r.run_id) as at,
-       (select c.run_id from runs c
-         where c.experiment = r.experiment and c.name = r.name || '@' || cast($step as varchar))
-         as step_run
+       p.experiment || '/' || p.name as step_of, s.step as at, c.run_id as step_run
 from runs r
+left join run_steps s on s.step_run_id = r.run_id
+left join runs p on p.run_id = s.run_id
+left join runs c
+  on c.experiment = r.experiment and c.name = r.name || '@' || cast($step as varchar)
 where r.run_id = $run_id;
 
 -- name: step_run
