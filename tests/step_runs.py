@@ -1,6 +1,5 @@
-"""Step runs made directly, as a training loop's evaluations at its steps will make them: the
-run ``EXP/NAME@STEP`` ingested with its run's params and tags, linked by a ``run_steps`` row.
-One helper, so that the tests switch to ``Store.log_lists`` in one place."""
+"""Step runs as a training loop's evaluations at its steps make them (``Store.log_lists``):
+the run ``EXP/NAME@STEP`` with its run's params and tags, linked by a ``run_steps`` row."""
 
 from __future__ import annotations
 
@@ -11,32 +10,14 @@ from conftest import ranked
 from evalstore import Store
 
 
-def add_steps(
-    store: Store,
-    run: str,
-    steps: list[int],
-    *,
-    params: dict[str, Any] | None = None,
-    tags: list[str] | None = None,
-    seed: int = 100,
-) -> dict[int, int]:
-    """Ingest the retrieval runs ``RUN@STEP`` (each its own rows) and link them to ``run``,
-    which must exist; returns {step: step run id}."""
-    parent = store.resolve(run)
+def add_steps(store: Store, run: str, steps: list[int], *, seed: int = 100) -> dict[int, int]:
+    """Log retrieval rows (each step its own) at ``steps`` of ``run``, which must exist, with
+    ``Store.log_lists``: the step runs ``RUN@STEP`` with the run's params and tags, linked by
+    ``run_steps``; returns {step: step run id}."""
     made = {}
     for k, step in enumerate(steps):
-        store.ingest(
-            ranked(seed=seed + k),
-            task="retrieval",
-            run=f"{run}@{step}",
-            params=params or {},
-            tags=tags or [],
-        )
+        store.log_lists(run, ranked(seed=seed + k), task="retrieval", step=step)
         made[step] = store.resolve(f"{run}@{step}")
-        store.con.execute(
-            "insert into run_steps (step_run_id, run_id, step) values (?, ?, ?)",
-            [made[step], parent, step],
-        )
     return made
 
 
@@ -54,5 +35,5 @@ def training_store(store: Store) -> dict[str, Any]:
     ):
         store.ingest(ranked(seed=k), task="retrieval", run=f"exp/{name}", params=params)
         ids[name] = store.resolve(f"exp/{name}")
-    ids["steps"] = add_steps(store, "exp/r", [0, 1, 2], params={"lr": 0.1, "seed": 0})
+    ids["steps"] = add_steps(store, "exp/r", [0, 1, 2])
     return ids
