@@ -354,3 +354,30 @@ def test_an_interval_and_slices_of_a_run_are_its_last_steps(stepped: Store) -> N
     assert set(mine["run"]) == {"exp/a"} and set(mine["step"]) == {20}
     columns = ["slice", "value", "ci_low", "ci_high"]
     assert mine.select(columns).equals(step_run.select(columns))
+
+
+def test_run_methods_take_the_store_methods_keywords() -> None:
+    import inspect
+
+    from evalstore import Run
+
+    for name in ("log_lists", "log_keypoints", "log_outcomes", "log_detections"):
+        ours = inspect.signature(getattr(Run, name)).parameters
+        theirs = inspect.signature(getattr(Store, name)).parameters
+        assert list(ours) == [p for p in theirs if p != "run"], name
+        for key in ours:
+            assert ours[key].default == theirs[key].default, (name, key)
+
+
+def test_a_run_opened_from_a_loop_logs_outcomes_at_steps(db: Path) -> None:
+    import evalstore
+
+    with evalstore.init("seg/unet", db=db, git_commit=None, tags=["t"]) as run:
+        for step, tp in ((0, 1), (1, 3)):
+            run.log_outcomes({"group_id": [1], "tp": [tp], "fp": [1], "fn": [0]}, step=step)
+    with Store(db) as store:
+        every = evaluate(store, ["seg/unet"], metrics=["iou"], by_step=True)
+        assert every.filter(pl.col("slice") == "").select("step", "value").rows() == [
+            (0, 0.5), (1, 0.75),
+        ]  # fmt: skip
+        assert list(store.run("seg/unet@1")["tags"]) == ["t"]

@@ -1,6 +1,7 @@
 """A real training loop: scikit-learn's SGDClassifier trained epoch by epoch (partial_fit) on
-the digits, logging the training loss and the validation scores of every sample at each
-epoch; ``evalstore history --by step`` then gives what scikit-learn computed in the loop."""
+the digits in a run opened by ``evalstore.init``, logging the training loss (``run.log``) and
+the validation scores of every sample (``run.log_lists``) at each epoch; ``evalstore history
+--by step`` then gives what scikit-learn computed in the loop."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from sklearn.metrics import average_precision_score, log_loss
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
-from evalstore import Store
+import evalstore
 
 EPOCHS = 5
 
@@ -44,22 +45,15 @@ def test_history_by_step_gives_what_the_loop_computed(db: Path, cli: Any) -> Non
     model = SGDClassifier(loss="log_loss", alpha=1e-3, random_state=0)
     rng = np.random.default_rng(0)
     losses, maps = [], []
-    with Store(db) as store:
-        store.ingest(  # the run, with the validation set's scores before training
-            classification_frame(np.full((len(y_val), len(classes)), 0.1), y_val, classes),
-            task="classification",
-            run="digits/sgd",
-            params={"alpha": 1e-3},
-            git_commit=None,
-        )
+    with evalstore.init("digits/sgd", params={"alpha": 1e-3}, db=db, git_commit=None) as run:
         for epoch in range(EPOCHS):
             for batch in np.array_split(rng.permutation(len(y_train)), 10):
                 model.partial_fit(x_train[batch], y_train[batch], classes=classes)
             loss = log_loss(y_train, model.predict_proba(x_train), labels=classes)
-            store.log_metric("digits/sgd", "loss", loss, step=epoch)
+            run.log({"loss": loss}, step=epoch)
             proba = model.predict_proba(x_val)
-            store.log_lists("digits/sgd", classification_frame(proba, y_val, classes),
-                            task="classification", step=epoch)  # fmt: skip
+            run.log_lists(classification_frame(proba, y_val, classes), task="classification",
+                          step=epoch)  # fmt: skip
             losses.append(loss)
             maps.append(np.mean([average_precision_score(y_val == c, proba[:, i])
                                  for i, c in enumerate(classes)]))  # fmt: skip

@@ -48,8 +48,8 @@ def step_map(store: Database, ids: Sequence[int], step: int | None = None) -> di
     found = {int(r[0]): int(r[2]) for r in rows}
     missing = [i for i in ids if i not in found]
     if missing:
-        name = queries.fetch_rows(store.con, "store/get_run", {"run_id": missing[0]})
-        ref = f"{name[0][1]}/{name[0][2]}" if name else f"id:{missing[0]}"
+        name = queries.fetch_rows(store.con, "steps/run_ref", {"run_id": missing[0]})
+        ref = name[0][0] if name else f"id:{missing[0]}"
         have = queries.fetch_rows(store.con, "steps/all_steps", {"runs": [missing[0]]})
         steps = ", ".join(str(r[1]) for r in have[:10]) or "none"
         raise InvalidInput(f"run {ref} has no evaluation at step {step} (its steps: {steps})")

@@ -59,6 +59,7 @@ from evalstore.runs.logged import check_case, check_plain_name, check_step, chec
 from evalstore.runs.meta import Params, RunMeta
 from evalstore.store import exits
 from evalstore.store.staged import write_store
+from evalstore.store.steps import RunSteps
 
 __all__ = ["FLUSH_EVERY", "HEARTBEAT_EVERY", "Run", "init", "start_run"]
 
@@ -68,9 +69,11 @@ FLUSH_EVERY = 2.0
 HEARTBEAT_EVERY = 30.0
 
 
-class Run:
+class Run(RunSteps):
     """A run opened for logging: made by :func:`init` or :meth:`Store.start_run`, not
-    directly.
+    directly. Besides scalars (:meth:`log`), it stores its evaluations at training steps:
+    ``run.log_lists(frame, task="classification", step=epoch)`` and ``log_keypoints``,
+    ``log_outcomes``, ``log_detections`` (:class:`~evalstore.store.steps.RunSteps`).
 
     Attributes:
         run_id: the run's id.
@@ -163,7 +166,9 @@ class Run:
         self._ok.add(checked)
 
     # -- per-step evaluations ----------------------------------------------------------------
-    # Run.log_lists(...) (a run's evaluation at a training step, Store.log_lists) goes here.
+    # log_lists, log_keypoints, log_outcomes and log_detections come from steps.RunSteps: each
+    # opens the store for the call (waiting up to lock_timeout) and stores the step's rows as
+    # Store.log_lists does.
 
     # -- writing -----------------------------------------------------------------------------
 

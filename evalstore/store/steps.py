@@ -190,7 +190,8 @@ def _log(
     child = step_name(name, step)
     append = False
     if existing is not None:
-        tasks = [t["task"] for t in _run_row(store, int(existing))[-1] or []]
+        held = queries.fetch_rows(store.con, "steps/run_tasks", {"run_id": int(existing)})
+        tasks = [t for (t,) in held]
         if task in tasks and not replace:
             raise RunExists(
                 f"run {ref} has {task} rows at step {step} already; pass replace=True to "
@@ -216,12 +217,6 @@ def _log(
     )
     with _linked(store, {**keys, "experiment": experiment, "name": child}):
         return write(meta)
-
-
-def _run_row(store: Database, run_id: int) -> tuple[Any, ...]:
-    """The run's ``store/get_run`` row: run_id, experiment, name, created_at, git_commit,
-    params (JSON text), tags, notes, tasks (without polars: once per step, it counts)."""
-    return tuple(queries.fetch_rows(store.con, "store/get_run", {"run_id": run_id})[0])
 
 
 @contextlib.contextmanager

@@ -17,6 +17,22 @@ left join runs c
   on c.experiment = r.experiment and c.name = r.name || '@' || cast($step as varchar)
 where r.run_id = $run_id;
 
+-- name: run_ref
+-- EXPERIMENT/NAME of the run $run_id integer. Output: run.
+select experiment || '/' || name as run from runs where run_id = $run_id;
+
+-- name: run_tasks
+-- The tasks the run $run_id integer holds rows of. Output: task.
+select distinct cast(task as varchar) as task from groups
+where run_id = $run_id and task <> 'detection'  -- a detection run's lists: made from its boxes
+union
+select 'keypoints' from pairs where run_id = $run_id
+union
+select 'outcomes' from outcomes where run_id = $run_id
+union
+select 'detection' from det_images where run_id = $run_id
+order by task;
+
 -- name: step_run
 -- The step run of $run_id integer at $step bigint. Output: step_run_id.
 select step_run_id from run_steps where run_id = $run_id and step = $step;
