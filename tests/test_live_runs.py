@@ -19,7 +19,7 @@ import pytest
 from conftest import ranked, snapshot
 
 import evalstore
-from evalstore import InvalidInput, Run, RunExists, Store
+from evalstore import InvalidInput, Run, RunExists, RunNotFound, Store
 from evalstore.analysis.compare import history
 from evalstore.runs.liveness import HEARTBEAT_LIMIT, shown_status
 
@@ -332,3 +332,11 @@ def test_run_commands_refuse_in_one_line(db: Path, cli: Any) -> None:
         assert bad.stderr.startswith("Error: ") and said in bad.stderr, bad.stderr
     assert snapshot(db) == before
     assert cli("run", "flush").stdout.startswith("nothing waits in ")
+
+
+def test_log_metric_to_a_missing_run_names_start_run(store: Store) -> None:
+    """The issue's first try: Store.log_metric to a run that does not exist makes nothing and
+    names what opens one, from Python as the command line names `evalstore run new`."""
+    with pytest.raises(RunNotFound, match=r"Store\.start_run\('train/new-run'\)"):
+        store.log_metric("train/new-run", "loss", 1.0, step=0)
+    assert store.runs().height == 0

@@ -34,6 +34,7 @@ def log_cmd(
     from evalstore.db.connection import default_path
     from evalstore.errors import InvalidInput, RunNotFound
     from evalstore.runs.live import load_pending, touch_run
+    from evalstore.runs.logged import log_metric
     from evalstore.store.facade import Store
 
     try:
@@ -47,7 +48,7 @@ def log_cmd(
     with Store(path, lock_timeout=lock_timeout, create=False) as store:
         load_pending(store)
         try:
-            done = store.log_metric(run, metric, number, step=step)
+            done = log_metric(store, run, metric, number, step=step)
         except RunNotFound as exc:
             if not str(exc).startswith("no run"):  # ambiguous: the user picks
                 raise

@@ -17,6 +17,7 @@ import polars as pl
 from evalstore import ingest as _ingest
 from evalstore.db import sandbox
 from evalstore.db.connection import Database, Progress, WaitNotice
+from evalstore.errors import RunNotFound
 from evalstore.ingest import IngestResult, Source
 from evalstore.ingest.detections import ingest_detections
 from evalstore.ingest.formats.boxes import read_boxes
@@ -150,8 +151,16 @@ class Store(Database, steps.StoreSteps):
     ) -> dict[str, Any]:
         """Record a number computed outside evalstore (a training loss, an accuracy) for a
         run, at ``step`` or without one; the same (run, metric, step) again replaces it. See
-        :func:`evalstore.runs.logged.log_metric`."""
-        return logged.log_metric(self, run, metric, value, step)
+        :func:`evalstore.runs.logged.log_metric`. A run that does not exist is not made:
+        the error names ``Store.start_run``, which opens one before its rows."""
+        try:
+            return logged.log_metric(self, run, metric, value, step)
+        except RunNotFound as exc:
+            if not str(exc).startswith("no run"):  # ambiguous: the user picks
+                raise
+            raise RunNotFound(
+                f"{exc}; Store.start_run({str(run)!r}) or evalstore.init opens it"
+            ) from None
 
     def start_run(
         self,
