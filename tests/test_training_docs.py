@@ -38,7 +38,7 @@ def test_the_plain_loop_runs_and_reads_back(tmp_path: Path, cli: Any) -> None:
     """The loop as printed, from a new directory: the run is made, finished, logs its loss at
     5 steps and holds 5 step runs; `eval --by step` and `history --by step` read them back."""
     script = tmp_path / "loop.py"
-    script.write_text(block_with("python", "evalstore.init(\"digits/sgd\""), encoding="utf-8")
+    script.write_text(block_with("python", 'evalstore.init("digits/sgd"'), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "EVALSTORE_DB"}
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=600)  # fmt: skip
