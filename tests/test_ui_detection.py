@@ -52,7 +52,7 @@ def test_detection_pages(detections: tuple[Path, list[int]]) -> None:
     for line, row in zip(table, expected.iter_rows(named=True), strict=True):
         cells = line.split("|")
         assert cells[0] == "det/r1" and cells[2] == row["metric"]
-        assert float(cells[6]) == pytest.approx(row["diff"], abs=5e-5)
+        assert float(cells[4]) == pytest.approx(row["diff"], abs=5e-5)
     history = client.get("/history?experiment=det")
     assert history.status_code == 200 and "detection · AP50" in history.text
     curves = client.get(f"/curves?unit={a}&unit={b}")

@@ -22,10 +22,12 @@ from evalstore.dashboards.pages import plot_html
 from evalstore.dashboards.scatter import scatter_figure
 from evalstore.dashboards.specs import Panel
 from evalstore.dashboards.text import plain
+from evalstore.db import queries
 from evalstore.errors import InvalidInput
 from evalstore.metrics.registry import HEADLINE, get
 from evalstore.runs.selection import list_runs
 from evalstore.ui import data
+from evalstore.ui.picker import picker
 from evalstore.ui.shell import data_table, hidden, message, section
 from evalstore.ui.view import FILTERS
 
@@ -33,10 +35,18 @@ if TYPE_CHECKING:
     from evalstore.store.facade import Store
     from evalstore.ui.view import View
 
-__all__ = ["SIGNIFICANT", "compare_page"]
+__all__ = ["FEW_LISTS", "SIGNIFICANT", "compare_page"]
 
 # compare's columns the table leaves out (the title names the baseline; the rest is detail)
 _LEFT_OUT = ("baseline", "effect_size", "n_runs", "baseline_runs", "higher_is_better")
+_FIRST = ("run", "task", "metric", "params", "diff", "ci_low", "ci_high", "p_value", "p_adj")
+# the difference, its interval and p-values first: a narrow window scrolls the rest away
+_COLUMNS = [
+    *_FIRST,
+    *[c for c in COMPARE_COLUMNS if c not in _LEFT_OUT and c not in _FIRST],
+]
+#: Lists under which an interval carries a warning on the page (its coverage is unsure).
+FEW_LISTS = 5
 #: The adjusted p-value under which a row of the table is coloured better or worse.
 SIGNIFICANT = 0.05
 
@@ -124,7 +134,7 @@ def _settings(text: str) -> dict[str, str]:
     return dict(part.split("=", 1) for part in text.split(", ") if "=" in part)
 
 
-def _what_changed(store: Store, units: list[Any]) -> str:
+def _what_changed(store: Store, units: list[Any], view: View) -> str:
     """The baseline and the first other unit: for two runs the metadata that differs and the
     lists whose value moved most; for configurations, the settings that differ."""
     base, other = units[0], units[1]
@@ -145,7 +155,7 @@ def _what_changed(store: Store, units: list[Any]) -> str:
     fields += _param_changes(*(json.loads(rows[r]["params"] or "{}") for r in (a, b)))
     body = _changes(fields, base.label, other.label)
     try:
-        moves = diff_lists(store, a, b)
+        moves = diff_lists(store, a, b, task=_diff_task(store, view, a, b))
     except (InvalidInput, duckdb.Error) as exc:
         body += message(f"No per-list moves: {exc}")
     else:
@@ -164,10 +174,10 @@ def compare_page(store: Store, view: View) -> str:
     picked = data.units(store, view)
     units = [u for _, u in picked]
     if len(units) < 2:
-        return message(
-            "Pick two or more runs (or configurations) on the Runs page, then "
-            "Compare; the first picked run tagged 'baseline', else the oldest, is "
-            "the baseline.",
+        said = "Pick two or more runs (or configurations) to compare"
+        return picker(store, view, "/compare", open_=True) + message(
+            f"{said}, here or on the Runs page; the first picked run tagged 'baseline', "
+            "else the oldest, is the baseline.",
             "empty",
         )
     options = "".join(
@@ -175,22 +185,28 @@ def compare_page(store: Store, view: View) -> str:
         f"{html.escape(u.label)}</option>"
         for i, (token, u) in enumerate(picked)
     )
-    keep = hidden(view, (*FILTERS, "unit"))
-    chooser = (
+    keep = hidden(view, (*FILTERS, "unit", "task", "metric"))
+    chooser = picker(store, view, "/compare") + (
         f'<form method="get" action="/compare" class="baseline">{keep}<label>baseline '
         f'<select name="baseline" id="baseline">{options}</select></label>'
         '<button type="submit">Compare with it</button></form>'
     )
     try:
-        result = compare_units(store, units)
+        every = compare_units(store, units)
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0]
         return chooser + message(
             f"These runs lack stored values (the UI reads the store and computes nothing): "
-            f"run `evalstore eval` on them first ({first})",
+            f"evaluate them with evalstore eval first ({first})",
             "error",
         )
-    shown = result.select(c for c in COMPARE_COLUMNS if c not in _LEFT_OUT)
+    chooser += _task_form(view, every)
+    result = _in_order(_chosen(every, view))
+    shown = result.select(c for c in _COLUMNS if c in result.columns).with_columns(
+        caveat=pl.when(pl.col("n_lists") < FEW_LISTS)
+        .then(pl.format("{} list(s): interval unreliable", pl.col("n_lists")))
+        .otherwise(pl.lit(""))
+    )
     tones = [
         "" if p is None or p >= SIGNIFICANT or d is None or d == 0
         else ("better" if (d > 0) == up else "worse")
@@ -204,7 +220,8 @@ def compare_page(store: Store, view: View) -> str:
         "baseline's, with its 95% interval and p-value as evalstore compare computes them "
         "(paired over lists; items within lists below 10 lists), and p_adj, the Holm "
         f"adjustment over every row of the table. Green: better than the baseline, red: worse, "
-        f"with p_adj < {SIGNIFICANT}.",
+        f"with p_adj < {SIGNIFICANT}. An interval from fewer than {FEW_LISTS} lists says so in "
+        "its caveat: its coverage is not to be trusted.",
         "compare",
     )
     frame = _per_list(store, units, result)
@@ -227,4 +244,74 @@ def compare_page(store: Store, view: View) -> str:
             "Each list's value in the run (y) against the baseline (x).",
             "scatter",
         )
-    return body + _what_changed(store, units)
+    return body + _what_changed(store, units, view)
+
+
+def _chosen(result: pl.DataFrame, view: View) -> pl.DataFrame:
+    """The rows of the view's ``task`` and ``metric`` (empty: every one)."""
+    if view.task:
+        result = result.filter(pl.col("task") == view.task)
+    if view.metric:
+        result = result.filter(pl.col("metric") == view.metric)
+    return result
+
+
+def _param_key(params: str | None) -> tuple[Any, ...]:
+    """A row's params in their numbers' order (threshold 2 before 10), not the text's."""
+    try:
+        loaded = json.loads(params or "{}")
+    except ValueError:
+        return ((1, 0.0, str(params)),)
+    items = loaded.items() if isinstance(loaded, dict) else []
+    return tuple(
+        (0, float(v), k) if isinstance(v, int | float) else (1, 0.0, f"{k}={v}") for k, v in items
+    )
+
+
+def _in_order(result: pl.DataFrame) -> pl.DataFrame:
+    """The rows by run, task and metric as compare gives them, each metric's parameter
+    values in numeric order."""
+    if result.height == 0:
+        return result
+    first: dict[tuple[Any, ...], int] = {}
+    keys = []
+    for i, row in enumerate(result.select("run", "task", "metric", "params").rows()):
+        head = first.setdefault(row[:3], i)
+        keys.append((head, _param_key(row[3]), i))
+    order = sorted(range(result.height), key=keys.__getitem__)
+    return result[order]
+
+
+def _task_form(view: View, result: pl.DataFrame) -> str:
+    """The task and metric selects of the page (every one by default)."""
+    keep = hidden(view, (*FILTERS, "unit", "baseline"))
+
+    def select(name: str, values: list[str], chosen: str) -> str:
+        options = '<option value="">every one</option>' + "".join(
+            f'<option value="{html.escape(v)}"{" selected" if v == chosen else ""}>'
+            f"{html.escape(v)}</option>"
+            for v in values
+        )
+        return f'<label>{name} <select name="{name}" id="pick-{name}">{options}</select></label>'
+
+    tasks = sorted(set(result["task"].to_list()))
+    rows = result.filter(pl.col("task") == view.task) if view.task else result
+    metrics = list(dict.fromkeys(rows["metric"].to_list()))
+    return (
+        f'<form method="get" action="/compare" class="baseline">{keep}'
+        f"{select('task', tasks, view.task)}{select('metric', metrics, view.metric)}"
+        '<button type="submit" id="pick-task-show">Show</button></form>'
+    )
+
+
+def _diff_task(store: Store, view: View, a: int, b: int) -> str | None:
+    """The task of the per-list moves: the view's, else the first the two runs share
+    (None: let diff choose, as it does for one task)."""
+    if view.task:
+        return view.task
+    shared = [
+        {t for (t,) in queries.fetch_rows(store.con, "store/run_tasks", {"run_id": r})}
+        for r in (a, b)
+    ]
+    common = sorted(shared[0] & shared[1])
+    return common[0] if common else None

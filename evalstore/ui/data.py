@@ -24,6 +24,7 @@ from evalstore.analysis.configurations import (
 )
 from evalstore.metrics.registry import METRICS
 from evalstore.runs.selection import list_runs
+from evalstore.ui.view import GROUP, unit_token
 
 if TYPE_CHECKING:
     from evalstore.store.facade import Store
@@ -132,9 +133,10 @@ def _directions(values: pl.DataFrame) -> dict[str, bool]:
 
 def config_table(store: Store, runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, bool]]:
     """One row per configuration of the runs (the runs of an experiment equal but for their
-    ``seed``): ``unit`` (``g`` and its newest run's id), configuration (its label), experiment,
-    config, n_runs, runs, created_at (of the newest run), and per headline value column its
-    mean and ``<col> sd`` across the configuration's runs (sd None for one run)."""
+    ``seed``): ``unit`` (``g:`` and its newest run, ``g:exp/name``), configuration (its
+    label), experiment, config, n_runs, runs, created_at (of the newest run), and per
+    headline value column its mean and ``<col> sd`` across the configuration's runs (sd None
+    for one run)."""
     ids = runs["run_id"].to_list()
     members = configs(store).filter(pl.col("run_id").is_in(ids))
     values = _values(store, ids)
@@ -144,7 +146,7 @@ def config_table(store: Store, runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[s
         members.sort("created_at", "run_id", descending=True)
         .group_by(keys, maintain_order=True)
         .agg(
-            pl.col("run_id").first().alias("newest_id"),
+            pl.col("run").first().alias("newest"),
             pl.col("config").first(),
             pl.col("name").sort().alias("names"),
             pl.col("run").sort().alias("runs"),
@@ -157,7 +159,7 @@ def config_table(store: Store, runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[s
         for e, n, c in zip(heads["experiment"], heads["names"], heads["config"], strict=True)
     ]
     table = heads.select(
-        unit=pl.format("g{}", pl.col("newest_id")),
+        unit=pl.lit(GROUP) + pl.col("newest"),
         configuration=pl.Series(labels, dtype=pl.String),
         experiment="experiment",
         config="config",
@@ -184,7 +186,8 @@ def config_table(store: Store, runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[s
 
 
 def units(store: Store, view: View) -> list[tuple[str, Unit]]:
-    """The comparison's units with the URL's token of each, the baseline first: the view's
+    """The comparison's units with the URL's token of each (by name, ``exp/name`` or
+    ``g:exp/name``, whatever the URL said: an id of an older link), the baseline first: the view's
     ``baseline``; else a picked run tagged ``baseline``; else the unit of the oldest run.
 
     Units that share a run are refused by the comparison itself
@@ -192,18 +195,17 @@ def units(store: Store, view: View) -> list[tuple[str, Unit]]:
     training step) is a unit of its own, never a configuration.
 
     Raises:
-        RunNotFound: an unknown run id.
+        RunNotFound: an unknown run (name or id).
     """
     steps = set(store.query("ui/step_run_ids")["step_run_id"].to_list())  # no configuration
-    found = [
-        (
-            u.token,
-            config_unit(store, u.run_id)
-            if u.group and u.run_id not in steps
-            else run_unit(store, u.run_id),
-        )
-        for u in view.units
-    ]
+    found: list[tuple[str, Unit]] = []
+    for u in view.units:
+        run_id = store.resolve(u.ref)
+        group = u.group and run_id not in steps
+        unit = config_unit(store, run_id) if group else run_unit(store, run_id)
+        named = unit_token(_run_name(store, run_id), group=group)
+        if all(named != token for token, _ in found):  # the baseline and its tick
+            found.append((named, unit))
     if view.baseline or len(found) < 2:
         return found
     ids = [i for _, unit in found for i in unit.run_ids]
@@ -217,6 +219,11 @@ def units(store: Store, view: View) -> list[tuple[str, Unit]]:
 
     base = min(found, key=rank)
     return [base, *[p for p in found if p is not base]]
+
+
+def _run_name(store: Store, run_id: int) -> str:
+    info = store.run(run_id)
+    return f"{info['experiment']}/{info['name']}"
 
 
 @dataclass(frozen=True)

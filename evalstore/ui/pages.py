@@ -7,6 +7,7 @@ returns the HTML of the page's body. The figures are the dashboards' own
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING
@@ -21,6 +22,7 @@ from evalstore.db import sandbox
 from evalstore.errors import InvalidInput
 from evalstore.store import user_sql
 from evalstore.ui import data
+from evalstore.ui.picker import picker
 from evalstore.ui.shell import data_table, hidden, message
 from evalstore.ui.view import FILTERS
 
@@ -45,6 +47,7 @@ __all__ = [
     "sql_csv",
     "sql_page",
     "sql_result",
+    "without_flags",
 ]
 
 #: Rows the SQL page shows (the download has up to sandbox.DEFAULT_MAX_ROWS).
@@ -98,7 +101,7 @@ def runs_page(store: Store, view: View) -> str:
         fixed = ["configuration", "n_runs", "config", "created_at", "runs"]
     else:
         table, higher = data.run_table(store, runs)
-        table = table.with_columns(unit=pl.col("run_id").cast(pl.String))
+        table = table.with_columns(unit=pl.col("run"))  # by name: a link outlives a rebuild
         fixed = ["run", "created_at", "tags", "params", "git_commit", "tasks", "n_rows", "notes"]
         fixed += [c for c in table.columns if c.startswith("p:")]
     value_cols = [c for c in higher if c in table.columns]
@@ -137,35 +140,62 @@ def _spec_panels(name: str) -> tuple[Panel, ...]:
     return load_spec(dashboards_dir() / f"{name}.toml").panels
 
 
-def _run_filter(store: Store, view: View, newest: int | None) -> tuple[list[int] | None, str]:
-    """The runs a panel page draws: the picked units' runs; else, with filters, the runs
-    that pass them (the ``newest`` of them); else None (the spec's own default)."""
+def _run_filter(
+    store: Store, view: View, newest: int | None, *, every: bool = False
+) -> tuple[list[int] | None, str]:
+    """The runs a panel page draws: the picked units' runs; else, with filters (or
+    ``every``), the runs that pass them (the ``newest`` of them); else None (the spec's own
+    default)."""
     if view.unit:
         ids = list(dict.fromkeys(i for _, u in data.units(store, view) for i in u.run_ids))
         return ids, f"the {len(ids)} picked run(s)"
-    if not view.filtered:
+    if not (view.filtered or every):
         return None, ""
     ids = data.filtered_runs(store, view)["run_id"].to_list()
     if newest is not None and len(ids) > newest:
-        return ids[:newest], f"the {newest} newest of the {len(ids)} runs that pass the filters"
+        return ids[:newest], (
+            f"the {newest} newest of the {len(ids)} runs that pass the filters "
+            "(choose others above)"
+        )
     return ids, f"the {len(ids)} runs that pass the filters"
 
 
-def panels_page(store: Store, view: View, spec: str, newest: int | None) -> str:
-    """The panels of a dashboard spec (curves, heatmap) for the view's runs."""
-    ids, said = _run_filter(store, view, newest)
+_FLAG = re.compile(r"(\s*\([^()]*\s--?[a-z][^()]*\))|([^.]*\s--?[a-z][a-z-]*\b[^.]*\.)")
+
+
+def without_flags(text: str) -> str:
+    """A spec's text as the UI says it: the sentences and asides that name a command's
+    option (``Without --runs: ...``) left out, as the page has pickers instead."""
+    return _FLAG.sub("", text).strip()
+
+
+def _in_ui(panel: Panel) -> Panel:
+    return replace(
+        panel, description=without_flags(panel.description), empty=without_flags(panel.empty)
+    )
+
+
+def panels_page(
+    store: Store, view: View, spec: str, newest: int | None, path: str, *, every: bool = False
+) -> str:
+    """The panels of a dashboard spec (curves, heatmap) for the view's runs, under a picker
+    of the runs; with ``every``, the ``newest`` runs when nothing is picked or filtered."""
+    ids, said = _run_filter(store, view, newest, every=every)
     filters = {"experiments": list(view.experiment) or None, "runs": ids}
-    parts = [message(f"Showing {said}.")] if said else []
+    if not said:  # the spec's default: the newest of each task
+        total = data.filtered_runs(store, view).height
+        said = f"the {newest} newest runs of each task, of {total} (choose others above)"
+    parts = [picker(store, view, path, open_=not view.unit), message(f"Showing {said}.")]
     if ids == []:
-        return message("No run passes these filters.", "empty")
+        return parts[0] + message("No run passes these filters.", "empty")
     for panel in _spec_panels(spec):
-        parts.append(panel_html(panel, panel_data(store, panel, filters)))
+        parts.append(panel_html(_in_ui(panel), panel_data(store, panel, filters)))
     return "\n".join(parts)
 
 
 def curves_page(store: Store, view: View) -> str:
     """PR and MMA curves (curves.toml) of the picked runs, else the newest that pass."""
-    return panels_page(store, view, "curves", NEWEST)
+    return panels_page(store, view, "curves", NEWEST, "/curves")
 
 
 def history_page(store: Store, view: View) -> str:
@@ -229,7 +259,7 @@ def _missing_steps(missing: list[str]) -> str:
 
 def lists_page(store: Store, view: View) -> str:
     """The per-list and per-slice heatmaps (heatmap.toml)."""
-    return panels_page(store, view, "heatmap", NEWEST_LISTS)
+    return panels_page(store, view, "heatmap", NEWEST_LISTS, "/lists", every=True)
 
 
 def _series_form(view: View, names: list[str], chosen: str) -> str:
@@ -257,8 +287,7 @@ def sql_result(store: Store, query: str, max_rows: int, max_bytes: int) -> sandb
         InvalidInput: the query is refused or fails (one line).
     """
     hint = (
-        f"the UI stops a query after {SQL_TIMEOUT:g} s; `evalstore sql --timeout SECONDS` "
-        "runs it longer"
+        f"the UI stops a query after {SQL_TIMEOUT:g} s; the command evalstore sql can run it longer"
     )
     return user_sql.run_sql(
         store, query, max_rows=max_rows, timeout=SQL_TIMEOUT, max_bytes=max_bytes,
@@ -275,7 +304,9 @@ def sql_csv(store: Store, query: str) -> tuple[str, str]:
         InvalidInput: the query is refused or fails (one line).
     """
     result = sql_result(store, query, sandbox.DEFAULT_MAX_ROWS, SQL_CSV_BYTES)
-    note = result.note("the UI's limit", "the UI's limit; `evalstore sql -o FILE` has none")
+    note = result.note(
+        "the UI's limit", "the UI's limit; the command evalstore sql, writing a file, has none"
+    )
     return render.to_text(result.frame, "csv") + "\n", note
 
 

@@ -49,7 +49,7 @@ def _filters(path: str, view: View, experiments: Sequence[str]) -> str:
     several = " multiple" if len(chosen) > 1 else ""
     if not several:
         options = '<option value="">all</option>' + options
-    keep = ("unit", "baseline", "group", "col", "sort", "desc", "series")
+    keep = ("unit", "baseline", "group", "col", "sort", "desc", "series", "task", "metric")
     # a box shows the first tag and param; more (from a link) ride along unseen
     more = "".join(
         f'<input type="hidden" name="{k}" value="{_e(v)}">'
@@ -193,7 +193,8 @@ def data_table(
         else ""
     )
     return (
-        f'<div class="table-wrap"><table class="data" id="{_e(ident)}"><thead><tr>'
+        f'<div class="table-wrap" id="{_e(ident)}-wrap"><table class="data" id="{_e(ident)}">'
+        "<thead><tr>"
         f"{''.join(head)}</tr></thead>\n<tbody>\n"
         + "\n".join(rows)
         + f"\n</tbody></table></div>{note}"

@@ -3,11 +3,13 @@ writes one back (:meth:`View.href`), so that a link reproduces a view.
 
 The keys (each repeatable where it is a list): ``experiment``, ``tag``, ``param``
 (``key=value``), ``where`` (a SQL predicate over ``v_runs``, as ``evalstore runs --where``)
-filter the runs; ``unit`` picks runs (``12``, a run id) or configurations (``g12``, the
-configuration of run 12) for the compare, curves and per-list pages; ``baseline`` is the unit
-the others are compared with; ``group`` shows configurations instead of runs; ``col`` the
-columns chosen, ``sort`` and ``desc`` the order; ``series`` the history's metric; ``q`` the
-SQL page's query.
+filter the runs; ``unit`` picks runs (``exp/name``) or configurations (``g:exp/name``, the
+configuration of that run) for the compare, curves and per-list pages, by name so that a link
+outlives a rebuilt store (a run id, ``12`` or ``g12``, as older links have it, is still
+accepted); ``baseline`` is the unit the others are compared with; ``group`` shows
+configurations instead of runs; ``col`` the columns chosen, ``sort`` and ``desc`` the order;
+``series`` the history's metric; ``task`` and ``metric`` what the compare page shows (empty:
+every one); ``q`` the SQL page's query.
 """
 
 from __future__ import annotations
@@ -20,37 +22,50 @@ from urllib.parse import urlencode
 
 from evalstore.errors import InvalidInput
 
-__all__ = ["FILTERS", "Unit", "View", "parse_unit"]
+__all__ = ["FILTERS", "GROUP", "Unit", "View", "parse_unit", "unit_token"]
 
 #: The view's fields that filter the runs (the navigation keeps them from page to page).
 FILTERS = ("experiment", "tag", "param", "where")
-_UNIT = re.compile(r"^(g?)([0-9]{1,18})$")
+_ID = re.compile(r"^(g?)([0-9]{1,18})$")
+#: What marks a configuration in a unit (``g:exp/name``).
+GROUP = "g:"
 
 
 @dataclass(frozen=True)
 class Unit:
-    """A run (``12``) or the configuration of a run (``g12``) that the URL names."""
+    """A run or the configuration of a run that the URL names: ``ref`` is the run as
+    :func:`evalstore.runs.registry.resolve` takes it (``exp/name``; ``id:12`` from an older
+    link's ``12``)."""
 
-    run_id: int
+    ref: str
     group: bool
 
     @property
     def token(self) -> str:
-        return f"g{self.run_id}" if self.group else str(self.run_id)
+        return f"{GROUP}{self.ref}" if self.group else self.ref
+
+
+def unit_token(run: str, *, group: bool = False) -> str:
+    """The URL's token of the run ``run`` (``exp/name``), or of its configuration."""
+    return f"{GROUP}{run}" if group else run
 
 
 def parse_unit(text: str) -> Unit:
-    """``12`` -> the run 12, ``g12`` -> its configuration.
+    """``exp/name`` -> that run, ``g:exp/name`` -> its configuration; ``12`` -> the run
+    with id 12 and ``g12`` its configuration (the links of earlier versions).
 
     Raises:
-        InvalidInput: anything else.
+        InvalidInput: an empty unit.
     """
-    found = _UNIT.match(text.strip())
-    if found is None:
-        raise InvalidInput(
-            f"unit {text!r}: a run id (12) or g and a run id (g12, the run's configuration)"
-        )
-    return Unit(int(found.group(2)), bool(found.group(1)))
+    bare = text.strip()
+    found = _ID.match(bare)
+    if found is not None:
+        return Unit(f"id:{found.group(2)}", bool(found.group(1)))
+    group = bare.startswith(GROUP)
+    ref = bare.removeprefix(GROUP).strip() if group else bare
+    if not ref:
+        raise InvalidInput(f"unit {text!r}: name a run (exp/name) or a configuration (g:exp/name)")
+    return Unit(ref, group)
 
 
 @dataclass(frozen=True)
@@ -68,6 +83,8 @@ class View:
     sort: str = ""
     desc: bool = True
     series: str = ""
+    task: str = ""
+    metric: str = ""
     q: str = ""
 
     @classmethod
@@ -76,7 +93,7 @@ class View:
         of a later version still opens), blank values dropped.
 
         Raises:
-            InvalidInput: a unit or baseline that is not a run id or ``g`` and a run id.
+            InvalidInput: an empty unit or baseline (``g:`` alone).
         """
         lists: dict[str, list[str]] = {}
         for key, value in items:
