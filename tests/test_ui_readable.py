@@ -162,3 +162,34 @@ def test_lists_page_shows_the_newest_as_the_docs_say(client: TestClient, sample:
         total = store.query("ui/run_count")["n"][0]
     shown = min(total, pages.NEWEST_LISTS)
     assert f"Showing the {shown} " in page.text
+
+
+def _figure(page: str, plot: str) -> dict:
+    found = re.search(rf'data-plot="{plot}">(.*?)</script>', page, re.S)
+    assert found, f"no figure {plot}"
+    return json.loads(found.group(1))
+
+
+def test_compare_figures_read_without_hovering(client: TestClient) -> None:
+    page = client.get("/compare?unit=superpoint%2Fv2&unit=superpoint%2Fv1").text
+    scatter = _figure(page, "compare-scatter")
+    titles = [a["text"] for a in scatter["layout"]["annotations"]]
+    assert any("homography_accuracy (eps=" in t for t in titles)
+    assert any("mma (threshold=" in t for t in titles)
+    assert any("precision_at_sigma (sigma=" in t for t in titles)
+    # homography_accuracy is 0 or 1 per pair: points coincide, and say how many they are
+    points = [t for t in scatter["data"] if t.get("mode", "").startswith("markers")]
+    counted = [t for t in points if t.get("text") and any(t["text"])]
+    assert counted
+    for t in counted:
+        assert len(set(zip(t["x"], t["y"]))) == len(t["x"])  # one marker per spot
+        assert sum(int(n or 1) for n in t["text"]) == 4  # the 4 image pairs
+    bars = _figure(page, "compare-bars")
+    chart = next(t for t in bars["data"] if t["type"] == "bar")
+    axis = bars["layout"]["xaxis" + chart.get("xaxis", "x")[1:]]
+    assert sorted(axis["ticktext"]) == ["i_a", "i_b", "v_a", "v_b"]  # lists, not ranks
+    legend = {t["name"]: t["marker"]["color"] for t in bars["data"] if t.get("showlegend")
+              and t["type"] == "bar"}  # fmt: skip
+    assert legend == {"run better than baseline": "#2ca02c", "run worse": "#d62728"}
+    # 4 lists: each interval's title warns
+    assert all("only 4 list(s)" in a["text"] for a in bars["layout"]["annotations"])

@@ -27,6 +27,7 @@ from evalstore.errors import InvalidInput
 from evalstore.metrics.registry import HEADLINE, get
 from evalstore.runs.selection import list_runs
 from evalstore.ui import data
+from evalstore.ui.figures import FEW_LISTS, readable_bars, readable_scatter
 from evalstore.ui.picker import picker
 from evalstore.ui.shell import data_table, hidden, message, section
 from evalstore.ui.view import FILTERS
@@ -45,8 +46,7 @@ _COLUMNS = [
     *_FIRST,
     *[c for c in COMPARE_COLUMNS if c not in _LEFT_OUT and c not in _FIRST],
 ]
-#: Lists under which an interval carries a warning on the page (its coverage is unsure).
-FEW_LISTS = 5
+
 #: The adjusted p-value under which a row of the table is coloured better or worse.
 SIGNIFICANT = 0.05
 
@@ -229,7 +229,7 @@ def compare_page(store: Store, view: View) -> str:
         panel = Panel(index=1, title="per list", kind="comparison", facet_cols=1)
         body += section(
             "Per-list differences",
-            plot_html("compare-bars", comparison_figure(panel, frame)),
+            plot_html("compare-bars", readable_bars(comparison_figure(panel, frame))),
             "The headline metric of each task, per list: run minus baseline, "
             "sorted; the band is the 95% interval of the mean difference, p its p-value "
             "before the Holm adjustment (p_adj in the table).",
@@ -239,9 +239,13 @@ def compare_page(store: Store, view: View) -> str:
             "Per-list values",
             plot_html(
                 "compare-scatter",
-                scatter_figure(replace(panel, kind="scatter", facet_cols=2), frame),
+                readable_scatter(
+                    scatter_figure(replace(panel, kind="scatter", facet_cols=2), frame),
+                    _chart_params(frame),
+                ),
             ),
-            "Each list's value in the run (y) against the baseline (x).",
+            "Each list's value in the run (y) against the baseline (x); a number over a "
+            "point counts the lists that share it.",
             "scatter",
         )
     return body + _what_changed(store, units, view)
@@ -315,3 +319,10 @@ def _diff_task(store: Store, view: View, a: int, b: int) -> str | None:
     ]
     common = sorted(shared[0] & shared[1])
     return common[0] if common else None
+
+
+def _chart_params(frame: pl.DataFrame) -> list[str]:
+    """The params of each chart of the scatter, in its order (one per run, baseline, task,
+    metric and params)."""
+    keys = ["run", "baseline", "task", "metric", "params"]
+    return [str(r[4]) for r in frame.select(keys).unique(maintain_order=True).rows()]
