@@ -41,7 +41,7 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def client(sample: Path) -> TestClient:
     # Compare answers whole (its progress display: tests/test_ui_progress.py)
-    return TestClient(create_app(sample, host="testserver", wait=600, latest=600))
+    return TestClient(create_app(sample, host="testserver", wait=600, latest=600, slow=600))
 
 
 def ids_of(store_path: Path, *names: str) -> list[int]:

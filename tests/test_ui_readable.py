@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,8 @@ from evalstore import Store, evaluate
 from evalstore.ui import create_app, pages
 from evalstore.ui.comparing import FEW_LISTS
 
+PATIENT = 120.0  # seconds a held computation waits for the test's word before going on
+
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -32,7 +35,7 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def client(sample: Path) -> TestClient:
-    return TestClient(create_app(sample, host="testserver", wait=600, latest=600))
+    return TestClient(create_app(sample, host="testserver", wait=600, latest=600, slow=600))
 
 
 def _unit_boxes(page: str) -> list[str]:
@@ -52,7 +55,7 @@ def test_links_name_runs_and_survive_a_reingest(tmp_path: Path) -> None:
             store.ingest(ranked(seed=seed), task="retrieval", run=f"e/{name}", git_commit=None)
         evaluate(store, ["e/a", "e/b"])
         old = store.resolve("e/a")
-    client = TestClient(create_app(path, host="testserver", wait=600, latest=600))
+    client = TestClient(create_app(path, host="testserver", wait=600, latest=600, slow=600))
     runs = client.get("/")
     assert sorted(_unit_boxes(runs.text)) == ["e/a", "e/b"]  # names, not ids
     grouped = client.get("/?group=1")
@@ -182,7 +185,7 @@ def test_compare_figures_read_without_hovering(client: TestClient) -> None:
     counted = [t for t in points if t.get("text") and any(t["text"])]
     assert counted
     for t in counted:
-        assert len(set(zip(t["x"], t["y"]))) == len(t["x"])  # one marker per spot
+        assert len(set(zip(t["x"], t["y"], strict=True))) == len(t["x"])  # one per spot
         assert sum(int(n or 1) for n in t["text"]) == 4  # the 4 image pairs
     bars = _figure(page, "compare-bars")
     chart = next(t for t in bars["data"] if t["type"] == "bar")
@@ -193,3 +196,42 @@ def test_compare_figures_read_without_hovering(client: TestClient) -> None:
     assert legend == {"run better than baseline": "#2ca02c", "run worse": "#d62728"}
     # 4 lists: each interval's title warns
     assert all("only 4 list(s)" in a["text"] for a in bars["layout"]["annotations"])
+
+
+def test_a_slow_page_shows_its_progress(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Curves held by the test until it has seen the progress display: no timer decides."""
+    go, done = threading.Event(), threading.Event()
+    draw = pages.panel_data
+
+    def held(*args: object, **kwargs: object) -> object:
+        go.wait(PATIENT)
+        return draw(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pages, "panel_data", held)
+    client = TestClient(create_app(sample, host="testserver", slow=0.05))
+    first = client.get("/curves?unit=hpatches%2Fsift")
+    assert first.status_code == 200 and 'id="page-progress"' in first.text
+    poll = re.search(r'data-poll="([^"]+)"', first.text)
+    assert poll and "Computing the runs' curves" in html.unescape(first.text)
+    state = client.get(html.unescape(poll.group(1))).json()
+    assert state["done"] is False and "s so far" in state["html"]
+    assert client.get("/static/progress.js").text.count("section[data-poll]") == 1
+    go.set()
+    while not client.get(html.unescape(poll.group(1))).json()["done"]:
+        done.wait(0.01)  # the app's thread draws the figures; the test waits for its word
+    final = client.get("/curves?unit=hpatches%2Fsift")
+    assert 'id="page-progress"' not in final.text and "data-plot=" in final.text
+
+
+def test_tables_keep_value_when_every_value_is_equal(tmp_path: Path) -> None:
+    path = tmp_path / "same.duckdb"
+    with Store(path) as store:
+        for name in ("a", "b"):  # the same rows: every value equal
+            store.ingest(ranked(seed=3), task="retrieval", run=f"same/{name}", git_commit=None)
+        evaluate(store, ["same/a", "same/b"])
+    client = TestClient(create_app(path, host="testserver", wait=600, latest=600, slow=600))
+    page = client.get("/compare?unit=same%2Fb&unit=same%2Fa").text
+    head = re.findall(r'<th data-col="([^"]+)"', page.split('id="compare-table"')[1])
+    assert {"value", "baseline_value", "diff"} <= set(head)
+    runs = client.get("/").text
+    assert any(c.startswith("retrieval map") for c in re.findall(r'<th data-col="([^"]+)"', runs))

@@ -41,7 +41,17 @@ from evalstore.errors import EvalstoreError, StoreLocked
 from evalstore.store.facade import Store
 from evalstore.ui import pages
 from evalstore.ui.comparing import compare_page
-from evalstore.ui.progress import LATEST, WAIT, Answer, Job, Jobs, progress_page, progress_state
+from evalstore.ui.progress import (
+    LATEST,
+    SLOW,
+    WAIT,
+    Answer,
+    Job,
+    Jobs,
+    page_progress,
+    progress_page,
+    progress_state,
+)
 from evalstore.ui.progress import store_signature as signature
 from evalstore.ui.shell import message, page
 from evalstore.ui.view import View
@@ -84,6 +94,7 @@ def create_app(
     host: str = "127.0.0.1",
     wait: float = WAIT,
     latest: float = LATEST,
+    slow: float = SLOW,
 ) -> Starlette:
     """The app serving the store ``db`` (read-only, re-opened per request).
 
@@ -94,7 +105,8 @@ def create_app(
             :func:`trusted_hosts`.
         wait: seconds the Compare page waits for its answer before it shows the progress of
             its item resampling instead (:mod:`evalstore.ui.progress`); ``latest``: seconds
-            after which it shows that it computes, whatever it computes.
+            after which it shows that it computes, whatever it computes (Runs, Curves,
+            History and Per list: ``slow``).
     """
     path = Path(db)
     lock = threading.Lock()
@@ -173,6 +185,31 @@ def create_app(
 
         return Route(path_, endpoint, methods=["GET"], name=title)
 
+    def watched(path_: str, title: str, body: Body, status: str) -> Route:
+        """A page computed in a thread of its own: its answer if it comes within ``slow``
+        seconds, else its progress (``status``, the time so far), until it is answered."""
+
+        def endpoint(request: Request) -> Response:
+            try:
+                view = View.parse(request.query_params.multi_items())
+            except EvalstoreError as exc:
+                return respond(path_, title, View(), Answer(400, message(str(exc), "error"), []))
+
+            def compute(job: Job) -> Answer:
+                return answer(view, body, job.seen)
+
+            job = jobs.start((path_, tuple(view.query()), signature(path)), compute)
+            job.status = status  # before any progress is shown
+            with job.waited():
+                job.finished.wait(slow)
+            if job.finished.is_set():
+                jobs.forget(job)
+                return respond(path_, title, view, job.result())
+            shown = Answer(200, page_progress(job, title), job.experiments)
+            return respond(path_, title, view, shown)
+
+        return Route(path_, endpoint, methods=["GET"], name=title)
+
     def sql_csv(request: Request) -> Response:
         try:
             view = View.parse(request.query_params.multi_items())
@@ -196,12 +233,12 @@ def create_app(
         return Response(static_file(name), media_type=STATIC[name], headers=headers)
 
     routes = [
-        route("/", "Runs", pages.runs_page),
+        watched("/", "Runs", pages.runs_page, "Reading the runs and their values…"),
         Route("/compare", compare, methods=["GET"], name="Compare"),
         Route("/compare/progress", compare_progress, methods=["GET"]),
-        route("/curves", "Curves", pages.curves_page),
-        route("/history", "History", pages.history_page),
-        route("/lists", "Per list", pages.lists_page),
+        watched("/curves", "Curves", pages.curves_page, "Computing the runs' curves…"),
+        watched("/history", "History", pages.history_page, "Reading the runs' history…"),
+        watched("/lists", "Per list", pages.lists_page, "Reading each list's values…"),
         route("/sql", "SQL", pages.sql_page),
         Route("/sql.csv", sql_csv, methods=["GET"]),
         Route("/static/{name}", static, methods=["GET"]),

@@ -39,11 +39,13 @@ __all__ = [
     "ABANDON",
     "KEEP",
     "LATEST",
+    "SLOW",
     "WAIT",
     "Abandoned",
     "Answer",
     "Job",
     "Jobs",
+    "page_progress",
     "progress_body",
     "progress_page",
     "progress_state",
@@ -55,6 +57,8 @@ __all__ = [
 WAIT = 0.5
 #: Seconds after which the page shows progress whatever it computes.
 LATEST = 1.5
+#: Seconds after which the other pages (Runs, Curves, History, Per list) show progress.
+SLOW = 2.0
 #: Finished computations kept until served (pages left before their answer came).
 KEEP = 4
 #: Seconds without a request waiting for a computation or polling it after which it stops.
@@ -89,7 +93,9 @@ class Job:
         self.error: BaseException | None = None
         self._lock = threading.Lock()
         self._waiting = 0
-        self._seen_at = time.monotonic()
+        self._seen_at = self.started = time.monotonic()
+        #: What the progress display says before any resampling (the page's own words).
+        self.status = "Reading the runs' values (and the items of few lists)…"
 
     def touch(self) -> None:
         """Someone polls the computation (the progress display)."""
@@ -259,7 +265,7 @@ def progress_body(job: Job) -> str:
     of total, and per metric resampled so far the running estimate (provisional)."""
     steps = job.watch.steps()
     if not steps:
-        status = "Reading the runs' values (and the items of few lists)…"
+        status = f"{job.status} ({time.monotonic() - job.started:.0f} s so far)"
         return f'<p class="count" id="progress-status">{html.escape(status)}</p>'
     now = steps[-1]
     done = now.done + now.swaps_done
@@ -288,6 +294,18 @@ def progress_page(job: Job) -> str:
         f'{job.ident}"><h2>Computing the comparison</h2><p class="desc">'
         "These runs' items are resampled (1,000 replicates a metric): this page shows how far "
         "it has gone and updates itself until the answer replaces it.</p>"
+        f'<div id="progress-body">{progress_body(job)}</div></section>'
+    )
+
+
+def page_progress(job: Job, title: str) -> str:
+    """Another page's body while it is computed for more than :data:`LATEST` seconds: what
+    it does and for how long so far, refreshed by ``/static/progress.js`` until the answer
+    replaces it."""
+    return (
+        f'<section class="panel" id="page-progress" data-poll="/compare/progress?job='
+        f'{job.ident}"><h2>Computing the {html.escape(title)} page</h2><p class="desc">'
+        "It reads many values: this page updates itself until the answer replaces it.</p>"
         f'<div id="progress-body">{progress_body(job)}</div></section>'
     )
 

@@ -1,10 +1,10 @@
-// evalstore ui: the Compare page while it computes. The panel #compare-progress names the
+// evalstore ui: a page while it computes. The panel (#compare-progress, #page-progress) names the
 // computation's progress URL (data-poll); every 250 ms this script fetches it and shows what
 // it says (the replicates done, the running estimate), and once the answer is whole reloads
 // the page, which the finished computation then answers.
 (() => {
   "use strict";
-  const panel = document.getElementById("compare-progress");
+  const panel = document.querySelector("section[data-poll]");
   if (!panel) return;
   const body = document.getElementById("progress-body");
   const url = panel.dataset.poll;
