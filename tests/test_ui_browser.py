@@ -45,7 +45,7 @@ DRIVER = (
 # no Compare page still computing (its progress display reloads the page when done).
 DRAWN = """
 const plots = [...document.querySelectorAll(".plot")];
-return document.readyState === "complete" && !document.getElementById("compare-progress")
+return document.readyState === "complete" && !document.querySelector("section[data-poll]")
   && plots.every(p => p._fullLayout && p.querySelectorAll(".main-svg").length > 0);
 """
 

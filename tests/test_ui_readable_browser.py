@@ -1,0 +1,64 @@
+"""The UI read in a real browser (Debian's chromium, as tests/test_ui_browser.py): the
+Compare page's picker chooses runs on the page and the URL names them; at 800 px the compare
+table's difference, interval and p-value columns are in view without scrolling; the runs
+table is not a box of its own (the page scrolls, not a fixed-height box inside it)."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.select import Select
+from selenium.webdriver.support.ui import WebDriverWait
+from test_ui_browser import app, driver, errors, table_rows, visit  # noqa: F401  (the fixtures)
+
+pytestmark = pytest.mark.browser
+
+
+def test_the_compare_picker_chooses_runs_by_name(
+    driver: webdriver.Chrome,  # noqa: F811
+    app: str,  # noqa: F811
+) -> None:
+    driver.set_window_size(1400, 1000)
+    visit(driver, app + "compare")
+    picker = Select(driver.find_element(By.ID, "pick-units"))
+    picker.select_by_value("demo/v1")
+    picker.select_by_value("demo/v3")
+    driver.find_element(By.ID, "pick-show").click()
+    WebDriverWait(driver, 60).until(lambda d: d.find_elements(By.ID, "compare-table"))
+    visit(driver, driver.current_url)
+    assert sorted(parse_qs(urlsplit(driver.current_url).query)["unit"]) == ["demo/v1", "demo/v3"]
+    assert {row[0] for row in table_rows(driver, "compare-table")} == {"demo/v3"}
+    assert errors(driver) == []
+
+
+def test_at_800_px_the_interval_columns_are_in_view(
+    driver: webdriver.Chrome,  # noqa: F811
+    app: str,  # noqa: F811
+) -> None:
+    driver.set_window_size(800, 1000)
+    visit(driver, app + "compare?unit=hpatches%2Fsift&unit=hpatches%2Fhardnet")
+    right = driver.execute_script(
+        "return Object.fromEntries([...document.querySelectorAll('#compare-table th')]"
+        ".map(h => [h.dataset.col, h.getBoundingClientRect().right]))"
+    )
+    width = driver.execute_script("return document.documentElement.clientWidth")
+    for column in ("diff", "ci_low", "ci_high", "p_value", "p_adj"):
+        assert right[column] <= width, (column, right[column], width)
+    assert errors(driver) == []
+
+
+def test_the_runs_table_is_no_box_of_its_own(
+    driver: webdriver.Chrome,  # noqa: F811
+    app: str,  # noqa: F811
+) -> None:
+    driver.set_window_size(1400, 600)  # 20 runs: taller than the window, the page scrolls
+    visit(driver, app)
+    wrap = driver.execute_script(
+        "const w = document.getElementById('runs-wrap');"
+        "return [w.clientHeight, w.scrollHeight, window.innerHeight]"
+    )
+    assert wrap[0] == wrap[1]  # the whole table, no inner scroll
+    driver.set_window_size(1400, 1000)
