@@ -126,6 +126,7 @@ def test_compare_chooses_task_and_metric_on_the_page(client: TestClient) -> None
 def test_no_page_names_a_command_option(client: TestClient, path: str) -> None:
     text = _visible(client.get(path).text)
     assert not re.findall(r"(?<![\w-])--[a-z][\w-]*", text)
+    assert "`" not in text  # no markdown shown literally
 
 
 def test_flags_are_left_out_of_spec_texts() -> None:

@@ -232,7 +232,7 @@ STEP_PANEL = Panel(
     title="Over training steps",
     description="Each metric against the training step, one line per run: the value of "
     "each of its step runs (its evaluation at that step, EXPERIMENT/NAME@STEP) that "
-    "`evalstore eval` stored, and the values it logged with a step (logged · NAME).",
+    "evalstore eval stored, and the values it logged with a step (logged · NAME).",
     kind="line",
     x="step",
     y="value",
@@ -252,7 +252,7 @@ def _missing_steps(missing: list[str]) -> str:
     named = " ".join(missing[:MISSING_NAMED]) + (" ..." if len(missing) > MISSING_NAMED else "")
     return message(
         f"{len(missing)} step run(s) have no stored value, so their steps are not drawn: "
-        f"evaluate them with `evalstore eval {named}` (the app computes no metric).",
+        f"evaluate them with evalstore eval {named} (the app computes no metric).",
         "note",
     )
 
