@@ -105,6 +105,7 @@ def test_a_step_run_picked_as_a_configuration_is_compared_as_itself(
     db, ids = trained
     with Store(db, read_only=True) as store:
         view = View.parse([("unit", f"g{ids['steps'][2]}"), ("unit", f"g{ids['r']}")])
-        found = {token: unit for token, unit in data.units(store, view)}
-    assert found[f"g{ids['steps'][2]}"].run_ids == (ids["steps"][2],)
-    assert found[f"g{ids['r']}"].run_ids == (ids["r"], ids["r-s1"])  # seeds, not steps
+        found = {unit.run_ids[0]: unit for _, unit in data.units(store, view)}  # by name
+    step = found[ids["steps"][2]]
+    assert step.run_ids == (ids["steps"][2],) and not step.group
+    assert found[ids["r"]].run_ids == (ids["r"], ids["r-s1"])  # seeds, not steps

@@ -12,6 +12,7 @@ import re
 import threading
 from pathlib import Path
 
+import polars as pl
 import pytest
 from conftest import ranked
 from starlette.testclient import TestClient
@@ -20,6 +21,7 @@ from test_ui import rows
 
 from evalstore import Store, evaluate
 from evalstore.ui import create_app, pages
+from evalstore.ui.caveats import value_range, with_caveats
 from evalstore.ui.comparing import FEW_LISTS
 
 PATIENT = 120.0  # seconds a held computation waits for the test's word before going on
@@ -236,3 +238,21 @@ def test_tables_keep_value_when_every_value_is_equal(tmp_path: Path) -> None:
     assert {"value", "baseline_value", "diff"} <= set(head)
     runs = client.get("/").text
     assert any(c.startswith("retrieval map") for c in re.findall(r'<th data-col="([^"]+)"', runs))
+
+
+def test_intervals_are_clipped_to_the_metric_range_or_say_why_not() -> None:
+    rows_ = {
+        "metric": ["ap", "tide_loc", "my_metric", "map", "reprojection_error"],
+        "ci_low": [-1.2, -130.0, -3.0, 0.01, -9.0],
+        "ci_high": [0.3, 5.0, 2.0, 0.02, 40.0],
+        "n_lists": [2, 20, 20, 20, 20],
+    }
+    out = with_caveats(pl.DataFrame(rows_)).rows(named=True)
+    assert (out[0]["ci_low"], out[0]["ci_high"]) == (-1.0, 0.3)  # a difference of two APs
+    assert "clipped" in out[0]["caveat"] and "-1.2000" in out[0]["caveat"]
+    assert "2 list(s): interval unreliable" in out[0]["caveat"]
+    assert out[1]["ci_low"] == -100.0  # TIDE's points
+    assert out[2]["caveat"] == "not clipped: the metric's range is unknown"
+    assert out[3]["caveat"] == "" and out[3]["ci_low"] == 0.01
+    assert (out[4]["ci_low"], out[4]["caveat"]) == (-9.0, "")  # no upper bound: nothing to clip
+    assert value_range("mma") == (0.0, 1.0) and value_range("my_metric") is None

@@ -27,6 +27,7 @@ from evalstore.errors import InvalidInput
 from evalstore.metrics.registry import HEADLINE, get
 from evalstore.runs.selection import list_runs
 from evalstore.ui import data
+from evalstore.ui.caveats import with_caveats
 from evalstore.ui.figures import FEW_LISTS, readable_bars, readable_scatter
 from evalstore.ui.picker import picker
 from evalstore.ui.shell import data_table, hidden, message, section
@@ -201,12 +202,8 @@ def compare_page(store: Store, view: View) -> str:
             "error",
         )
     chooser += _task_form(view, every)
-    result = _in_order(_chosen(every, view))
-    shown = result.select(c for c in _COLUMNS if c in result.columns).with_columns(
-        caveat=pl.when(pl.col("n_lists") < FEW_LISTS)
-        .then(pl.format("{} list(s): interval unreliable", pl.col("n_lists")))
-        .otherwise(pl.lit(""))
-    )
+    result = with_caveats(_in_order(_chosen(every, view)))
+    shown = result.select(*[c for c in _COLUMNS if c in result.columns], "caveat")
     tones = [
         "" if p is None or p >= SIGNIFICANT or d is None or d == 0
         else ("better" if (d > 0) == up else "worse")
@@ -220,8 +217,9 @@ def compare_page(store: Store, view: View) -> str:
         "baseline's, with its 95% interval and p-value as evalstore compare computes them "
         "(paired over lists; items within lists below 10 lists), and p_adj, the Holm "
         f"adjustment over every row of the table. Green: better than the baseline, red: worse, "
-        f"with p_adj < {SIGNIFICANT}. An interval from fewer than {FEW_LISTS} lists says so in "
-        "its caveat: its coverage is not to be trusted.",
+        f"with p_adj < {SIGNIFICANT}. Each interval is clipped to the differences the metric's "
+        f"range allows (its caveat says so, and what it was); one from fewer than {FEW_LISTS} "
+        "lists says so in its caveat: its coverage is not to be trusted.",
         "compare",
     )
     frame = _per_list(store, units, result)
