@@ -256,3 +256,18 @@ def test_intervals_are_clipped_to_the_metric_range_or_say_why_not() -> None:
     assert out[3]["caveat"] == "" and out[3]["ci_low"] == 0.01
     assert (out[4]["ci_low"], out[4]["caveat"]) == (-9.0, "")  # no upper bound: nothing to clip
     assert value_range("mma") == (0.0, 1.0) and value_range("my_metric") is None
+
+
+@pytest.mark.parametrize(("path", "plot"), [("/curves", "pr"), ("/lists", "heatmap")])
+def test_curves_and_lists_choose_task_and_metric(client: TestClient, path: str, plot: str) -> None:
+    every = client.get(path).text
+    assert 'id="pick-task"' in every and '<option value="retrieval">' in every
+    one = client.get(f"{path}?task=retrieval").text
+    assert '<option value="retrieval" selected>' in one
+    figures = [json.loads(m) for m in re.findall(r'data-plot="[^"]+">(.*?)</script>', one, re.S)]
+    notes = [f.get("layout", {}).get("annotations", []) for f in figures]
+    titles = [a.get("text", "") for each in notes for a in each]
+    named = [t for t in titles if t in ("verification", "matching", "classification")
+             or t.startswith(("verification ·", "matching ·", "classification ·"))]  # fmt: skip
+    assert named == [], named  # only the chosen task's charts
+    assert any("retrieval" in t for t in titles)

@@ -188,9 +188,61 @@ def panels_page(
     parts = [picker(store, view, path, open_=not view.unit), message(f"Showing {said}.")]
     if ids == []:
         return parts[0] + message("No run passes these filters.", "empty")
-    for panel in _spec_panels(spec):
-        parts.append(panel_html(_in_ui(panel), panel_data(store, panel, filters)))
+    drawn = [(panel, panel_data(store, panel, filters)) for panel in _spec_panels(spec)]
+    parts.insert(1, _choose_form(view, path, [frame for _, frame in drawn]))
+    for panel, frame in drawn:
+        parts.append(panel_html(_in_ui(panel), _narrowed(frame, view)))
     return "\n".join(parts)
+
+
+def _tasks_metrics(frames: list[pl.DataFrame]) -> tuple[list[str], list[str]]:
+    """The tasks (a ``task`` column, or a ``series`` ``TASK · METRIC``) and metrics (a
+    ``base_metric`` column) of a page's frames."""
+    tasks: set[str] = set()
+    metrics: set[str] = set()
+    for frame in frames:
+        if "task" in frame.columns:
+            tasks |= set(frame["task"].drop_nulls().to_list())
+        if "series" in frame.columns:
+            tasks |= {s.split(" · ")[0] for s in frame["series"].drop_nulls().to_list()}
+        if "base_metric" in frame.columns:
+            metrics |= set(frame["base_metric"].drop_nulls().to_list())
+    return sorted(tasks), sorted(metrics)
+
+
+def _narrowed(frame: pl.DataFrame, view: View) -> pl.DataFrame:
+    """The rows of the view's ``task`` and ``metric``, where the frame says them."""
+    if view.task and "task" in frame.columns:
+        frame = frame.filter(pl.col("task") == view.task)
+    if view.task and "series" in frame.columns:
+        frame = frame.filter(pl.col("series").str.starts_with(f"{view.task} · "))
+    if view.metric and "base_metric" in frame.columns:
+        frame = frame.filter(pl.col("base_metric") == view.metric)
+    return frame
+
+
+def _choose_form(view: View, path: str, frames: list[pl.DataFrame]) -> str:
+    """Selects of the task and metric the page's charts show (every one by default)."""
+    tasks, metrics = _tasks_metrics(frames)
+    if not tasks and not metrics:
+        return ""
+
+    def select(name: str, values: list[str], chosen: str) -> str:
+        if not values:
+            return ""
+        options = '<option value="">every one</option>' + "".join(
+            f'<option value="{html.escape(v)}"{" selected" if v == chosen else ""}>'
+            f"{html.escape(v)}</option>"
+            for v in values
+        )
+        return f'<label>{name} <select name="{name}" id="pick-{name}">{options}</select></label>'
+
+    keep = hidden(view, (*FILTERS, "unit", "baseline"))
+    return (
+        f'<form method="get" action="{html.escape(path)}" class="baseline">{keep}'
+        f"{select('task', tasks, view.task)}{select('metric', metrics, view.metric)}"
+        '<button type="submit" id="pick-task-show">Show</button></form>'
+    )
 
 
 def curves_page(store: Store, view: View) -> str:
