@@ -24,6 +24,7 @@ __all__ = [
     "latest_schema_version",
     "migrations",
     "refresh_views",
+    "refresh_views_for_run",
     "replayed_schema",
     "row_table",
     "rows_sql",
@@ -113,6 +114,18 @@ def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
     tables = {table for (table,) in queries.fetch_rows(con, "store/user_tables")}
     if "student_t" in tables:  # schema 11 on: the configurations
         queries.run(con, "store/v_groups")
+
+
+def refresh_views_for_run(con: duckdb.DuckDBPyConnection, run_id: int, has_params: bool) -> None:
+    """After the run ``run_id`` was inserted (no run deleted) in the caller's transaction:
+    :func:`refresh_views`, unless the run cannot have changed them. ``v_groups`` holds no
+    data-dependent text, and ``v_runs`` depends on the data only through ``param_types``,
+    a function of the distinct (name, JSON type) pairs of the runs' parameters: a run whose
+    pairs other runs have already (``store/params_add_kinds``; ``has_params`` false: it has
+    none) leaves both as they are (a step run has its parent's parameters). The views were
+    current before: every transaction that adds or removes runs refreshes them."""
+    if has_params and queries.fetch_rows(con, "store/params_add_kinds", {"run_id": run_id})[0][0]:
+        refresh_views(con)
 
 
 #: The tables of ranked items (sql/schema/007_lean_rows.sql): item ids as int32 integers or

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalstore.db import queries
-from evalstore.db.schema import ROW_TABLES, refresh_views, rows_sql
+from evalstore.db.schema import ROW_TABLES, refresh_views, refresh_views_for_run, rows_sql
 from evalstore.errors import InvalidInput, RunExists, RunNotFound
 from evalstore.runs.liveness import shown_status
 from evalstore.runs.meta import (
@@ -86,7 +86,8 @@ def open_run(
         raise run_exists(meta.experiment, meta.name)
     if existing:  # the run whole: its step runs, their links and its state go with it
         delete_runs(con, [int(existing[0][0])])
-    check_key_case(meta.params, [k for (k,) in queries.fetch_rows(con, "store/param_keys")])
+    if meta.params:  # (a run without parameters: no name to compare)
+        check_key_case(meta.params, [k for (k,) in queries.fetch_rows(con, "store/param_keys")])
     row = queries.fetch_rows(
         con,
         "store/insert_run",
@@ -100,8 +101,12 @@ def open_run(
             "notes": meta.notes,
         },
     )
-    refresh_views(con)
-    return int(row[0][0]), bool(existing)
+    run_id = int(row[0][0])
+    if existing:  # a run deleted: its parameters may have gone from the views
+        refresh_views(con)
+    else:
+        refresh_views_for_run(con, run_id, bool(meta.params))
+    return run_id, bool(existing)
 
 
 def run_exists(experiment: str, name: str) -> RunExists:

@@ -24,6 +24,16 @@ order by key;
 -- Every parameter name in use (to check a new run's names against).
 select distinct key from v_params order by key;
 
+-- name: params_add_kinds
+-- Whether the run $run_id integer (just inserted) gives a parameter name a JSON type that no
+-- other run gives it (a new name among them): only then can param_types, and so v_runs,
+-- differ from what they were before the run. Output: one row, added (boolean).
+select exists (
+    select key, json_type(value) from v_params where run_id = $run_id
+    except
+    select key, json_type(value) from v_params where run_id <> $run_id
+) as added;
+
 -- name: v_runs
 -- The runs, one typed column param_<name> per parameter name in use. Each value is found by
 -- comparing the name with the keys json_each reads from the run's params (never through a
