@@ -295,7 +295,7 @@ def template(name: str, **parts: str) -> str:
         EvalstoreError: no query of that name, a part for a hole the query does not have,
             or a hole of the query left without a part (each named with the query).
     """
-    text = normalized(load(name).text, keep_lines=True)
+    text = _without_comments(load(name).text)
     found = holes(text)
     unknown = sorted(set(parts) - found)
     if unknown:
@@ -304,6 +304,13 @@ def template(name: str, **parts: str) -> str:
     if unfilled:
         raise EvalstoreError(f"SQL query {name}: its hole {{{unfilled[0]}}} is not filled")
     return fill(text, parts)
+
+
+@functools.lru_cache(maxsize=512)
+def _without_comments(text: str) -> str:
+    """``normalized(text, keep_lines=True)``, once per text (a template is filled per call:
+    an ingest fills a dozen)."""
+    return normalized(text, keep_lines=True)
 
 
 @functools.lru_cache(maxsize=512)
