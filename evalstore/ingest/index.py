@@ -31,16 +31,24 @@ the same CPU); each chunk costs a query, which reads only its lists' row groups 
 came list by list."""
 
 
-def index_lists(con: duckdb.DuckDBPyConnection, table: str, lo: int, hi: int) -> None:
+def index_lists(
+    con: duckdb.DuckDBPyConnection, table: str, lo: int, hi: int, rows: int | None = None
+) -> None:
     """Write the list index of the lists ``lo <= list_id < hi`` of row table ``table``, in the
-    caller's transaction."""
+    caller's transaction. ``rows``: the rows of those lists, when the caller knows them (at
+    most CHUNK_ROWS: one chunk, without the query that cuts them)."""
     bounds = {"lo": lo, "hi": hi}
     _execute(con, rows_sql("store/insert_list_stats", table), bounds)
     counted = table.endswith("_f32")  # n_scores: stored for float32 scores alone
-    chunks = queries.fetch_rows(con, "store/index_chunks", {**bounds, "rows": CHUNK_ROWS})
+    exact = rows is None or rows > CHUNK_ROWS
+    chunks = (
+        queries.fetch_rows(con, "store/index_chunks", {**bounds, "rows": CHUNK_ROWS})
+        if exact
+        else [(lo, hi, rows)]  # (a bound on the retrieved, non-ignored rows: at most these)
+    )
     select = rows_sql("store/index_rows", table)
     for first, stop, size in chunks:
-        got = fetch_columns(con, select, {"lo": first, "hi": stop}, int(size))
+        got = fetch_columns(con, select, {"lo": first, "hi": stop}, int(size), exact=exact)
         (list_id, tp, n), (lists, n_scores) = rank_lists(
             np.asarray(got["list_id"]), np.asarray(got["score"]), np.asarray(got["label"]) == 1
         )

@@ -184,7 +184,7 @@ def write_rows(
                 con.unregister("_groups_raw")
         if written.maybe_duplicates:
             _check_duplicates(con, spec.table, first_list_id, written)
-        index_lists(con, spec.table, first_list_id, first_list_id + written.ids)
+        index_lists(con, spec.table, first_list_id, first_list_id + written.ids, written.rows)
         inputs = [label for label, _, _ in written.spans]
         ignored = written.rows - written.positives - written.negatives
         check_labels(spec, inputs, written.positives, written.negatives, ignored)
