@@ -175,11 +175,8 @@ def write_rows(
         lists = _bare_lists(written.names) if groups is None else groups.lists(written.names, task)
         con.register("_groups_raw", lists)
         try:
-            con.execute(queries.load("store/stage_groups").text)
             queries.run(con, "store/insert_groups", {"run_id": run_id, "task": task})
         finally:
-            with contextlib.suppress(duckdb.Error):
-                queries.run(con, "store/drop_staged_groups")
             with contextlib.suppress(duckdb.Error):
                 con.unregister("_groups_raw")
         if written.maybe_duplicates:

@@ -111,26 +111,16 @@ from first_dup f
 join groups g on g.list_id = f.list_id;
 
 -- name: insert_groups
--- $run_id, $task. `_groups` holds group_id varchar, list_id integer, n_positives integer,
--- slices map: one row per list of the run's task, and one per metadata row without scores.
+-- $run_id, $task. The registered `_groups_raw` holds group_id varchar, list_id integer,
+-- n_positives integer, keys varchar[], values varchar[] (the slices, NULL: none): one row per
+-- list of the run's task, and one per metadata row without scores.
 insert into groups (run_id, task, group_id, list_id, n_positives, slices)
-select $run_id, $task, group_id, list_id, n_positives, slices
-from _groups;
+select $run_id, $task, group_id, list_id, n_positives,
+       map(coalesce(keys, []::varchar[]), coalesce(values, []::varchar[]))
+from _groups_raw;
 
 -- name: run_has_task
 select count(*) as n from groups where run_id = $run_id and task = $task and list_id is not null;
-
--- name: stage_groups
--- Turn the registered `_groups_raw` (group_id, list_id, n_positives, keys[], values[]) into
--- `_groups`.
-create or replace temp view _groups as
-select group_id, list_id, n_positives,
-       map(coalesce(keys, []::varchar[]), coalesce(values, []::varchar[])) as slices
-from _groups_raw;
-
--- name: drop_staged_groups
--- The view stage_groups made, after insert_groups (or an error).
-drop view if exists _groups;
 
 -- name: n_positives_below_labels
 -- A list whose n_positives override is below its count of +1 labels (recall would pass 1).
