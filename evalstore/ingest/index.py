@@ -49,8 +49,9 @@ def index_lists(
     select = rows_sql("store/index_rows", table)
     for first, stop, size in chunks:
         got = fetch_columns(con, select, {"lo": first, "hi": stop}, int(size), exact=exact)
+        rows_list = np.asarray(got["list_id"])
         (list_id, tp, n), (lists, n_scores) = rank_lists(
-            np.asarray(got["list_id"]), np.asarray(got["score"]), np.asarray(got["label"]) == 1
+            rows_list, np.asarray(got["score"]), np.asarray(got["label"]) == 1
         )
         del got
         insert_rows(
@@ -66,7 +67,23 @@ def index_lists(
                 "_list_scores",
                 arrow_table(list_id=lists, n_scores=n_scores),
             )
-        index_tied_lists(con, table, first, stop)  # tied_ranks, after n_scores
+            if _densely_tied(rows_list, first, lists, n_scores):  # (else no tied_ranks rows)
+                index_tied_lists(con, table, first, stop)  # tied_ranks, after n_scores
+        # DOUBLE scores: n_scores NULL, no list is indexed (index_tied_lists would find none)
+        del rows_list
+
+
+def _densely_tied(
+    rows_list: np.ndarray, first: int, lists: np.ndarray, n_scores: np.ndarray
+) -> bool:
+    """Whether a list of the chunk is indexed by :func:`index_tied_lists`: the rule of
+    ``store/indexed_lists`` (fewer distinct scores than retrieved, non-ignored rows, and at
+    most half as many) on the rows ``rows_list`` (their list ids, from ``first``) and the
+    ``n_scores`` of the ``lists`` just stored, without the query."""
+    if not len(lists):
+        return False
+    n_ret = np.bincount(rows_list - first, minlength=int(lists.max()) - first + 1)[lists - first]
+    return bool(np.any((n_scores < n_ret) & (2 * n_scores <= n_ret)))
 
 
 Arrays = tuple[np.ndarray, ...]
