@@ -178,7 +178,7 @@ def _log(
     step = int(step)  # (a NumPy integer too)
     parent_id = runs.resolve(store, run)
     keys = {"run_id": parent_id, "step": step}
-    ((experiment, name, commit, params, tags, of, at, existing),) = queries.fetch_rows(
+    ((experiment, name, commit, params, tags, of, at, existing, linked),) = queries.fetch_rows(
         store.con, "steps/prepare", keys
     )
     ref = f"{experiment}/{name}"
@@ -215,16 +215,19 @@ def _log(
         replace=replace,
         append=append,
     )
-    with _linked(store, {**keys, "experiment": experiment, "name": child}):
+    # no link to drop: none at this step, and the step run, new, has none (ids are not reused)
+    unlink = existing is not None or bool(linked)
+    with _linked(store, {**keys, "experiment": experiment, "name": child}, unlink):
         return write(meta)
 
 
 @contextlib.contextmanager
-def _linked(store: Database, keys: dict[str, Any]) -> Iterator[None]:
+def _linked(store: Database, keys: dict[str, Any], unlink: bool = True) -> Iterator[None]:
     """While inside: each transaction of ``store`` links the step run named by ``keys`` to its
     run (when the transaction made it) and drops the run's mirrored values, before it commits.
     The ingest entry points write in ``store.transaction()``: so the link commits with the
-    rows."""
+    rows. ``unlink`` false: there is no older link of that run and step, or of the step run,
+    to drop first."""
     plain = store.transaction
     named = {k: keys[k] for k in ("experiment", "name")}
     committed = False
@@ -236,7 +239,8 @@ def _linked(store: Database, keys: dict[str, Any]) -> Iterator[None]:
         with plain() as con:
             yield con
             if not committed and queries.fetch_rows(con, "store/run_by_name", named):
-                queries.run(con, "steps/unlink", keys)
+                if unlink:
+                    queries.run(con, "steps/unlink", keys)
                 queries.run(con, "steps/link_insert", keys)
                 for query in ("steps/unmirror_values", "steps/unmirror_list_values"):
                     queries.run(con, query, {"run_id": keys["run_id"]})

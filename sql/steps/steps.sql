@@ -7,9 +7,10 @@
 -- What logging the run $run_id integer at $step bigint needs, in one query: the run's
 -- experiment, name, git_commit, params (JSON text) and tags; step_of and at: the run and step
 -- it is the evaluation of, if it is a step run; step_run: the id of its step run NAME@STEP if
--- there is one.
+-- there is one; linked: whether a run_steps row links a run to it at $step.
 select r.experiment, r.name, r.git_commit, cast(r.params as varchar) as params, r.tags,
-       p.experiment || '/' || p.name as step_of, s.step as at, c.run_id as step_run
+       p.experiment || '/' || p.name as step_of, s.step as at, c.run_id as step_run,
+       exists (select 1 from run_steps l where l.run_id = r.run_id and l.step = $step) as linked
 from runs r
 left join run_steps s on s.step_run_id = r.run_id
 left join runs p on p.run_id = s.run_id
