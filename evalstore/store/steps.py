@@ -176,11 +176,16 @@ def _log(
     if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 0:
         raise InvalidInput(f"step must be a whole number >= 0, got {step!r}")
     step = int(step)  # (a NumPy integer too)
-    parent_id = runs.resolve(store, run)
+    # a run id (Run.log_lists from a training loop) is that run, if there is one (resolve's
+    # rule): steps/prepare finds it, else resolve says it is not there
+    by_id = isinstance(run, numbers.Integral) and not isinstance(run, bool)
+    parent_id = int(run) if by_id else runs.resolve(store, run)
     keys = {"run_id": parent_id, "step": step}
-    ((experiment, name, commit, params, tags, of, at, existing, linked),) = queries.fetch_rows(
-        store.con, "steps/prepare", keys
-    )
+    found = queries.fetch_rows(store.con, "steps/prepare", keys)
+    if not found:
+        runs.resolve(store, run)  # raises RunNotFound
+        raise AssertionError(f"run {run!r} found by resolve, not by steps/prepare")
+    ((experiment, name, commit, params, tags, of, at, existing, linked),) = found
     ref = f"{experiment}/{name}"
     if of is not None:
         raise InvalidInput(
