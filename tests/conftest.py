@@ -31,16 +31,20 @@ assert typer.testing._get_command is typer.main.get_command, "typer moved get_co
 typer.main.get_command = typer.testing._get_command = functools.cache(typer.main.get_command)
 
 
-# -- hypothesis profiles: `dev` while you work, `ci` in .ci/run -----------------------------------
+# -- hypothesis profiles: `dev` while you work, `ci` in .ci/run, `stress` to hunt rare inputs -----
 # ci keeps hypothesis' own counts (100 examples, or what a test's @settings asks for); dev draws a
-# tenth, without a deadline (a loaded machine is not a slow test). ci is chosen by
+# tenth, without a deadline (a loaded machine is not a slow test); stress draws ten times ci's,
+# without a deadline, printing the blob of a failure (--hypothesis-profile=stress). ci is chosen by
 # --hypothesis-profile=ci (what .ci/run passes), HYPOTHESIS_PROFILE=ci or CI=true.
-# Both build on hypothesis' own default profile, not on what is loaded (under CI=true, its
+# All three build on hypothesis' own default profile, not on what is loaded (under CI=true, its
 # built-in "ci" profile, which ours replaces).
 CI_EXAMPLES = 100
 _DEFAULT = settings.get_profile("default")
 settings.register_profile("ci", _DEFAULT, max_examples=CI_EXAMPLES, print_blob=True)
 settings.register_profile("dev", _DEFAULT, max_examples=CI_EXAMPLES // 10, deadline=None)
+settings.register_profile(
+    "stress", _DEFAULT, max_examples=CI_EXAMPLES * 10, deadline=None, print_blob=True
+)
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE")
     or ("ci" if os.environ.get("CI", "").lower() in ("true", "1") else "dev")
@@ -49,9 +53,10 @@ settings.load_profile(
 
 def examples(n: int) -> int:
     """The example count of a test that asks for ``n`` under ci, scaled with the profile (a
-    tenth, at least 2, under dev): ``@settings(max_examples=examples(n))``, where a bare
-    number would override the profile. Read when the test module is imported, after the
-    profile is loaded (from the command line too)."""
+    tenth, at least 2, under dev; ten times under stress):
+    ``@settings(max_examples=examples(n))``, where a bare number would override the profile.
+    Read when the test module is imported, after the profile is loaded (from the command line
+    too)."""
     return max(min(n, 2), n * settings().max_examples // CI_EXAMPLES)
 
 
