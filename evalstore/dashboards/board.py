@@ -263,4 +263,10 @@ def board_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
         axes[f"xaxis{index + 1 if index else ''}"] = {"type": "category", **ticks[(e, c)]}
     fig.update_layout(axes)  # one update: per chart, it costs a second on a large store
     axis_titles(fig, len(charts), cols, "configuration", "mean ± sd")
+    for start in range(0, len(charts), cols):  # a row of single runs shows values, no sd
+        single = all(
+            b.n_runs[(e, g)] == 1 for e, c in charts[start : start + cols] for g in b.rows[e]
+        )
+        if single:
+            fig.update_yaxes(title={"text": "value"}, row=start // cols + 1, col=1)
     return fig

@@ -20,6 +20,7 @@ from typing import Any
 
 import polars as pl
 
+from evalstore.dashboards.axes import FEW_LISTS, clipped, value_range
 from evalstore.dashboards.grid import axis_titles, cell, grid_layout, make_grid, rows_where
 from evalstore.dashboards.plot import Figure, trace
 from evalstore.dashboards.specs import Panel
@@ -79,16 +80,29 @@ def comparison_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
         part = part.sort("diff", "group_id", nulls_last=True)
         higher = METRICS[metric].higher_is_better if metric in METRICS else True
         s = _stats(part)
+        if s is not None:  # a difference of two values in 0..1 lies in -1..1
+            bounds = value_range(metric)
+            width = None if bounds is None else bounds[1] - bounds[0]
+            lo, hi, cut = clipped(s["ci_low"], s["ci_high"], None if width is None
+                                  else (-width, width))  # fmt: skip
+            s = {**s, "ci_low": lo, "ci_high": hi, "clipped": cut}
         shown = esc(_short_params(params))
         head = f"{esc(run)} vs {esc(baseline)}<br>{esc(task)} · {esc(metric)}{shown}"
         if s is None:
             note = part["note"][0] if "note" in part.columns else None
             titles.append(f"{head}: no interval ({esc(note or 'not compared')})")
         else:
+            caveats = []
+            if s["clipped"]:
+                caveats.append("interval clipped to the metric's range")
+            if part.height < FEW_LISTS:
+                caveats.append(
+                    f"\u26a0 {part.height} list(s): interval unreliable below {FEW_LISTS}"
+                )
             titles.append(
                 f"{head}: mean {s['mean_diff']:+.4f} [{s['ci_low']:+.4f}, {s['ci_high']:+.4f}] "
                 f"({esc(s['resampled'])}), p={_p(s['p_value'])}, "
-                f"better/worse {s['wins']}/{s['losses']}"
+                f"better/worse {s['wins']}/{s['losses']}" + "".join(f"<br>{c}" for c in caveats)
             )
         stats.append((part, s, higher))
     lay = grid_layout(panel, len(groups), titled=True)
@@ -162,6 +176,8 @@ def comparison_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
                 col=col,
             )
     fig.update_yaxes(zeroline=True)
+    fig.update_xaxes(tick0=1, dtick=1 if max((p.height for p, _, _ in stats), default=0) <= 20
+                     else None)  # fmt: skip
     axis_titles(fig, len(groups), cols, "lists, sorted by difference", "run - baseline")
     return fig
 

@@ -119,7 +119,9 @@ def panel_data(store: Store, panel: Panel, filters: Mapping[str, Any]) -> pl.Dat
     """Run a panel's query with the filters and the panel's ``params``; check its columns.
 
     For ``pr_curve`` panels the query lists (run_id, run, task) and the curves come from
-    ``dashboards/pr_points``: the result has run, task, recall, precision, n_lists.
+    ``dashboards/pr_points``: the result has run, task, recall, precision, n_lists and
+    n_task (the task's runs in the selection, when the query gives it: more than are drawn
+    where it caps them).
 
     Raises:
         InvalidInput: the query failed, is not a single SELECT, or lacks a named column.
@@ -211,13 +213,18 @@ def _pr_points(store: Store, runs: pl.DataFrame, ties: str) -> pl.DataFrame:
             {"runs": chosen["run_id"].to_list(), "task": task, "ties": ties},
         )
         joined = chosen.join(points, on="run_id", how="inner", maintain_order="left")
-        frames.append(joined.with_columns(task=pl.lit(task)))
+        total = (
+            runs.filter(pl.col("task") == task)["n_task"].max()
+            if "n_task" in runs.columns
+            else None
+        )
+        frames.append(joined.with_columns(task=pl.lit(task), n_task=pl.lit(total, pl.Int64)))
     if not frames:
         schema = {"run": pl.String, "task": pl.String, "recall": pl.Float64,
-                  "precision": pl.Float64, "n_lists": pl.Int64}  # fmt: skip
+                  "precision": pl.Float64, "n_lists": pl.Int64, "n_task": pl.Int64}  # fmt: skip
         return pl.DataFrame(schema=schema)
     return pl.concat(frames, how="vertical_relaxed").select(
-        "run", "task", "recall", "precision", "n_lists"
+        "run", "task", "recall", "precision", "n_lists", "n_task"
     )
 
 

@@ -13,11 +13,14 @@ some HTML in its labels. The figures are plain data
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
 
+from evalstore.analysis.configurations import label
+from evalstore.dashboards.axes import time_axis, value_axis, value_range
 from evalstore.dashboards.board import board_figure
 from evalstore.dashboards.comparison import comparison_figure, paired
 from evalstore.dashboards.confusion import confusion_figure
@@ -40,6 +43,14 @@ from evalstore.errors import EvalstoreError, InvalidInput
 from evalstore.metrics.registry import get
 
 __all__ = ["panel_figure"]
+
+#: A chart with at most this many points prints each point's label beside it.
+_FEW_POINTS = 8
+#: Line styles, one per round of the palette's colours (the 45th line is the first dashed).
+_DASHES = ("solid", "dash", "dot", "dashdot")
+#: A PR chart's precision axis is zoomed to the curves up to this recall (past it, the
+#: curves of good models fall to their last precision, which the zoom need not show).
+_PR_ZOOM_RECALL = 0.9
 
 
 def _direction(panel: Panel, group: pl.DataFrame) -> bool | None:
@@ -150,12 +161,24 @@ def _band(
     )
 
 
+@dataclass(frozen=True)
+class _Style:
+    """How a facet's marks are drawn: its colour and dash, the metric's range (error bars
+    are cut to it), whether points print their labels (``_label``: few points)."""
+
+    hue: str
+    dash: str = "solid"
+    bounds: tuple[float, float] | None = None
+    labelled: bool = False
+
+
 def _mark(
-    panel: Panel, rows: _Rows, name: str, hue: str, fig: Figure, row: int, col: int
+    panel: Panel, rows: _Rows, name: str, style: _Style, fig: Figure, row: int, col: int
 ) -> dict[str, Any]:
     """The trace of ``rows`` (one color value, one ``line_group`` value); a line's band
     goes straight into ``fig``. Scatter points are joined by a line only with ``line_group``
-    and more than one point."""
+    and more than one point. Error bars stop at the metric's range (``style.bounds``)."""
+    hue = style.hue
     common: dict[str, Any] = {
         "x": rows.values(panel.x or ""),
         "y": rows.values(panel.y or ""),
@@ -165,16 +188,42 @@ def _mark(
     }
     spread = _spread(panel, rows)
     if spread is not None and panel.kind != "line":
-        common["error_y"] = {"type": "data", "array": spread, "visible": True}
+        up, down = spread, spread
+        if style.bounds is not None:
+            lo, hi = style.bounds
+            ys = [None if v is None else float(v) for v in common["y"]]
+            up = [
+                e if v is None else max(0.0, min(e, hi - v))
+                for v, e in zip(ys, spread, strict=True)
+            ]
+            down = [
+                e if v is None else max(0.0, min(e, v - lo))
+                for v, e in zip(ys, spread, strict=True)
+            ]
+        common["error_y"] = {"type": "data", "array": up, "arrayminus": down,
+                             "symmetric": up == down, "visible": True}  # fmt: skip
+    if style.labelled and panel.kind == "scatter" and "_label" in rows.frame.columns:
+        common["text"] = rows.values("_label")
+        common["textposition"] = "top center"
+        common["textfont"] = {"size": 10, "color": hue}
     if panel.kind == "bar":
         return trace("bar", marker={"color": hue}, **common)
     if panel.kind == "scatter":
         joined = panel.line_group is not None and rows.height > 1
+        size: int | list[int] = 8
+        if joined:  # one configuration's estimate as its runs came in: the last point is it
+            n = rows.height
+            size = [4] * (n - 1) + [9]
+            if "error_y" in common:
+                for key in ("array", "arrayminus"):
+                    common["error_y"][key] = [0.0] * (n - 1) + common["error_y"][key][-1:]
+            if "text" in common:
+                common["text"] = [""] * (n - 1) + common["text"][-1:]
         return trace(
             "scatter",
-            mode="lines+markers" if joined else "markers",
-            marker={"color": hue, "size": 8},
-            line={"color": hue, "width": 1.5} if joined else None,
+            mode=("lines+markers" if joined else "markers") + ("+text" if "text" in common else ""),
+            marker={"color": hue, "size": size},
+            line={"color": hue, "width": 1} if joined else None,
             **common,
         )
     if spread is not None:
@@ -183,17 +232,49 @@ def _mark(
     return trace(
         "scatter",
         mode="lines" if panel.kind == "pr_curve" else "lines+markers",
-        line={"color": hue, "shape": "hv" if panel.kind == "pr_curve" else "linear"},
+        line={
+            "color": hue,
+            "shape": "hv" if panel.kind == "pr_curve" else "linear",
+            **({"dash": style.dash} if style.dash != "solid" else {}),
+        },
         **common,
     )
+
+
+def _facet_bounds(part: pl.DataFrame) -> tuple[float, float] | None:
+    """The range of the one metric of a facet's rows (``base_metric``), else None."""
+    if "base_metric" not in part.columns:
+        return None
+    names = [n for n in distinct(part["base_metric"]) if n is not None]
+    return value_range(str(names[0])) if len(names) == 1 else None
+
+
+def _with_labels(panel: Panel, frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with a ``_label`` column (each configuration's label, as the leaderboard
+    writes it) where the panel joins points by configuration (``line_group``) and the rows
+    name their experiment and runs; else as it is."""
+    if panel.kind != "scatter" or panel.line_group is None:
+        return frame
+    if not {"experiment", "run"} <= set(frame.columns):
+        return frame
+    labels = [
+        label(str(e), [r.split("/", 1)[-1] for r in str(runs or "").split(", ")], str(c))
+        for e, runs, c in zip(frame["experiment"], frame["run"], frame[panel.line_group],
+                              strict=True)
+    ]  # fmt: skip
+    return frame.with_columns(_label=pl.Series(labels, dtype=pl.String))
 
 
 def _xy_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
     """line, scatter, bar and pr_curve: one trace per color value in each facet (and per
     ``line_group`` value: a line never joins two of them); with ``error``, a band around
-    each line (y ± error) or error bars on marks and bars."""
+    each line (y ± error) or error bars on marks and bars, cut to the metric's range. Past
+    the palette's colours, lines repeat them dashed, so no two lines of a chart look alike.
+    A y axis of one metric (``base_metric``) is zoomed to the values drawn, within the
+    metric's range; a time axis gets ticks for its span; few points print their labels."""
     colours = palette()
     x, y = panel.x or "", panel.y or ""
+    frame = _with_labels(panel, frame)
     facets = distinct(frame[panel.facet]) if panel.facet else [None]
     colors = distinct(frame[panel.color]) if panel.color else [None]
     x_dtype = frame[x].dtype
@@ -206,20 +287,40 @@ def _xy_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
     for f_index, part in enumerate(split(frame, panel.facet, facets)):
         row, col = cell(f_index, cols)
         by_color = split(part, panel.color, colors)
+        bounds = _facet_bounds(part) if panel.kind in ("scatter", "line") else None
+        # a configuration is one point (its earlier estimates lead to it)
+        n_points = part.select(panel.line_group).n_unique() if panel.line_group else part.height
+        zoom = "base_metric" in part.columns and panel.kind in ("scatter", "line")
+        lows: list[float | None] = []
+        highs: list[float | None] = []
         for c_index, (color, group) in enumerate(zip(colors, by_color, strict=True)):
             if group.height == 0:
                 continue
             if panel.kind != "bar" and not categorical:  # lines run along x
                 group = group.sort(x, maintain_order=True, nulls_last=True)
             name = esc(plain(color)) if panel.color else esc(y)
-            hue = colours[c_index % len(colours)]
+            style = _Style(
+                hue=colours[c_index % len(colours)],
+                dash=_DASHES[(c_index // len(colours)) % len(_DASHES)],
+                bounds=bounds,
+                labelled=n_points <= _FEW_POINTS,
+            )
             # a line joins the rows of one `line_group` value only (one configuration)
             lines = distinct(group[panel.line_group]) if panel.line_group else [None]
             for rows in _Rows(group).split(panel.line_group, lines):
-                mark = _mark(panel, rows, name, hue, fig, row, col)
+                mark = _mark(panel, rows, name, style, fig, row, col)
                 mark["showlegend"] = panel.color is not None and color not in shown
                 shown.add(color)
                 fig.add_trace(mark, row=row, col=col)
+                if not zoom:
+                    continue
+                err = mark.get("error_y", {})
+                ups = err.get("array") or [0.0] * len(mark["y"])
+                downs = err.get("arrayminus") or ups
+                lows += [
+                    None if v is None else v - d for v, d in zip(mark["y"], downs, strict=True)
+                ]
+                highs += [None if v is None else v + u for v, u in zip(mark["y"], ups, strict=True)]
             higher = _direction(panel, group) if panel.best_so_far else None
             if higher is not None:
                 xs, ys = plot_values(group[x]), plot_values(group[y])
@@ -230,7 +331,7 @@ def _xy_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
                         x=xs,
                         y=best,
                         mode="lines",
-                        line={"color": hue, "dash": "dot", "shape": "hv"},
+                        line={"color": style.hue, "dash": "dot", "shape": "hv"},
                         name=f"{name}: best so far",
                         legendgroup=name,
                         showlegend=False,
@@ -239,10 +340,12 @@ def _xy_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
                     row=row,
                     col=col,
                 )
+        if zoom:
+            fig.update_yaxes(row=row, col=col, **value_axis(lows, highs, bounds))
     if panel.kind == "bar":
         fig.update_layout(barmode="group")
     if x_dtype.is_temporal():
-        fig.update_xaxes(type="date")
+        fig.update_xaxes(type="date", **time_axis(frame[x].to_list()))
     elif categorical:
         fig.update_xaxes(type="category", **ticks)
     if panel.kind == "pr_curve":
@@ -269,4 +372,35 @@ def panel_figure(panel: Panel, frame: pl.DataFrame) -> Figure | None:
     if panel.kind == "pr_curve":
         panel = replace(panel, x="recall", y="precision", color="run", facet="task",
                         hover=("n_lists",))  # fmt: skip
+        frame, lows = _pr_facets(frame)
+        fig = _xy_figure(panel, frame)
+        cols = max(1, min(len(lows), panel.facet_cols))
+        for index, low in enumerate(lows):
+            row, col = cell(index, cols)
+            fig.update_yaxes(row=row, col=col, range=[low, 1.005 if low > 0 else 1.02])
+        return fig
     return _xy_figure(panel, frame)
+
+
+def _pr_facets(frame: pl.DataFrame) -> tuple[pl.DataFrame, list[float]]:
+    """PR curves by task, each task titled with what its chart leaves out (``the 8 newest
+    of 11 runs``) and its precision axis zoomed where every curve stays high (good models:
+    curves near 1 would be one line), saying so; and the low end of each chart's y axis."""
+    titles: dict[Any, str] = {}
+    lows: list[float] = []
+    for task in distinct(frame["task"]):
+        part = frame.filter(pl.col("task") == task)
+        said = [str(task)]
+        drawn = part["run"].n_unique()
+        total = part["n_task"].max() if "n_task" in part.columns else None
+        if isinstance(total, int) and total > drawn:
+            said.append(f"the {drawn} newest of {total} runs")
+        lowest = part.filter(pl.col("recall") <= _PR_ZOOM_RECALL)["precision"].min()
+        low = 0.0
+        if isinstance(lowest, float) and lowest >= 0.5:
+            low = math.floor((lowest - 0.01) * 20) / 20
+            said.append(f"precision from {low:.2f}")
+        titles[task] = said[0] + (f" ({'; '.join(said[1:])})" if len(said) > 1 else "")
+        lows.append(low)
+    renamed = frame.with_columns(task=pl.col("task").replace_strict(titles, return_dtype=pl.String))
+    return renamed, lows

@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from evalstore.dashboards.axes import wrap_title
 from evalstore.dashboards.plot import Figure, template
 from evalstore.dashboards.specs import Panel
 from evalstore.dashboards.text import cut_label, esc
@@ -34,6 +35,8 @@ __all__ = [
 ]
 
 _ROW_PX = 320
+#: The width of the charts of a page in a window 800 px wide (titles fit their column there).
+_NARROW_PX = 600
 
 
 def rows_where(frame: pl.DataFrame, column: str | None, value: Any) -> pl.DataFrame:
@@ -110,7 +113,7 @@ def grid_layout(
     cols = max(1, min(n, panel.facet_cols))
     rows = math.ceil(n / cols)
     heights = tuple(row_px) if row_px else (_ROW_PX,) * rows
-    top = 64 if titled else 24
+    top = 78 if titled else 24
     if isinstance(tick_px, int):
         return Layout(n, cols, heights, top + 40 + tick_px, top, 100 + tick_px, left_px, bar_px)
     per_row = list(tick_px)
@@ -120,12 +123,16 @@ def grid_layout(
 
 
 def make_grid(lay: Layout, titles: list[str] | None, title_px: int = 13) -> Figure:
-    """An empty figure of subplots laid out as ``lay`` says, with the house style."""
+    """An empty figure of subplots laid out as ``lay`` says, with the house style. Titles
+    are wrapped to the width of a column on an 800 px page (three lines each at most, the whole
+    title on hover when cut), so that they never run into their neighbours'."""
     rows = len(lay.row_px)
+    width = max(16, int(_NARROW_PX / lay.cols / (title_px * 0.55)))
+    wrapped = [wrap_title(t, width, lines=3) for t in titles] if titles is not None else None
     fig = Figure.grid(
         rows,
         lay.cols,
-        titles=titles,
+        titles=[t for t, _ in wrapped] if wrapped is not None else None,
         row_heights=list(lay.row_px),
         vertical_spacing=lay.gap_px / lay.plot_px if rows > 1 else 0.0,
         row_gaps=[g / lay.plot_px for g in lay.gaps] if lay.gaps_px else None,
@@ -136,6 +143,9 @@ def make_grid(lay: Layout, titles: list[str] | None, title_px: int = 13) -> Figu
         else 0.0,
         title_font={"size": title_px},
     )
+    for note, (_, whole) in zip(fig.layout.get("annotations", []), wrapped or [], strict=False):
+        if whole is not None:
+            note["hovertext"] = whole
     fig.update_layout(
         template=template(),
         height=lay.plot_px + lay.top_px + lay.bottom_px,

@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from evalstore.dashboards.axes import value_range
 from evalstore.dashboards.grid import (
     axis_titles,
     cell,
@@ -58,13 +59,56 @@ def _facet_metric(part: pl.DataFrame) -> str | None:
     return str(names[0]) if len(names) == 1 else None
 
 
+def _by_lists(panel: Panel, frame: pl.DataFrame) -> tuple[list[Any], list[pl.DataFrame]]:
+    """The facets and their rows; a facet whose runs (``y``) have different lists (``x``),
+    e.g. wine's class0..2 and synth's c0..c4, becomes one chart per set of lists, titled with
+    its runs' experiments (else its first run): never one grid with empty quadrants."""
+    x, y = panel.x or "", panel.y or ""
+    facets = distinct(frame[panel.facet]) if panel.facet else [None]
+    titles: list[Any] = []
+    parts: list[pl.DataFrame] = []
+    for facet in facets:
+        part = rows_where(frame, panel.facet, facet)
+        lists: dict[tuple[Any, ...], list[Any]] = {}
+        for run, xs in part.group_by(y, maintain_order=True).agg(pl.col(x).unique().sort()).rows():
+            lists.setdefault(tuple(xs), []).append(run)
+        if len(lists) == 1:
+            titles.append(facet)
+            parts.append(part)
+            continue
+        for runs in lists.values():
+            rows = part.filter(pl.col(y).is_in(runs))
+            who = distinct(rows["experiment"]) if "experiment" in rows.columns else runs[:1]
+            titles.append(f"{plain(facet)} · {', '.join(plain(w) for w in who)}")
+            parts.append(rows)
+    return titles, parts
+
+
+def _scales(parts: list[pl.DataFrame], z: str) -> list[tuple[float | None, float | None]]:
+    """Each chart's colour range: its metric's range (0..1 for AP) or, for a metric without
+    one, the range of that metric over every chart, so a value has one colour everywhere."""
+    spans: dict[str | None, tuple[float, float]] = {}
+    for part in parts:
+        metric = _facet_metric(part)
+        values = [v for v in plot_values(part[z]) if isinstance(v, (int, float))]
+        if values:
+            low, high = spans.get(metric, (min(values), max(values)))
+            spans[metric] = (min(low, *values), max(high, *values))
+    scales: list[tuple[float | None, float | None]] = []
+    for part in parts:
+        metric = _facet_metric(part)
+        fixed = value_range(metric)
+        scales.append(fixed if fixed is not None else spans.get(metric, (None, None)))
+    return scales
+
+
 def heatmap_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
     """One heatmap per facet on its own axes (only the facet's own x and y values), with its
     own colour range and colour bar (reversed for lower-is-better metrics); values printed in
     cells at least :data:`CELL_TEXT_PX` wide."""
     x, y, z = panel.x or "", panel.y or "", panel.z or ""
-    facets = distinct(frame[panel.facet]) if panel.facet else [None]
-    parts = [rows_where(frame, panel.facet, f) for f in facets]
+    facets, parts = _by_lists(panel, frame)
+    scales = _scales(parts, z)
     cols = max(1, min(len(facets), panel.facet_cols))
     heights = []
     for start in range(0, len(parts), cols):
@@ -91,6 +135,7 @@ def heatmap_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
         row, col = cell(f_index, cols)
         x_dom, y_dom = fig.domain(row, col)
         title, higher = colour_bar_title(_facet_metric(part), z)
+        zmin, zmax = scales[f_index]
         wide = chart_px / max(1, len(xs)) >= CELL_TEXT_PX
         fig.add_trace(
             trace(
@@ -99,6 +144,8 @@ def heatmap_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
                 y=[esc(plain(v)) for v in ys],
                 z=[[cells.get((xv, yv)) for xv in xs] for yv in ys],
                 colorscale="Viridis",
+                zmin=zmin,
+                zmax=zmax,
                 reversescale=not higher,
                 showscale=True,
                 colorbar={

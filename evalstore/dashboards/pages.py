@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from evalstore.dashboards.axes import code_html
 from evalstore.dashboards.board import board_html
 from evalstore.dashboards.comparison import missing_baselines, paired
 from evalstore.dashboards.data import panel_data, query_filters
@@ -55,7 +56,9 @@ header nav a{color:#1f77b4;text-decoration:none;font-size:14px}
 h1{margin:6px 0 4px;font-size:24px}h2{margin:0 0 6px;font-size:18px}
 main{padding:16px 32px;max-width:1400px}
 .panel{background:#fff;border:1px solid #ddd;border-radius:6px;padding:16px;margin:0 0 20px}
-.desc{color:#555;margin:0 0 10px;font-size:14px}.filters{color:#555;font-size:13px}
+.desc{color:#555;margin:0 0 10px;font-size:14px}
+.desc code{background:#eef0f3;padding:0 3px;border-radius:3px;font-size:13px}
+.filters{color:#555;font-size:13px}
 .empty{color:#7a4b00;background:#fff6e0;border:1px solid #f0d090;padding:12px;
 border-radius:4px;margin:0}
 .table-wrap{overflow-x:auto;max-height:640px;overflow-y:auto}
@@ -150,7 +153,7 @@ def panel_html(panel: Panel, frame: pl.DataFrame) -> str:
     what it lacks when ``frame`` is empty."""
     parts = [f'<section class="panel" id="{panel.div_id}">', f"<h2>{html.escape(panel.title)}</h2>"]
     if panel.description:
-        parts.append(f'<p class="desc">{html.escape(panel.description)}</p>')
+        parts.append(f'<p class="desc">{code_html(panel.description)}</p>')
     notes = []
     if panel.kind == "comparison":  # runs without a baseline: say how to choose one
         notes = missing_baselines(frame)
@@ -218,7 +221,7 @@ def render_page(
     """
     sections = "\n".join(panel_html(p, f) for p, f in zip(dashboard.panels, frames, strict=True))
     description = (
-        f'<p class="desc">{html.escape(dashboard.description)}</p>' if dashboard.description else ""
+        f'<p class="desc">{code_html(dashboard.description)}</p>' if dashboard.description else ""
     )
     return page_html(dashboard.title, description, _filters_note(filters or {}), sections)
 
@@ -232,7 +235,7 @@ def render_index(
         panels = ", ".join(html.escape(p.title) for p in d.panels)
         items.append(
             f'<li><a href="{html.escape(d.name)}.html">{html.escape(d.title)}</a>'
-            f'<p class="desc">{html.escape(d.description)}</p>'
+            f'<p class="desc">{code_html(d.description)}</p>'
             f'<p class="note">Panels: {panels}</p></li>'
         )
     body = "\n".join(items)

@@ -2,9 +2,10 @@
 
 -- name: pr_runs
 -- The (run, task) pairs to draw PR curves for: every ranked-list task of the selected runs;
--- without $runs, the 8 newest runs of each task.
+-- without $runs, the 8 newest runs of each task (n_task says how many it has: the page
+-- states the cap where it leaves runs out).
 -- Parameters: $experiments varchar[], $runs integer[] (NULL = all).
--- Output: run_id, run, task.
+-- Output: run_id, run, task, n_task.
 with tasks as (
     select distinct run_id, cast(task as varchar) as task from groups where list_id is not null
 ),
@@ -12,14 +13,15 @@ selected as (
     select r.run_id, r.run, t.task, r.created_at,
            row_number() over (
                partition by t.task order by r.created_at desc, r.run_id desc
-           ) as recency
+           ) as recency,
+           count(*) over (partition by t.task) as n_task
     from v_runs r
     join tasks t on t.run_id = r.run_id
     where ($experiments is null or list_contains($experiments, r.experiment))
       and (list_contains($runs, r.run_id)
             or ($runs is null and r.run_id not in (select step_run_id from run_steps)))
 )
-select run_id, run, task
+select run_id, run, task, n_task
 from selected
 where $runs is not null or recency <= 8
 order by case task when 'verification' then 1 when 'matching' then 2

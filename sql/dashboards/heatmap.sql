@@ -6,9 +6,10 @@
 -- classification, query-by-run for small retrieval sets.
 -- Parameters: $experiments varchar[], $runs integer[] (NULL = all).
 -- Output: series (task · metric), list, run, value, base_metric (the registry name: its
---   direction picks the colour scale of the series).
+--   direction picks the colour scale of the series), experiment (runs whose lists differ
+--   get charts of their own, named by their experiments).
 with chosen as (
-    select run_id, run, created_at, task, metric, params, coalesce(group_id, '(all)') as list,
+    select run_id, run, experiment, created_at, task, metric, params, coalesce(group_id, '(all)') as list,
            value, count(*) over (partition by run_id, task, metric, params) as n_lists
     from v_lists
     where metric in ('ap', 'ap_voc07', 'ap_voc10', 'ap_coco')
@@ -17,7 +18,7 @@ with chosen as (
       and (list_contains($runs, run_id)
             or ($runs is null and run_id not in (select step_run_id from run_steps)))
 )
-select task || ' · ' || metric as series, list, run, value, metric as base_metric
+select task || ' · ' || metric as series, list, run, value, metric as base_metric, experiment
 from chosen
 where n_lists <= 60
 order by task, metric, created_at, run_id, list;
