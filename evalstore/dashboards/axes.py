@@ -15,7 +15,7 @@ import math
 import re
 import textwrap
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from evalstore.metrics.registry import METRICS
@@ -56,14 +56,25 @@ def clipped(
     return lo, hi, (lo, hi) != (low, high)
 
 
-def time_axis(times: Sequence[datetime | None]) -> dict[str, Any]:
+def time_axis(times: Sequence[Any]) -> dict[str, Any]:
     """Tick labels for a date axis of ``times``, chosen from their span: seconds within a few
     minutes, hours and minutes within a day (with the date on hover), days otherwise; never
     a fraction of a second (``dtick`` at least a second)."""
-    known = [t for t in times if t is not None]
+    known = [t.replace(microsecond=0) for t in times if isinstance(t, datetime)]  # as drawn
     if not known:
         return {}
-    span_ms = (max(known) - min(known)).total_seconds() * 1000
+    span = max(known) - min(known)
+    # room either side for the labels of the first and the last points
+    pad = max(span * 0.12, timedelta(seconds=30))
+    shown = {"range": [_stamp(min(known) - pad), _stamp(max(known) + pad)], "autorange": False}
+    return {**_ticks((span + 2 * pad).total_seconds() * 1000), **shown}
+
+
+def _stamp(value: datetime) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _ticks(span_ms: float) -> dict[str, Any]:
     if span_ms <= 5 * _MINUTE:
         return {"tickformat": "%H:%M:%S", "dtick": max(1000, _nice(span_ms / 5, 1000)),
                 "hoverformat": "%Y-%m-%d %H:%M:%S"}  # fmt: skip

@@ -206,6 +206,7 @@ def _mark(
         common["text"] = rows.values("_label")
         common["textposition"] = "top center"
         common["textfont"] = {"size": 10, "color": hue}
+        common["cliponaxis"] = False  # a label may reach past the chart's edge
     if panel.kind == "bar":
         return trace("bar", marker={"color": hue}, **common)
     if panel.kind == "scatter":
