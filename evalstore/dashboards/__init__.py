@@ -18,7 +18,9 @@ The package, by noun: :mod:`~evalstore.dashboards.specs` (loading and validating
 :mod:`~evalstore.dashboards.figures` (pure Plotly figure builders, with
 :mod:`~evalstore.dashboards.comparison` for the run comparisons,
 :mod:`~evalstore.dashboards.board` for the leaderboards of configurations,
-:mod:`~evalstore.dashboards.grid` for the grid of charts and
+:mod:`~evalstore.dashboards.grid` for the grid of charts,
+:mod:`~evalstore.dashboards.axes` for axes and titles a reader needs no hover for,
+:mod:`~evalstore.dashboards.pr` for the titles and zoom of PR charts and
 :mod:`~evalstore.dashboards.text` for cells and labels as text),
 :mod:`~evalstore.dashboards.pages` (the HTML and the files) and the "what changed" page of two
 runs (:mod:`~evalstore.dashboards.changed`, its figures, and

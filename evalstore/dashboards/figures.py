@@ -13,7 +13,6 @@ some HTML in its labels. The figures are plain data
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -37,6 +36,7 @@ from evalstore.dashboards.grid import (
 )
 from evalstore.dashboards.heatmap import heatmap_figure
 from evalstore.dashboards.plot import Figure, palette, trace
+from evalstore.dashboards.pr import pr_facets
 from evalstore.dashboards.specs import Panel
 from evalstore.dashboards.text import esc, plain, plot_values
 from evalstore.errors import EvalstoreError, InvalidInput
@@ -48,9 +48,6 @@ __all__ = ["panel_figure"]
 _FEW_POINTS = 8
 #: Line styles, one per round of the palette's colours (the 45th line is the first dashed).
 _DASHES = ("solid", "dash", "dot", "dashdot")
-#: A PR chart's precision axis is zoomed to the curves up to this recall (past it, the
-#: curves of good models fall to their last precision, which the zoom need not show).
-_PR_ZOOM_RECALL = 0.9
 
 
 def _direction(panel: Panel, group: pl.DataFrame) -> bool | None:
@@ -373,7 +370,7 @@ def panel_figure(panel: Panel, frame: pl.DataFrame) -> Figure | None:
     if panel.kind == "pr_curve":
         panel = replace(panel, x="recall", y="precision", color="run", facet="task",
                         hover=("n_lists",))  # fmt: skip
-        frame, lows = _pr_facets(frame)
+        frame, lows = pr_facets(frame)
         fig = _xy_figure(panel, frame)
         cols = max(1, min(len(lows), panel.facet_cols))
         for index, low in enumerate(lows):
@@ -381,27 +378,3 @@ def panel_figure(panel: Panel, frame: pl.DataFrame) -> Figure | None:
             fig.update_yaxes(row=row, col=col, range=[low, 1.005 if low > 0 else 1.02])
         return fig
     return _xy_figure(panel, frame)
-
-
-def _pr_facets(frame: pl.DataFrame) -> tuple[pl.DataFrame, list[float]]:
-    """PR curves by task, each task titled with what its chart leaves out (``the 8 newest
-    of 11 runs``) and its precision axis zoomed where every curve stays high (good models:
-    curves near 1 would be one line), saying so; and the low end of each chart's y axis."""
-    titles: dict[Any, str] = {}
-    lows: list[float] = []
-    for task in distinct(frame["task"]):
-        part = frame.filter(pl.col("task") == task)
-        said = [str(task)]
-        drawn = part["run"].n_unique()
-        total = part["n_task"].max() if "n_task" in part.columns else None
-        if isinstance(total, int) and total > drawn:
-            said.append(f"the {drawn} newest of {total} runs")
-        lowest = part.filter(pl.col("recall") <= _PR_ZOOM_RECALL)["precision"].min()
-        low = 0.0
-        if isinstance(lowest, float) and lowest >= 0.5:
-            low = math.floor((lowest - 0.01) * 20) / 20
-            said.append(f"precision from {low:.2f}")
-        titles[task] = said[0] + (f" ({'; '.join(said[1:])})" if len(said) > 1 else "")
-        lows.append(low)
-    renamed = frame.with_columns(task=pl.col("task").replace_strict(titles, return_dtype=pl.String))
-    return renamed, lows
