@@ -8,10 +8,14 @@ of single runs, whole-number ticks for list indices."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import ranked
+from step_runs import add_steps
 
+from evalstore import Store, evaluate
 from evalstore import dashboards as dash
 from evalstore.dashboards.axes import FEW_LISTS
 from evalstore.dashboards.pages import panel_html
@@ -282,3 +286,30 @@ def test_leaderboard_of_single_runs_says_value_not_mean_sd() -> None:
     assert fig is not None
     titles = [fig.layout[k].get("title", {}).get("text") for k in ("yaxis", "yaxis2")]
     assert titles == ["mean ± sd", "value"]  # dg (2 seeds each), then hp (single runs)
+
+
+def test_runs_with_training_steps_are_drawn_against_the_step(tmp_path: Path) -> None:
+    """A run evaluated at steps 100, 200, 300 (step runs NAME@STEP): the overview's "Over
+    training steps" panel draws its map against the step, one line per run, and the step
+    runs stay out of the history."""
+    with Store(tmp_path / "s.duckdb") as store:
+        store.ingest(ranked(seed=1), task="retrieval", run="train/net")
+        add_steps(store, "train/net", [100, 200, 300])
+        evaluate(store, ["train/net", *(f"train/net@{k}" for k in (100, 200, 300))])
+        spec = dash.load_spec(dash.dashboards_dir() / "overview.toml")
+        panel = next(p for p in spec.panels if p.title == "Over training steps")
+        frame = dash.panel_data(store, panel, {"experiments": None, "runs": None})
+        history = next(p for p in spec.panels if p.title == "Metric history")
+        runs = dash.panel_data(store, history, {"experiments": None, "runs": None})["run"]
+    shown = frame.filter(pl.col("series") == "retrieval · map")
+    assert shown["run"].to_list() == ["train/net"] * 3
+    assert shown["step"].to_list() == [100, 200, 300]
+    assert not any("@" in r for r in runs.to_list())
+    fig = dash.panel_figure(panel, frame)
+    assert fig is not None
+    line = next(t for t in fig.data if t["name"] == "train/net")
+    assert line["x"] == [100, 200, 300] and line["mode"] == "lines+markers"
+    assert fig.layout["xaxis"]["title"]["text"] == "training step"
+    # a store without steps shows no such section at all (skip_empty), not an empty box
+    assert panel.skip_empty and panel_html(panel, frame.clear()) == ""
+    assert "Over training steps" in panel_html(panel, frame)

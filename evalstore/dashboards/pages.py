@@ -150,7 +150,9 @@ def table_html(panel: Panel, frame: pl.DataFrame) -> str:
 
 def panel_html(panel: Panel, frame: pl.DataFrame) -> str:
     """A panel as a page section (pure): its title, description and table or figure, or
-    what it lacks when ``frame`` is empty."""
+    what it lacks when ``frame`` is empty (nothing at all for a panel with ``skip_empty``)."""
+    if frame.height == 0 and panel.skip_empty:
+        return ""
     parts = [f'<section class="panel" id="{panel.div_id}">', f"<h2>{html.escape(panel.title)}</h2>"]
     if panel.description:
         parts.append(f'<p class="desc">{code_html(panel.description)}</p>')

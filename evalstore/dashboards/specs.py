@@ -58,7 +58,7 @@ _REQUIRED_AXES = {
 }
 _PANEL_KEYS = {
     "title", "description", "kind", "query", "sql", *AXES, "best_so_far", "columns", "hover",
-    "params", "limit", "facet_cols", "empty", "x_title", "y_title",
+    "params", "limit", "facet_cols", "empty", "x_title", "y_title", "skip_empty",
 }  # fmt: skip
 _SPEC_KEYS = {"title", "description", "panels"}
 _FILTERS = ("experiments", "runs")
@@ -90,6 +90,7 @@ class Panel:
     empty: str = ""
     x_title: str = ""
     y_title: str = ""
+    skip_empty: bool = False  # no section at all when the query returns no rows
     where: str = field(default="", compare=False)  # "FILE: panel N ('title')", for errors
 
     def __post_init__(self) -> None:
@@ -169,8 +170,9 @@ def _panel(path: Path, index: int, raw: Any) -> Panel:
     for axis in _REQUIRED_AXES[kind]:
         if axis not in raw:
             raise InvalidInput(f"{where}: a {kind} panel needs `{axis}` (a column name)")
-    if raw.get("best_so_far", False) not in (True, False):
-        raise InvalidInput(f"{where}: `best_so_far` must be true or false")
+    for key in ("best_so_far", "skip_empty"):
+        if raw.get(key, False) not in (True, False):
+            raise InvalidInput(f"{where}: `{key}` must be true or false")
     for key in ("best_so_far", "line_group"):
         if raw.get(key) and kind not in LINE_KINDS:
             raise InvalidInput(
@@ -214,6 +216,7 @@ def _panel(path: Path, index: int, raw: Any) -> Panel:
         sql=raw.get("sql"),
         description=raw.get("description", ""),
         best_so_far=bool(raw.get("best_so_far", False)),
+        skip_empty=bool(raw.get("skip_empty", False)),
         columns=lists["columns"],
         hover=lists["hover"],
         params=tuple(sorted(params.items())),

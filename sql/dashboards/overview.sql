@@ -167,3 +167,33 @@ select task || ' · ' || metric
        experiment, config, run, n_runs, created_at, value, sd, base_metric
 from points
 order by task, metric, length(params), params, created_at, last_run_id;
+
+-- name: step_values
+-- Each metric against the training step, one line per run with steps: the overall values
+-- (slice '') of the run's step runs (run_steps: NAME@STEP, hidden from the lists of runs), at
+-- their steps. `series` names the task, metric and parameters as metric_history does (one
+-- chart each); MMA curves are left to curves.toml. $runs names the runs with steps (their
+-- step runs come with them).
+-- Parameters: $experiments varchar[], $runs integer[] (NULL = all).
+-- Output: series, run, step, value, base_metric.
+with values_ as (
+    select cast(v.task as varchar) as task, v.metric, v.base_metric, v.params, s.step,
+           r.experiment || '/' || r.name as run, v.value,
+           array_to_string(
+               list_filter(
+                   list_transform(json_keys(v.params), lambda k: k || '=' || (v.params ->> k)),
+                   lambda p: p <> 'ties=grouped'),
+               ', ') as shown_params
+    from run_steps s
+    join runs r on r.run_id = s.run_id
+    join v_metrics v on v.run_id = s.step_run_id
+    where v.slice = '' and v.base_metric <> 'mma'
+      and ($experiments is null or list_contains($experiments, r.experiment))
+      and ($runs is null or list_contains($runs, s.run_id))
+)
+select task || ' · ' || metric
+           || case when shown_params = '' then '' else ' (' || shown_params || ')' end
+           as series,
+       run, step, value, base_metric
+from values_
+order by task, metric, length(params), params, run, step;
