@@ -313,3 +313,17 @@ def test_runs_with_training_steps_are_drawn_against_the_step(tmp_path: Path) -> 
     # a store without steps shows no such section at all (skip_empty), not an empty box
     assert panel.skip_empty and panel_html(panel, frame.clear()) == ""
     assert "Over training steps" in panel_html(panel, frame)
+
+
+def test_many_list_labels_are_thinned_to_what_fits() -> None:
+    """60 image pairs on one heatmap: every 3rd label is written (60 turned labels ran into
+    one another at 800 px); the chart keeps every column, and the hover names each."""
+    rows = [("matching · ap", f"i_pair_{p:02d}", f"hp/d{d}", 0.5, "ap") for p in range(60)
+            for d in range(2)]  # fmt: skip
+    frame = pl.DataFrame(rows, schema=["series", "list", "run", "value", "base_metric"],
+                         orient="row")  # fmt: skip
+    fig = dash.panel_figure(heatmap_panel(), frame)
+    assert fig is not None
+    axis = fig.layout["xaxis"]
+    assert len(axis["categoryarray"]) == 60 and len(fig.data[0]["x"]) == 60
+    assert axis["tickvals"] == axis["categoryarray"][::3] and len(axis["ticktext"]) == 20

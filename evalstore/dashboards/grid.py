@@ -163,19 +163,22 @@ def make_grid(lay: Layout, titles: list[str] | None, title_px: int = 13) -> Figu
 
 
 def tick_room(labels: Sequence[str], cols: int) -> tuple[int, dict[str, Any]]:
-    """Category tick labels: cut to 32 characters (the hover keeps them whole) and, when
-    they would not fit side by side, turned 30 degrees with the room they need."""
+    """Category tick labels: cut to 32 characters (the hover keeps them whole), every k-th
+    only where more would not fit turned side by side in an 800 px window, and, when they
+    would not fit side by side, turned 30 degrees with the room they need."""
     if not labels:
         return 0, {}
     cut = [cut_label(v) for v in labels]
     longest = max(len(v) for v in cut)
     width = 1100 / cols
+    # more labels than fit side by side turned, on an 800 px page: every k-th (hover names all)
+    step = math.ceil(len(labels) / max(1, int(_NARROW_PX / cols / 24)))
     axis: dict[str, Any] = {
         "categoryorder": "array",  # the query's order, whichever trace has the value first
         "categoryarray": [esc(v) for v in labels],
         "tickmode": "array",
-        "tickvals": [esc(v) for v in labels],
-        "ticktext": [esc(v) for v in cut],
+        "tickvals": [esc(v) for v in labels][::step],
+        "ticktext": [esc(v) for v in cut][::step],
     }
     if longest * 7 * len(labels) <= width:
         return 0, axis
