@@ -237,3 +237,15 @@ def test_screens_written_directly_are_what_rich_prints(
     assert screen_text(screen, ansi) == printed
     if not ansi:
         assert rows_screen_text(columns, rows, width) == printed
+
+
+def test_result_columns_stay_when_every_row_has_the_same_value() -> None:
+    columns = ["group_id", "task", "value", "diff", "ci_low", "ci_high", "p_value"]
+    rows = [[f"class{i}", "detection", 1.0, 0.0, 0.5, 1.0, 1.0] for i in range(3)]
+    text = rows_screen_text(columns, rows, 100) or ""
+    headers, caption, _ = _parse(text)
+    assert caption == {"task": "detection"}  # a constant column that is no result still folds
+    assert headers == ["group_id", "value", "diff", "ci_low", "ci_high", "p_value"]
+    got = plan(columns, [[str(r[i]) for r in rows] for i in range(7)], [False, False] + [True] * 5,
+               100, constant=[False] + [True] * 6)  # fmt: skip
+    assert got.folded == (1,)

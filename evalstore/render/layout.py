@@ -6,8 +6,9 @@ The rules, in order:
 
 1. a column whose value is the same on every row (of two rows or more) is not shown: it is
    said once in the caption (``task: retrieval · ties: grouped``); never a key column (the
-   row's identity: ``run``, ``name``, ``group``..., else the first column) nor a column the
-   caller protects (the metric columns of a leaderboard);
+   row's identity: ``run``, ``name``, ``group``..., else the first column), nor a result
+   column (:data:`RESULTS`: ``value``, ``diff``, an interval's bounds, ``p_value``), nor a
+   column the caller protects (the metric columns of a leaderboard);
 2. numbers keep their full width: a right-aligned column never shrinks, never wraps;
 3. text columns shrink, widest first, to :data:`SOFT_FLOOR` characters (their name, when
    longer) and are cut with an ellipsis; the key columns last;
@@ -28,6 +29,7 @@ __all__ = [
     "ELLIPSIS",
     "HARD_FLOOR",
     "KEYS",
+    "RESULTS",
     "SEPARATOR",
     "SOFT_FLOOR",
     "Plan",
@@ -39,6 +41,10 @@ __all__ = [
 
 #: The columns that name a row: never folded, repeated in every block.
 KEYS = frozenset({"run", "run_id", "name", "group", "group_id", "item_id", "field"})
+#: The columns that hold a result: shown even when every row's value is the same.
+RESULTS = frozenset(
+    {"value", "value_a", "value_b", "baseline_value", "diff", "ci_low", "ci_high", "p_value"}
+)
 SOFT_FLOOR = 20
 HARD_FLOOR = 8
 SEPARATOR = " · "
@@ -101,13 +107,17 @@ def plan(
     """The layout of a table of ``headers`` and ``cells`` (one list of texts per column) in
     ``width`` cells. ``right``: the numeric columns (right-aligned, never shrunk);
     ``constant``: the columns whose value is the same on every row; ``protected``: columns
-    never folded."""
+    never folded (with the keys and :data:`RESULTS`)."""
     n_rows = len(cells[0]) if cells else 0
     keys = [i for i, h in enumerate(headers) if h in KEYS] or [0]
     folded = tuple(
         i
         for i in range(len(headers))
-        if n_rows >= 2 and constant[i] and i not in keys and i not in protected
+        if n_rows >= 2
+        and constant[i]
+        and i not in keys
+        and i not in protected
+        and headers[i] not in RESULTS
     )
     shown = [i for i in range(len(headers)) if i not in folded]
     natural = {i: max([text_width(headers[i])] + [text_width(c) for c in cells[i]]) for i in shown}
