@@ -6,7 +6,12 @@ line. Any other exception escaping the library is a bug.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 __all__ = [
+    "FLAGS",
     "EvalstoreError",
     "Interrupted",
     "InvalidInput",
@@ -14,7 +19,46 @@ __all__ = [
     "RunNotFound",
     "SchemaError",
     "StoreLocked",
+    "cli_spelling",
+    "option",
 ]
+
+#: The command line's spelling of an option a message names by its Python keyword: the
+#: flag, and whether it takes a value (``keep_tags=False`` is ``--replace-tags``).
+FLAGS: dict[str, tuple[str, bool]] = {
+    "columns": ("--column", True),
+    "labels": ("--labels", True),
+    "replace": ("--replace", False),
+    "append": ("--append", False),
+    "keep_tags": ("--replace-tags", False),
+}
+
+_CLI = ContextVar("evalstore_cli_spelling", default=False)
+
+
+def option(keyword: str, value: object = None) -> str:
+    """An option as a message names it: by its keyword argument from Python
+    (``replace=True``, ``labels="01"``, ``columns=`` without a value), by its flag inside
+    :func:`cli_spelling` (``--replace``, ``--labels 01``, ``--column``)."""
+    if _CLI.get():
+        flag, takes_value = FLAGS[keyword]
+        return f"{flag} {value}" if takes_value and value is not None else flag
+    if value is None:
+        return f"{keyword}="
+    if keyword == "columns" and isinstance(value, str) and "=" in value:  # OURS=THEIRS
+        ours, _, theirs = value.partition("=")
+        return f'columns={{"{ours}": "{theirs}"}}'
+    return f'{keyword}="{value}"' if isinstance(value, str) else f"{keyword}={value!r}"
+
+
+@contextmanager
+def cli_spelling() -> Iterator[None]:
+    """Messages made inside name options by their command-line flags (:func:`option`)."""
+    token = _CLI.set(True)
+    try:
+        yield
+    finally:
+        _CLI.reset(token)
 
 
 class EvalstoreError(Exception):

@@ -378,7 +378,7 @@ def test_the_library_refuses_as_the_cli_does(store: Store) -> None:
     with pytest.raises(InvalidInput) as info:
         store.ingest(data, task="verification", run="r", git_commit=None)
     assert str(info.value).startswith(
-        "input #1: column 'label' has 0 (2 rows) and 1 (1 row) but no -1;"
+        "data[0]: column 'label' has 0 (2 rows) and 1 (1 row) but no -1;"
     )
     assert snapshot_of(store) == before
     result = store.ingest(data, task="verification", run="r", labels="pm1", git_commit=None)
@@ -446,7 +446,7 @@ def test_the_library_returns_warnings_and_prints_nothing(
         data, task="retrieval", run="r", columns={"score": "dist"}, git_commit=None
     )
     assert len(result.warnings) == 1 and result.warnings[0].startswith(
-        "input #1: the score column 'dist' is named like a distance"
+        "data[0]: the score column 'dist' is named like a distance"
     )
     assert capsys.readouterr() == ("", "")
 

@@ -99,7 +99,7 @@ def failure(store: Store, data: Any, **options: Any) -> str:
 def in_memory_labels(message: str, paths: Sequence[Path]) -> str:
     """A message about files as it reads for the same data given in memory."""
     for k, path in enumerate(paths):
-        message = message.replace(str(path), f"input #{k + 1}")
+        message = message.replace(str(path), f"data[{k}]")
     return message
 
 
@@ -185,7 +185,7 @@ def test_plain_parquet_goes_direct_and_stores_what_the_stream_stores(
     assert contents(store, "d")[0] == expected_rows(pa.table(data), "pm1", negate=False)
     assert summary(direct) == summary(streamed)
     assert (direct.rows, direct.lists, direct.not_retrieved) == (24, 4, 2)
-    assert (direct.files, streamed.files) == ([str(path)], ["input #1"])
+    assert (direct.files, streamed.files) == ([str(path)], ["data[0]"])
 
 
 # -- 2. any lists: direct = stream ---------------------------------------------------------
@@ -993,7 +993,7 @@ def test_a_duplicate_across_batches_with_a_negative_item_id_is_refused(
             "label": pa.array([-1, 0], pa.int8()),
         }
     )
-    labels: list[str] = ["input #1", "input #2"]
+    labels: list[str] = ["data[0]", "data[1]"]
     data: Any = [a, b]
     if source == "parquet":
         data = [parquet(tmp_path / "a.parquet", a), parquet(tmp_path / "b.parquet", b)]
@@ -1006,7 +1006,7 @@ def test_a_duplicate_across_batches_with_a_negative_item_id_is_refused(
     assert state(store) == before
     if source == "batches":
         assert message == (
-            "input #1 row 3: duplicate (group_id, item_id) = ('0', '0'), first seen at row 1"
+            "data[0] row 3: duplicate (group_id, item_id) = ('0', '0'), first seen at row 1"
         )
     else:
         assert message == (

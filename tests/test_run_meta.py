@@ -187,7 +187,7 @@ def test_ingest_staged_takes_meta(tmp_path: Path) -> None:
         lambda s: s.ingest(ranked(seed=1), task="retrieval", meta=_meta(replace=True)),
         meta=_meta(replace=True),
     )
-    assert again.replaced and again.run_id != result.run_id
+    assert again.replaced and again.run_id == result.run_id  # a replaced run keeps its id
     with pytest.raises(TypeError, match="given twice"):
         ingest_staged(db, lambda s: result, meta=meta, ref=("exp", "one"))
     with pytest.raises(TypeError, match="missing the run"):

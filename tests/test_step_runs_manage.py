@@ -79,8 +79,8 @@ def test_removing_a_step_run_clears_its_link_and_its_runs_values(
 
 
 def test_ingest_replace_of_a_run_takes_its_step_runs(trained: tuple[Path, Any]) -> None:
-    """A run replaced by an ingest is a new run of rows: its step runs, their links and its
-    state go with the old one, in the ingest's transaction."""
+    """A run replaced by an ingest keeps its id but not its rows: its step runs, their links
+    and its state go with the old rows, in the ingest's transaction."""
     db, ids = trained
     steps = list(ids["steps"].values())
     with Store(db) as store:
@@ -89,7 +89,7 @@ def test_ingest_replace_of_a_run_takes_its_step_runs(trained: tuple[Path, Any]) 
         assert store.con.sql("select count(*) from run_state").fetchall() == [(0,)]
         assert count(store, "runs", steps) == 0
         assert count(store, "groups", steps) == 0
-        assert store.resolve("exp/r") != ids["r"]
+        assert store.resolve("exp/r") == ids["r"]  # the id kept: links to it still work
 
 
 def test_mv_renames_the_step_runs_too(trained: tuple[Path, Any], cli: Any) -> None:

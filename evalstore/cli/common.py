@@ -25,7 +25,7 @@ from evalstore.cli.interrupts import (
     interrupted,
     watch_interrupts,
 )
-from evalstore.errors import EvalstoreError
+from evalstore.errors import EvalstoreError, cli_spelling
 
 if TYPE_CHECKING:
     import polars as pl
@@ -188,7 +188,8 @@ def command(
 
                 notify_waits(_waiting)  # a command that waits for a store's lock says so, once
                 notify_upgrades(_upgraded)  # and a writer that upgrades a store's schema
-                result = fn(*a, **kw)
+                with cli_spelling():  # messages name options by their flags
+                    result = fn(*a, **kw)
             except BaseException as exc:
                 # after a Ctrl-C, whatever error it surfaced as (DuckDB's wrapping of the
                 # KeyboardInterrupt of a stream it read, the end of a reader it stopped) is

@@ -32,6 +32,9 @@ _state: dict[str, Any] = {}
 
 def _interrupted() -> str:
     ref, saved, merging = _state.get("ref"), _state.get("saved"), _state.get("merging")
+    if saved is None and merging is not None and _state.get("replace"):
+        # a replaced run keeps its id: the id cannot tell which of the two the store holds
+        return f"interrupted while run {ref} was replaced: the store holds it whole, new or old"
     if saved is None and merging is not None:
         saved = _committed(_state["db"], merging)  # stopped between the commit and its news
     if saved is not None:
@@ -41,7 +44,7 @@ def _interrupted() -> str:
 
 
 def _committed(db: Path, run_id: int) -> int | None:
-    """``run_id`` if the store holds it (run ids are never given twice), else None."""
+    """``run_id`` if the store holds it (a new run's id is never given twice), else None."""
     from evalstore.db import queries
     from evalstore.db.connection import Database
     from evalstore.errors import EvalstoreError
@@ -159,6 +162,11 @@ BoxFormatOpt = Annotated[
          help="With -t detection: the box columns, xyxy | xywh | cxcywh [default: xywh]."),
 ]  # fmt: skip
 ReplaceOpt = Annotated[bool, _opt("--replace", help="Replace a run of the same name atomically.")]
+ReplaceTagsOpt = Annotated[
+    bool,
+    _opt("--replace-tags", help="With --replace: the run's tags become the --tag values alone "
+         "(without it the replaced run keeps its tags, --tag ones added)."),
+]  # fmt: skip
 AppendOpt = Annotated[bool, _opt("--append", help="Add this task to an existing run.")]
 ParamOpt = Annotated[
     list[str] | None,
@@ -207,6 +215,7 @@ def ingest_cmd(
     boxes_gt: BoxesGtOpt = None,
     box_format: BoxFormatOpt = None,
     replace: ReplaceOpt = False,
+    replace_tags: ReplaceTagsOpt = False,
     append: AppendOpt = False,
     param: ParamOpt = None,
     tag: TagOpt = None,
@@ -238,9 +247,10 @@ def ingest_cmd(
              and others == (None,) * len(others))  # fmt: skip
     meta = None
     if light and task is not None:  # (the full path makes the options first, which hold here)
-        meta = _meta(run, experiment, param, tag, notes, created_at, git_commit, replace, append)
+        meta = _meta(run, experiment, param, tag, notes, created_at, git_commit, replace, append,
+                     replace_tags)  # fmt: skip
         path = db or default_path()
-        _state.update(ref=meta.ref, db=path)
+        _state.update(ref=meta.ref, db=path, replace=replace)
         with debug_log(verbose), progress_bar(output is not Fmt.json, "ingest") as cb:
             found = _direct(path, files, meta, task, fmt, column, negate_score, labels,
                             lock_timeout, cb)  # fmt: skip
@@ -260,9 +270,10 @@ def ingest_cmd(
         box_format=box_format,
     )  # fmt: skip
     if meta is None:
-        meta = _meta(run, experiment, param, tag, notes, created_at, git_commit, replace, append)
+        meta = _meta(run, experiment, param, tag, notes, created_at, git_commit, replace, append,
+                     replace_tags)  # fmt: skip
     path = db or default_path()
-    _state.update(ref=meta.ref, db=path)
+    _state.update(ref=meta.ref, db=path, replace=replace)
     with debug_log(verbose), progress_bar(output is not Fmt.json, "ingest") as cb:
         results = ingest_files(path, files, meta, options, lock_timeout=lock_timeout,
                                on_commit=lambda run_id: _state.update(saved=run_id),
@@ -281,13 +292,14 @@ def _meta(
     git_commit: str | None,
     replace: bool,
     append: bool,
+    replace_tags: bool,
 ) -> RunMeta:
     """The run of ``evalstore ingest``'s options."""
     from evalstore.runs.meta import RunMeta
 
     return RunMeta(run, experiment=experiment, params=params, tags=tags or (), notes=notes,
                    created_at=created_at, git_commit=True if git_commit is None else git_commit,
-                   replace=replace, append=append)  # fmt: skip
+                   replace=replace, append=append, keep_tags=not replace_tags)  # fmt: skip
 
 
 def _direct(

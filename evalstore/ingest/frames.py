@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from evalstore.db import queries
-from evalstore.errors import InvalidInput
+from evalstore.errors import InvalidInput, option
 from evalstore.ingest.sources import (
     READ_ERRORS,
     Source,
@@ -53,7 +53,7 @@ def read_frame(
         missing = [t for t in rename if t not in frame.columns]
         if missing:
             raise InvalidInput(
-                f"{label}: missing column {missing[0]!r} named by --column "
+                f"{label}: missing column {missing[0]!r} named by {option('columns')} "
                 f"(columns: {names_text(frame.columns)})"
             )
         frame = frame.drop([c for c in frame.columns if c in mapping and c not in rename])

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalstore.errors import InvalidInput
+from evalstore.errors import InvalidInput, option
 
 __all__ = [
     "COLUMNS",
@@ -62,12 +62,14 @@ def parse_columns(
         for item in items:
             ours, sep, theirs = item.partition("=")
             if not sep or not ours.strip() or not theirs.strip():
-                raise InvalidInput(f"--column {item!r} is not OURS=THEIRS (e.g. score=distance)")
+                raise InvalidInput(
+                    f"{option('columns')} entry {item!r} is not OURS=THEIRS (e.g. score=distance)"
+                )
             mapping[ours.strip()] = theirs.strip()
     unknown = sorted(set(mapping) - set(known))
     if unknown:
         raise InvalidInput(
-            f"--column maps unknown column {unknown[0]!r}; evalstore's columns here are "
+            f"{option('columns')} maps unknown column {unknown[0]!r}; evalstore's columns here are "
             + ", ".join(known)
         )
     return mapping

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from evalstore.errors import InvalidInput
+from evalstore.errors import InvalidInput, option
 from evalstore.ingest.direct import Recheck, insert_direct, plan_direct
 from evalstore.ingest.formats.trec import read_trec
 from evalstore.ingest.formats.voc import read_classification
@@ -125,7 +125,7 @@ def ingest(
         )
     if labels is not None and labels not in LABEL_CONVENTIONS:
         raise InvalidInput(
-            f"unknown --labels {labels!r}; use one of {', '.join(LABEL_CONVENTIONS)}"
+            f"unknown {option('labels', labels)}; use one of {', '.join(LABEL_CONVENTIONS)}"
         )
     meta = run_meta(meta, run=run, experiment=experiment, params=params, tags=tags, notes=notes,
                     created_at=created_at, git_commit=git_commit, replace=replace,

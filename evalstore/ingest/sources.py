@@ -186,7 +186,7 @@ def open_source(
         if not schema:
             raise InvalidInput(f"{path}: no columns")
         return Input(str(path), frame, schema, path, kind)
-    label = f"input #{index + 1}"
+    label = f"data[{index}]"  # an in-memory input, given from Python: its position
     if isinstance(source, (pl.DataFrame, pl.LazyFrame)):
         frame = source
     elif isinstance(source, Mapping):

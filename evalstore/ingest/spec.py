@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evalstore.db.schema import row_table
-from evalstore.errors import InvalidInput
+from evalstore.errors import InvalidInput, option
 
 __all__ = [
     "INT32",
@@ -79,8 +79,9 @@ def check_labels(
     has += f" and 1 ({_rows(positives)}) but no -1" if positives else " but no 1 or -1"
     raise InvalidInput(
         f"{inputs_text(inputs)}: column {spec.source_column('label')!r} has {has}; under "
-        "--labels pm1 every 0 is ignored (not a negative): pass --labels 01 if 0 means "
-        "negative, or --labels pm1 explicitly if 0 means ignored"
+        f"{option('labels', 'pm1')} every 0 is ignored (not a negative): pass "
+        f"{option('labels', '01')} if 0 means negative, or {option('labels', 'pm1')} explicitly "
+        "if 0 means ignored"
     )
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import polars as pl
 
-from evalstore.errors import InvalidInput
+from evalstore.errors import InvalidInput, option
 from evalstore.ingest.exact import first_row, score_values
 from evalstore.ingest.sources import READ_ERRORS, TEXT_FORMATS, Input, names_text
 from evalstore.ingest.spec import (
@@ -103,7 +103,7 @@ def validate_batch(batch: pl.DataFrame, spec: Spec, label: str, offset: int) -> 
     missing_sources = [t for t in rename if t not in batch.columns]
     if missing_sources:
         raise InvalidInput(
-            f"{label}: missing {_columns(missing_sources)} named by --column "
+            f"{label}: missing {_columns(missing_sources)} named by {option('columns')} "
             f"(columns: {names_text(batch.columns)})"
         )
     shadowed = [c for c in batch.columns if c in set(spec.columns) and c not in rename]
@@ -115,7 +115,7 @@ def validate_batch(batch: pl.DataFrame, spec: Spec, label: str, offset: int) -> 
         raise InvalidInput(
             f"{label}: missing {_columns(absent)} (columns: {names_text(batch.columns)}); "
             f"map {'it' if len(absent) == 1 else 'each'} with "
-            + " ".join(f"--column {c}=NAME" for c in absent)
+            + " ".join(option("columns", f"{c}=NAME") for c in absent)
         )
     if "group_id" not in batch.columns:
         batch = batch.with_columns(group_id=pl.lit(None, dtype=pl.Int32))
@@ -232,19 +232,21 @@ def _labels(raw: pl.Series, convention: str, label: str, offset: int) -> pl.Seri
                 row = offset + first_row(bad) + 1
                 raise InvalidInput(
                     f"{label}: column 'label' row {row}: {raw[first_row(bad)]!r} is not a label "
-                    f"under --labels bool (expected {expect})"
+                    f"under {option('labels', 'bool')} (expected {expect})"
                 )
             out = lowered == "true"
         else:
             raise InvalidInput(
-                f"{label}: column 'label' holds {raw.dtype}; --labels bool expects {expect}"
+                f"{label}: column 'label' holds {raw.dtype}; {option('labels', 'bool')} "
+                f"expects {expect}"
             )
         return pl.select(
             pl.when(out).then(1).otherwise(-1).cast(pl.Int8).alias("label")
         ).to_series()
     if raw.dtype == pl.Boolean:
         raise InvalidInput(
-            f"{label}: column 'label' holds booleans; pass --labels bool to read them as "
+            f"{label}: column 'label' holds booleans; pass {option('labels', 'bool')} to read "
+            "them as "
             "true = positive, false = negative"
         )
     if not raw.dtype.is_numeric():
@@ -254,10 +256,10 @@ def _labels(raw: pl.Series, convention: str, label: str, offset: int) -> pl.Seri
     bad = ~as_float.is_in([float(a) for a in allowed])
     if bad.any():
         i = first_row(bad)
-        hint = "; pass --labels 01 for 0/1 labels" if convention == "pm1" else ""
+        hint = f"; pass {option('labels', '01')} for 0/1 labels" if convention == "pm1" else ""
         raise InvalidInput(
             f"{label}: column 'label' row {offset + i + 1}: {raw[i]!r} is not a label under "
-            f"--labels {convention} (expected {expect}){hint}"
+            f"{option('labels', convention)} (expected {expect}){hint}"
         )
     out = as_float.cast(pl.Int8)
     if convention == "01":

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from evalstore.errors import InvalidInput
+from evalstore.errors import InvalidInput, option
 
 __all__ = [
     "DEFAULT_EXPERIMENT",
@@ -44,7 +44,7 @@ class RunMeta:
     >>> RunMeta("a", replace=True, append=True)
     Traceback (most recent call last):
     ...
-    evalstore.errors.InvalidInput: --replace and --append exclude each other
+    evalstore.errors.InvalidInput: replace=True and append=True exclude each other
 
     Args:
         run: ``NAME`` or ``EXPERIMENT/NAME``, kept as given (:attr:`experiment` and
@@ -57,7 +57,10 @@ class RunMeta:
         created_at: an ISO 8601 time or a datetime (stored as naive UTC); default: now.
         git_commit: the commit to record; ``True`` (the default) reads the current
             directory's, ``None`` or ``False`` records none.
-        replace: replace a run of that name, atomically.
+        replace: replace a run of that name, atomically. The run keeps its id; its rows,
+            values and step runs go; params, notes, commit and time become these.
+        keep_tags: with ``replace``, keep the replaced run's tags, ``tags`` added after them
+            (the default); false: the run's tags become ``tags`` alone.
         append: add a task to a run of that name that does not have it yet.
 
     Raises:
@@ -77,6 +80,7 @@ class RunMeta:
     git_commit: str | None
     replace: bool
     append: bool
+    keep_tags: bool
 
     def __init__(
         self,
@@ -90,9 +94,14 @@ class RunMeta:
         git_commit: str | bool | None = True,
         replace: bool = False,
         append: bool = False,
+        keep_tags: bool = True,
     ) -> None:
         if replace and append:
-            raise InvalidInput("--replace and --append exclude each other")
+            raise InvalidInput(
+                f"{option('replace', True)} and {option('append', True)} exclude each other"
+            )
+        if not keep_tags and not replace:
+            raise InvalidInput(f"{option('keep_tags', False)} goes with {option('replace', True)}")
         exp, name = split_ref(run, experiment)
         unique = tuple(dict.fromkeys(tags))
         if any(not t or not t.strip() for t in unique):
@@ -101,7 +110,8 @@ class RunMeta:
         when = parse_time(created_at)
         values = {"run": run, "experiment": exp, "name": name, "params": parse_params(params),
                   "tags": unique, "notes": notes, "created_at": when, "git_commit": commit,
-                  "replace": bool(replace), "append": bool(append)}  # fmt: skip
+                  "replace": bool(replace), "append": bool(append),
+                  "keep_tags": bool(keep_tags)}  # fmt: skip
         for key, value in values.items():
             object.__setattr__(self, key, value)
 
@@ -123,6 +133,7 @@ def run_meta(
     git_commit: str | bool | None = True,
     replace: bool = False,
     append: bool = False,
+    keep_tags: bool = True,
 ) -> RunMeta:
     """The run metadata of an ingest entry point: ``meta``, or the :class:`RunMeta` of the
     separate keywords kept for compatibility (``run=``, ``experiment=``...).
@@ -137,11 +148,11 @@ def run_meta(
             raise TypeError("missing the run: pass meta=RunMeta(...) (or run=)")
         return RunMeta(run, experiment=experiment, params=params, tags=tags, notes=notes,
                        created_at=created_at, git_commit=git_commit, replace=replace,
-                       append=append)  # fmt: skip
+                       append=append, keep_tags=keep_tags)  # fmt: skip
     keywords = {"run": run is not None, "experiment": experiment is not None,
                 "params": params is not None, "tags": bool(tuple(tags)), "notes": notes is not None,
                 "created_at": created_at is not None, "git_commit": git_commit is not True,
-                "replace": replace, "append": append}  # fmt: skip
+                "replace": replace, "append": append, "keep_tags": not keep_tags}  # fmt: skip
     given = [f"{key}=" for key, passed in keywords.items() if passed]
     if given:
         raise TypeError(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalstore.db import queries
 from evalstore.db.schema import ROW_TABLES, refresh_views, refresh_views_for_run, rows_sql
-from evalstore.errors import InvalidInput, RunExists, RunNotFound
+from evalstore.errors import InvalidInput, RunExists, RunNotFound, option
 from evalstore.runs.liveness import shown_status
 from evalstore.runs.meta import (
     DEFAULT_EXPERIMENT,
@@ -64,11 +64,15 @@ def open_run(
     append: bool,
     has_task: Callable[[int], bool],
     task: str,
+    keep_tags: bool | None = None,
 ) -> tuple[int, bool]:
     """Inside the caller's transaction: create the run (or replace it, or reopen it to append
     a task). Returns (run_id, replaced).
 
-    A replaced run is deleted as :func:`delete_runs` deletes it: with its step runs.
+    A replaced run keeps its id: its rows, derived values, step runs (with their links) and
+    state go as :func:`delete_runs` deletes them, and its ``runs`` row takes ``meta``'s params,
+    notes, commit and time. Its tags are kept, ``meta``'s added after them, unless
+    ``keep_tags`` (default ``meta.keep_tags``) is false (then they are ``meta``'s alone).
 
     Raises:
         RunExists: the run exists and neither replace nor append applies.
@@ -80,39 +84,46 @@ def open_run(
     if existing and append:
         run_id = int(existing[0][0])
         if has_task(run_id):
-            raise RunExists(f"run {ref} already has {task} rows; use --replace")
+            raise RunExists(f"run {ref} already has {task} rows; use {option('replace', True)}")
         return run_id, False
     if existing and not replace:
         raise run_exists(meta.experiment, meta.name)
-    if existing:  # the run whole: its step runs, their links and its state go with it
-        delete_runs(con, [int(existing[0][0])])
+    fields = {
+        "experiment": meta.experiment,
+        "name": meta.name,
+        "created_at": meta.created_at,
+        "git_commit": meta.git_commit,
+        "params": json.dumps(meta.params),
+        "tags": list(meta.tags),
+        "notes": meta.notes,
+    }
+    if existing:  # the run whole but for its runs row: step runs, links and state go too
+        run_id = int(existing[0][0])
+        old = queries.fetch_rows(con, "store/run_tags", {"run_id": run_id})
+        keep = meta.keep_tags if keep_tags is None else keep_tags
+        if keep and old and old[0][0]:
+            fields["tags"] = list(dict.fromkeys([*old[0][0], *meta.tags]))
+        delete_runs(con, [run_id], keep=run_id)
+        queries.run(con, "store/set_run_params", {"run_id": run_id, "params": "{}"})
+        if meta.params:  # (a run without parameters: no name to compare)
+            in_use = [k for (k,) in queries.fetch_rows(con, "store/param_keys")]
+            check_key_case(meta.params, in_use)
+        queries.run(con, "store/update_run", {"run_id": run_id, **fields})
+        refresh_views(con)  # its old parameters may have gone from the views
+        return run_id, True
     if meta.params:  # (a run without parameters: no name to compare)
         check_key_case(meta.params, [k for (k,) in queries.fetch_rows(con, "store/param_keys")])
-    row = queries.fetch_rows(
-        con,
-        "store/insert_run",
-        {
-            "experiment": meta.experiment,
-            "name": meta.name,
-            "created_at": meta.created_at,
-            "git_commit": meta.git_commit,
-            "params": json.dumps(meta.params),
-            "tags": list(meta.tags),
-            "notes": meta.notes,
-        },
-    )
+    row = queries.fetch_rows(con, "store/insert_run", fields)
     run_id = int(row[0][0])
-    if existing:  # a run deleted: its parameters may have gone from the views
-        refresh_views(con)
-    else:
-        refresh_views_for_run(con, run_id, bool(meta.params))
-    return run_id, bool(existing)
+    refresh_views_for_run(con, run_id, bool(meta.params))
+    return run_id, False
 
 
 def run_exists(experiment: str, name: str) -> RunExists:
-    """The error of an ingest into a run that exists, without --replace or --append."""
+    """The error of an ingest into a run that exists, without replace or append."""
     return RunExists(
-        f"run {experiment}/{name} exists; use --replace to overwrite it or --append to add a task"
+        f"run {experiment}/{name} exists; use {option('replace', True)} to overwrite it or "
+        f"{option('append', True)} to add a task"
     )
 
 
@@ -212,12 +223,13 @@ def remove_run(store: Database, ref: RunRef) -> dict[str, Any]:
     return info
 
 
-def delete_runs(con: Any, run_ids: Sequence[int]) -> list[int]:
+def delete_runs(con: Any, run_ids: Sequence[int], *, keep: int | None = None) -> list[int]:
     """Inside the caller's transaction: delete the runs ``run_ids`` whole (rows, ``runs``
     row, ``run_state`` row) with their step runs and ``run_steps`` links. A step run deleted
     without its run also deletes that run's stored values (``metric_values``,
-    ``list_values``), which held its last step's: ``evaluate`` computes them again. Returns
-    the ids deleted, step runs included."""
+    ``list_values``), which held its last step's: ``evaluate`` computes them again. The run
+    ``keep`` (a replaced run) loses all that but its ``runs`` row. Returns the ids deleted,
+    step runs included."""
     ids = list(dict.fromkeys(int(r) for r in run_ids))
     steps = queries.fetch_rows(con, "store/step_runs_of", {"runs": ids})
     ids += [int(s) for (s,) in steps if int(s) not in ids]
@@ -228,7 +240,8 @@ def delete_runs(con: Any, run_ids: Sequence[int]) -> list[int]:
                 queries.run(con, name, {"run_id": int(parent)})
     for run_id in ids:
         delete_run_rows(con, run_id)
-        queries.run(con, "store/delete_run", {"run_id": run_id})
+        if run_id != keep:
+            queries.run(con, "store/delete_run", {"run_id": run_id})
     queries.run(con, "store/remove_step_links", {"runs": ids})
     queries.run(con, "store/remove_run_states", {"runs": ids})
     return ids

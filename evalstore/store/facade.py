@@ -212,13 +212,15 @@ class Store(Database, steps.StoreSteps):
         notes: str | None = None,
         created_at: str | datetime | None = None,
         git_commit: str | bool | None = True,
+        keep_tags: bool = True,
     ) -> IngestResult:
         """Ingest ranked lists (``verification``, ``matching``, ``retrieval``,
         ``classification``) into a new run, all or nothing; see
-        :func:`evalstore.ingest.ingest` for the arguments."""
+        :func:`evalstore.ingest.ingest` for the arguments. ``replace=True`` keeps the run's
+        id and its tags (``tags`` added), or with ``keep_tags=False`` only ``tags``."""
         meta = run_meta(meta, run=run, experiment=experiment, params=params, tags=tags,
                         notes=notes, created_at=created_at, git_commit=git_commit,
-                        replace=replace, append=append)  # fmt: skip
+                        replace=replace, append=append, keep_tags=keep_tags)  # fmt: skip
         return _ingest.ingest(
             self, data, task=task, meta=meta, fmt=fmt, columns=columns,
             negate_score=negate_score, labels=labels, groups=groups,

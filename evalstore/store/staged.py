@@ -96,11 +96,13 @@ def merge_staged(
     stage: Path,
     *,
     replace: bool,
+    keep_tags: bool = True,
     on_commit: Callable[[int], None] | None = None,
     on_merge: Callable[[int], None] | None = None,
 ) -> tuple[int, bool]:
     """Copy the one run of the staging store ``stage`` into ``store``, in one transaction,
-    with new list ids; returns (run_id, replaced).
+    with new list ids; returns (run_id, replaced). A replaced run keeps its id (and its tags
+    unless ``keep_tags`` is false: :func:`~evalstore.runs.registry.open_run`).
 
     Raises:
         RunExists: the run exists in ``store`` and ``replace`` is false.
@@ -112,10 +114,10 @@ def merge_staged(
             (row,) = queries.fetch_rows(con, "store/staged_run")
             run_id, replaced = runs.open_run(
                 con, _staged_meta(*row), replace=replace, append=False,
-                has_task=lambda _: False, task="",
+                has_task=lambda _: False, task="", keep_tags=keep_tags,
             )  # fmt: skip
-            if on_merge is not None:  # run ids are never given twice: the id tells, later,
-                on_merge(run_id)  # whether this transaction committed
+            if on_merge is not None:  # a new run's id is never given twice: the id tells,
+                on_merge(run_id)  # later, whether this transaction committed
             ((lo, hi),) = queries.fetch_rows(con, "store/staged_list_span")
             ((first,),) = queries.fetch_rows(con, "store/next_list_id")
             check_list_ids(first, hi - lo)
@@ -181,6 +183,7 @@ def ingest_staged(
         ref, replace, append = (meta.experiment, meta.name), meta.replace, meta.append
     elif ref is None:
         raise TypeError("missing the run: pass meta=RunMeta(...) (or ref=)")
+    keep_tags = meta.keep_tags if meta is not None else True
     done = on_commit or (lambda _: None)
     if append:
 
@@ -216,7 +219,12 @@ def ingest_staged(
         run_id, replaced = write_store(
             path,
             lambda store: (merge or merge_staged)(
-                store, stage, replace=replace, on_commit=None if new else done, on_merge=on_merge
+                store,
+                stage,
+                replace=replace,
+                keep_tags=keep_tags,
+                on_commit=None if new else done,
+                on_merge=on_merge,
             ),
             lock_timeout=lock_timeout,
             on_wait=on_wait,

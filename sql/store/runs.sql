@@ -154,3 +154,15 @@ select group_id, item_id, score, label, seq, gain
 from scores
 where run_id = $run_id and task = $task
 order by seq;
+
+-- name: run_tags
+-- The tags of $run_id.
+select tags from runs where run_id = $run_id;
+
+-- name: update_run
+-- A replaced run's runs row, its id kept: $experiment, $name, $created_at, $git_commit,
+-- $params (json text), $tags (varchar[]), $notes as insert_run's.
+update runs
+set experiment = $experiment, name = $name, created_at = $created_at,
+    git_commit = $git_commit, params = $params::json, tags = $tags, notes = $notes
+where run_id = $run_id;
