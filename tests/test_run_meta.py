@@ -85,7 +85,7 @@ def test_a_changed_copy_is_checked_again() -> None:
     )  # fmt: skip
     with pytest.raises(InvalidInput, match="a tag cannot be empty"):
         dataclasses.replace(meta, tags=["ok", " "])
-    with pytest.raises(InvalidInput, match="--replace and --append exclude each other"):
+    with pytest.raises(InvalidInput, match="replace=True and append=True exclude each other"):
         dataclasses.replace(copy, replace=True)
 
 
@@ -100,7 +100,7 @@ def test_a_changed_copy_is_checked_again() -> None:
         ({"params": ["lr=1", "lr=2"]}, "param 'lr' given twice"),
         ({"params": {"a\x00b": 1}}, "param name 'a\\x00b' holds a NUL character"),
         ({"created_at": "yesterday"}, "--created-at 'yesterday' is not an ISO 8601 time"),
-        ({"replace": True, "append": True}, "--replace and --append exclude each other"),
+        ({"replace": True, "append": True}, "replace=True and append=True exclude each other"),
     ],
 )
 def test_bad_metadata_is_one_line_naming_the_field(changes: dict[str, Any], message: str) -> None:

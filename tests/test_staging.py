@@ -165,7 +165,7 @@ def test_replace_merges_in_place_of_the_old_run(tmp_path: Path) -> None:
         ref=("e", "a"),
         replace=True,
     )
-    assert again.replaced and not first.replaced and again.run_id != first.run_id
+    assert again.replaced and not first.replaced and again.run_id == first.run_id  # id kept
     with Store(db) as store:
         assert store.runs()["run_id"].to_list() == [again.run_id]
         n = store.con.sql("select count(*) from scores").fetchall()[0][0]
