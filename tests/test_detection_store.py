@@ -308,7 +308,7 @@ def test_replace_and_rename_keep_the_right_rows(store: Store) -> None:
     )
     rows = _det_rows(store, "det/r1")
     assert (len(rows["det_boxes"]), len(rows["det_truth"])) == (3, 1)
-    assert store.resolve("det/r1") != first and _count(store, "det_boxes") == 3
+    assert store.resolve("det/r1") == first and _count(store, "det_boxes") == 3  # id kept
     kept = store.resolve("det/r1")
     store.rename("det/r1", "moved/r9")  # keeps its id and every row
     assert store.resolve("moved/r9") == kept and _det_rows(store, "moved/r9") == rows

@@ -317,7 +317,7 @@ def test_parquet_ingest_equals_in_memory_ingest(
             from_files = failure(store, paths, run="p", **options)
             from_memory = failure(store, parts, run="m", **options)
             assert state(store) == empty
-            assert "but no" in from_files and "-1; under --labels pm1" in from_files
+            assert "but no" in from_files and '-1; under labels="pm1"' in from_files
             assert in_memory_labels(from_files, paths) == from_memory
             return
         direct = store.ingest(paths, run="p", **options, **NO_GIT)
@@ -378,19 +378,19 @@ BAD = {
     "label_5_pm1": (
         [_set(GOOD, "label", 7, 5)],
         {},
-        "{0}: column 'label' row 8: 5 is not a label under --labels pm1",
+        "{0}: column 'label' row 8: 5 is not a label under labels=\"pm1\"",
         ["abandoned"],
     ),
     "label_300_int16": (
         [_set(GOOD, "label", 7, 300, pa.int16())],
         {},
-        "{0}: column 'label' row 8: 300 is not a label under --labels pm1",
+        "{0}: column 'label' row 8: 300 is not a label under labels=\"pm1\"",
         ["abandoned"],
     ),
     "label_2_under_01": (
         [_set(ZERO_ONE, "label", 7, 2)],
         {"labels": "01"},
-        "{0}: column 'label' row 8: 2 is not a label under --labels 01",
+        "{0}: column 'label' row 8: 2 is not a label under labels=\"01\"",
         ["abandoned"],
     ),
     "null_label": (
@@ -433,9 +433,9 @@ BAD = {
     "zero_one_under_default_pm1": (
         [ZERO_ONE],
         {},
-        "{0}: column 'label' has 0 (6 rows) and 1 (6 rows) but no -1; under --labels pm1 "
-        "every 0 is ignored (not a negative): pass --labels 01 if 0 means negative, or "
-        "--labels pm1 explicitly if 0 means ignored",
+        "{0}: column 'label' has 0 (6 rows) and 1 (6 rows) but no -1; under labels=\"pm1\" "
+        'every 0 is ignored (not a negative): pass labels="01" if 0 means negative, or '
+        'labels="pm1" explicitly if 0 means ignored',
         ["done"],
     ),
     "zero_one_in_two_files": (
@@ -963,7 +963,7 @@ def test_a_group_mapping_to_a_missing_column_is_refused(store: Store, tmp_path: 
     path = parquet(tmp_path / "pairs.parquet", table)
     options = {"task": "verification", "columns": {"group_id": "pair"}}
     from_memory = failure(store, table, run="memory", **options)
-    assert "missing column 'pair' named by --column" in from_memory
+    assert "missing column 'pair' named by columns=" in from_memory
     assert in_memory_labels(failure(store, path, run="file", **options), [path]) == from_memory
 
 

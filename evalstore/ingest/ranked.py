@@ -71,6 +71,7 @@ def ingest(
     notes: str | None = None,
     created_at: str | datetime | None = None,
     git_commit: str | bool | None = True,
+    keep_tags: bool = True,
 ) -> IngestResult:
     """Ingest ranked lists into a run, all or nothing.
 
@@ -100,8 +101,9 @@ def ingest(
             judged documents the run lacks are not retrieved
             (:mod:`evalstore.ingest.formats.trec`).
         progress: called with (stage, rows done, total or None).
-        run, experiment, replace, append, params, tags, notes, created_at, git_commit: kept
-            for compatibility: the fields of ``meta``, given instead of it (never with it).
+        run, experiment, replace, append, params, tags, notes, created_at, git_commit,
+            keep_tags: kept for compatibility: the fields of ``meta``, given instead of it
+            (never with it).
 
     Returns:
         An :class:`IngestResult`, with the label counts and any warnings (a score column
@@ -129,7 +131,7 @@ def ingest(
         )
     meta = run_meta(meta, run=run, experiment=experiment, params=params, tags=tags, notes=notes,
                     created_at=created_at, git_commit=git_commit, replace=replace,
-                    append=append)  # fmt: skip
+                    append=append, keep_tags=keep_tags)  # fmt: skip
     return _ranked(store, data, task=task, meta=meta, fmt=fmt, columns=columns,
                    negate_score=negate_score, labels=labels, groups=groups,
                    groups_format=groups_format, voc_gt=voc_gt, qrels=qrels, progress=progress,
