@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 
 __all__ = [
     "FLAGS",
@@ -33,14 +32,15 @@ FLAGS: dict[str, tuple[str, bool]] = {
     "keep_tags": ("--replace-tags", False),
 }
 
-_CLI = ContextVar("evalstore_cli_spelling", default=False)
+# a flag of the process, not a context variable: a command's work may run in threads of its own
+_CLI = {"on": False}
 
 
 def option(keyword: str, value: object = None) -> str:
     """An option as a message names it: by its keyword argument from Python
     (``replace=True``, ``labels="01"``, ``columns=`` without a value), by its flag inside
     :func:`cli_spelling` (``--replace``, ``--labels 01``, ``--column``)."""
-    if _CLI.get():
+    if _CLI["on"]:
         flag, takes_value = FLAGS[keyword]
         return f"{flag} {value}" if takes_value and value is not None else flag
     if value is None:
@@ -54,11 +54,11 @@ def option(keyword: str, value: object = None) -> str:
 @contextmanager
 def cli_spelling() -> Iterator[None]:
     """Messages made inside name options by their command-line flags (:func:`option`)."""
-    token = _CLI.set(True)
+    before, _CLI["on"] = _CLI["on"], True
     try:
         yield
     finally:
-        _CLI.reset(token)
+        _CLI["on"] = before
 
 
 class EvalstoreError(Exception):

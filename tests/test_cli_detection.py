@@ -146,15 +146,15 @@ def test_coco_metadata_json_replace_and_append(
     _write(results, RESULTS[:2])
     out = _ok(cli("ingest", str(results), "--format", "coco", "--coco-gt", str(gt), "-r",
                   "det/r50", "--replace", *COMMON))  # fmt: skip
-    assert out.startswith("replaced run det/r50 (id 2): 2 detections of 3 ground-truth boxes")
-    assert _rows(db, "select run_id, count(*) from det_boxes group by all") == [(2, 2)]
+    assert out.startswith("replaced run det/r50 (id 1): 2 detections of 3 ground-truth boxes")
+    assert _rows(db, "select run_id, count(*) from det_boxes group by all") == [(1, 2)]  # the id kept
     # --append adds the detection task to a run that lacks it ...
     data = tmp_path / "r.parquet"
     pl.DataFrame(ranked()).write_parquet(data)
     _ok(cli("ingest", str(data), "-t", "retrieval", "-r", "multi/x", *COMMON))
     out = _ok(cli("ingest", str(results), "--format", "coco", "--coco-gt", str(gt), "-r",
                   "multi/x", "--append", *COMMON))  # fmt: skip
-    assert out.startswith("ingested run multi/x (id 3): 2 detections")
+    assert out.startswith("ingested run multi/x (id 2): 2 detections")
     tasks = json.loads(_ok(cli("show", "multi/x", "--format", "json")))["tasks"]
     assert sorted(t["task"] for t in tasks) == ["detection", "retrieval"]
     # ... and is refused, in one line, to a run that has detections: they are not merged

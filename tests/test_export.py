@@ -359,12 +359,12 @@ def test_replaced_run_supersedes_its_old_export(source: Store, tmp_path: Path) -
         replace=True,
     )
     new_id = source.resolve("out/c")
-    assert new_id != old_id
+    assert new_id == old_id  # a replaced run keeps its id
     export_runs(source, out, runs=["out/c"])
-    ids = [r["run_id"] for r in read_manifest(out)["runs"] if r["name"] == "c"]
-    assert ids == [new_id]
-    assert not partition_path(out, "outcomes", old_id).exists()
-    assert not partition_path(out, "runs", old_id).exists()
+    entries = [r for r in read_manifest(out)["runs"] if r["name"] == "c"]
+    assert [r["run_id"] for r in entries] == [new_id]
+    assert entries[0]["rows"]["outcomes"] == 1  # the new rows alone, the old ones gone
+    assert partition_path(out, "outcomes", new_id).exists()
 
 
 def test_import_conflicts_and_replace(source: Store, tmp_path: Path) -> None:
