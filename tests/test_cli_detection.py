@@ -146,8 +146,9 @@ def test_coco_metadata_json_replace_and_append(
     _write(results, RESULTS[:2])
     out = _ok(cli("ingest", str(results), "--format", "coco", "--coco-gt", str(gt), "-r",
                   "det/r50", "--replace", *COMMON))  # fmt: skip
+    # the id kept
     assert out.startswith("replaced run det/r50 (id 1): 2 detections of 3 ground-truth boxes")
-    assert _rows(db, "select run_id, count(*) from det_boxes group by all") == [(1, 2)]  # the id kept
+    assert _rows(db, "select run_id, count(*) from det_boxes group by all") == [(1, 2)]
     # --append adds the detection task to a run that lacks it ...
     data = tmp_path / "r.parquet"
     pl.DataFrame(ranked()).write_parquet(data)
