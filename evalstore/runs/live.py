@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalstore.db import queries
 from evalstore.db.schema import refresh_views
-from evalstore.errors import InvalidInput, RunExists
+from evalstore.errors import InvalidInput, RunExists, RunNotFound
 from evalstore.runs.liveness import shown_status, utc_now
 from evalstore.runs.logged import logged_names
 from evalstore.runs.meta import RunMeta
@@ -172,7 +172,8 @@ def finish_run(store: Database, run_id: int, status: str = "finished") -> dict[s
         queries.run(con, "store/finish_run_state",
                     {"run_id": run_id, "status": status, "now": utc_now()})  # fmt: skip
     state = run_state(store, run_id)
-    assert state is not None
+    if state is None:  # removed between the two statements: no other writer can, but say so
+        raise RunNotFound(f"run id {run_id} was removed while it was finished")
     return state
 
 

@@ -41,7 +41,7 @@ import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 from evalstore.db.connection import Database, default_path
 from evalstore.errors import InvalidInput
@@ -137,8 +137,7 @@ class Run(RunSteps):
         """
         if self.status != "running":
             raise InvalidInput(f"run {self.ref} is {self.status}: it logs nothing more")
-        at = self._step + 1 if step is None else check_step(f"run {self.ref}", step)
-        assert at is not None
+        at = self._step + 1 if step is None else cast(int, check_step(f"run {self.ref}", step))
         checked = []
         for name, value in values.items():
             if name not in self._ok:

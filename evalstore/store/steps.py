@@ -22,7 +22,7 @@ import contextlib
 import json
 import numbers
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from evalstore.db import queries
 from evalstore.db.connection import Database
@@ -305,8 +305,7 @@ class StoreSteps:
                               replace=replace, box_format=box_format)  # fmt: skip
 
     def _db(self) -> Database:
-        assert isinstance(self, Database), "StoreSteps is a mixin of Store"
-        return self
+        return cast(Database, self)  # a mixin of Store, which is a Database
 
 
 class RunSteps:
