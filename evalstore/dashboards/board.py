@@ -231,9 +231,11 @@ def _bars(
             downs.append(s)
             notes.append("")
             continue
-        lo, hi, cut = clipped(m - s, m + s, bounds)
-        ups.append(hi - m)
-        downs.append(m - lo)
+        lo, hi, _ = clipped(m - s, m + s, bounds)
+        up, down = (s if hi == m + s else hi - m), (s if lo == m - s else m - lo)
+        cut = (up, down) != (s, s)
+        ups.append(up)
+        downs.append(down)
         notes.append(" (bar clipped to the metric's range)" if cut else "")
     return ups, downs, notes
 
