@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalstore.db import queries
 from evalstore.db.schema import refresh_views
-from evalstore.errors import InvalidInput, RunExists, option
+from evalstore.errors import InvalidInput, RunExists
 from evalstore.runs.liveness import shown_status, utc_now
 from evalstore.runs.logged import logged_names
 from evalstore.runs.meta import RunMeta
@@ -98,8 +98,7 @@ def open_live_run(
     found = queries.fetch_rows(store.con, "store/run_by_name", keys)
     if found and not resume:
         raise RunExists(
-            f"run {ref} exists; pass {option('resume', True)} to log to it again, or name "
-            "another run"
+            f"run {ref} exists; pass resume=True (--resume) to log to it again, or name another run"
         )
     old = get_run(store, int(found[0][0])) if found else None
     with store.transaction() as con:
