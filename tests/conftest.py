@@ -215,3 +215,13 @@ def ingest_lists(store: Store, run: str, lists: dict[str, tuple[list[float], lis
         rows["score"] += [float(s) for s in scores]
         rows["label"] += labels
     store.ingest(rows, task="retrieval", run=run, git_commit=None)
+
+
+def training_tables(con: Any, files: list[Any], *, drop: bool = False) -> None:
+    """Give a store kept at an older schema by a test the tables of schema 22 (runs from a
+    training loop), which today's code reads on every evaluate and remove, or take them away
+    again before the test upgrades the store (the migration makes them)."""
+    if drop:
+        con.execute("drop view v_steps; drop table run_steps; drop table run_state")
+        return
+    con.execute(next(path for version, _, path in files if version == 22).read_text())

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import training_tables
 
 from evalstore import Store
 from evalstore.analysis.evaluate import evaluate
@@ -105,12 +106,14 @@ def test_schema_20_rewrites_row_tables_keeping_rows(
     with Store(db) as store:
         assert store.schema_version() == 19
         assert set(_declared(store.con).values()) == {(None,) * 6}
+        training_tables(store.con, files)
         for kind, path in parquet.items():
             store.ingest(path, task="retrieval", run=f"x/{kind}")
         store.remove("x/int_f64")
         assert store.con.execute("select count(*) from list_rows_int_f64").fetchone() == (0,)
         store.ingest(parquet["int_f64"], task="retrieval", run="y/int_f64")  # after the gap
         before = _state(store)
+        training_tables(store.con, files, drop=True)
     monkeypatch.setattr(schema_module, "migrations", lambda: files)
     with Store(db) as store:
         assert store.upgraded_from == 19

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import training_tables
 from typer.testing import CliRunner
 
 from evalstore import Store
@@ -169,6 +170,7 @@ def test_schema_18_keeps_a_stores_lists_and_makes_coco_matches_again(
               "score": [0.9, 0.2, 0.5], "label": [1, -1, 1]}  # fmt: skip
     with Store(db) as store:
         assert store.schema_version() == 17
+        training_tables(store.con, files)
         store.ingest(ranked, task="retrieval", run="r/a", git_commit=None)
         ap_before = evaluate(store, ["r/a"], metrics=["ap"])["value"].to_list()
         scores_before = store.sql("select * from scores order by list_id, seq").rows()
@@ -177,6 +179,7 @@ def test_schema_18_keeps_a_stores_lists_and_makes_coco_matches_again(
             "(run_id, matching, category_id, iou_index, det_id, seq, rank, score, label) "
             "values (1, 'coco', 'c', 0, 0, 0, 0, 0.5, 1)"
         )
+        training_tables(store.con, files, drop=True)
     monkeypatch.setattr(store_module, "migrations", lambda: files)
     gt, dets = make_detset(3, n_images=6, n_categories=2, crowded=1)
     (tmp_path / "gt.json").write_text(json.dumps(gt))
