@@ -11,7 +11,9 @@ one run:
 and prints the CPU seconds (this process, all threads) of each, per row, and their ratio
 (steps / one ingest: 1 = storage stays linear; above 1, the fixed cost of each step), and
 the CPU of the first and the last tenth of the steps (equal: a step costs the same in a
-store holding many). The least of ``--repeat`` measures of each.
+store holding many), and the floor DuckDB itself sets: its CPU for ``--steps`` transactions
+each inserting the small file, over one inserting the large file. The least of ``--repeat``
+measures of each.
 
 Target (issue 34, point 3): 100 steps of 1e5 rows at the rate per row of one ingest of 1e7.
 """
@@ -65,6 +67,32 @@ def measure(work: Path, steps: int, rows: int, per_list: int, repeat: int) -> di
     return {**best, **{f"{k} tenth": v for k, v in ends.items()}}
 
 
+def duckdb_floor(work: Path, steps: int, repeat: int) -> float:
+    """DuckDB alone, the same files: the CPU of ``steps`` transactions that each insert the
+    small file and commit, over that of one transaction inserting the large file. An insert
+    smaller than a row group (122,880 rows) goes through DuckDB's write-ahead log; a large
+    one is written as compressed row groups: no per-step store can beat this ratio."""
+    import duckdb
+
+    small, large = str(work / "step.parquet"), str(work / "all.parquet")
+    best = {"small": float("inf"), "large": float("inf")}
+    for i in range(repeat):
+        for kind in best:
+            path = work / f"floor-{kind}-{i}.duckdb"
+            con = duckdb.connect(str(path))
+            con.execute("create table t as select * from read_parquet($f) limit 0", {"f": small})
+            c0 = time.process_time()
+            for _ in range(steps if kind == "small" else 1):
+                con.execute("begin")
+                con.execute("insert into t select * from read_parquet($f)",
+                            {"f": small if kind == "small" else large})  # fmt: skip
+                con.execute("commit")
+            best[kind] = min(best[kind], time.process_time() - c0)
+            con.close()
+            path.unlink()
+    return best["small"] / best["large"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=100)
@@ -75,11 +103,13 @@ def main() -> None:
     total = args.steps * args.rows
     with tempfile.TemporaryDirectory(dir=".") as tmp:
         best = measure(Path(tmp), args.steps, args.rows, args.per_list, args.repeat)
+        floor = duckdb_floor(Path(tmp), args.steps, args.repeat)
     print(f"{args.steps} steps of {args.rows:,} rows vs one ingest of {total:,} rows")
     for kind in ("steps", "one ingest"):
         cpu = best[kind]
         print(f"  {kind:<11} {cpu:8.2f} CPU s   {cpu / total * 1e9:8.1f} CPU ns per row")
     print(f"  ratio (steps / one ingest): {best['steps'] / best['one ingest']:.2f}")
+    print(f"  DuckDB alone, {args.steps} insert+commit of a step's file / one of all: {floor:.2f}")
     first, last = best["first tenth"], best["last tenth"]
     print(
         f"  the first tenth of the steps {first:.2f} CPU s, the last {last:.2f} "

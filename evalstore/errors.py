@@ -20,6 +20,7 @@ __all__ = [
     "StoreLocked",
     "cli_spelling",
     "option",
+    "spelled",
 ]
 
 #: The command line's spelling of an option a message names by its Python keyword: the
@@ -30,6 +31,37 @@ FLAGS: dict[str, tuple[str, bool]] = {
     "replace": ("--replace", False),
     "append": ("--append", False),
     "keep_tags": ("--replace-tags", False),
+    "task": ("--task", True),
+    "fmt": ("--format", True),
+    "experiment": ("--experiment", True),
+    "created_at": ("--created-at", True),
+    "negate_score": ("--negate-score", False),
+    "groups": ("--groups", True),
+    "voc_gt": ("--voc-gt", True),
+    "qrels": ("--qrels", True),
+    "pairs": ("--pairs", True),
+    "homography_dir": ("--homography-dir", True),
+    "disparity_dir": ("--disparity-dir", True),
+    "disparity_scale": ("--disparity-scale", True),
+    "estimate": ("--estimate", False),
+    "hpatches_tasks": ("--hpatches-tasks", True),
+    "distance": ("--distance", True),
+    "hpatches_split": ("--hpatches-split", True),
+    "hpatches_distractors": ("--hpatches-distractors", True),
+    "coco_gt": ("--coco-gt", True),
+    "voc_annotations": ("--voc-annotations", True),
+    "voc_imageset": ("--voc-imageset", True),
+    "boxes_gt": ("--boxes-gt", True),
+    "box_format": ("--box-format", True),
+    "step": ("--step", True),
+    "resume": ("--resume", False),
+    "limit": ("--limit", True),
+    "by": ("--by", True),
+    "where": ("--where", True),
+    # Store.ingest_hpatches's keywords
+    "split": ("--hpatches-split", True),
+    "distractors": ("--hpatches-distractors", True),
+    "tasks_dir": ("--hpatches-tasks", True),
 }
 
 # a flag of the process, not a context variable: a command's work may run in threads of its own
@@ -49,6 +81,12 @@ def option(keyword: str, value: object = None) -> str:
         ours, _, theirs = value.partition("=")
         return f'columns={{"{ours}": "{theirs}"}}'
     return f'{keyword}="{value}"' if isinstance(value, str) else f"{keyword}={value!r}"
+
+
+def spelled(python: str, cli: str) -> str:
+    """What a message names as the caller spells it: ``python`` from Python (a method's
+    name, ``data[0]``), ``cli`` inside :func:`cli_spelling` (a flag, ``input #1``)."""
+    return cli if _CLI["on"] else python
 
 
 @contextmanager

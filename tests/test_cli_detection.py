@@ -248,7 +248,7 @@ def test_coco_bad_input_is_one_line_and_stores_nothing(
         (["-t", "detection"], "Error: --task detection needs --boxes-gt FILE (the ground-truth "
          "boxes: Parquet, CSV or NDJSON)"),
         (["-t", "detection", "--boxes-gt", "{gt}", "--box-format", "ltrb"],
-         "Error: --box-format 'ltrb': expected one of xyxy, xywh, cxcywh"),
+         "Error: --box-format ltrb: expected one of xyxy, xywh, cxcywh"),
         (["-t", "detection", "--boxes-gt", "{gt}", "--format", "csv"],
          "Error: --format csv does not apply to --task detection: box tables are read by "
          "their extension (.parquet, .csv, .ndjson, .jsonl); detection formats: coco, voc-det"),

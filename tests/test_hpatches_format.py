@@ -563,8 +563,8 @@ def test_hamming_refuses_values_that_are_not_bytes(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--distance", "l3"], "unknown --distance 'l3'; use one of l2, l2sq, l1, cosine, hamming"),
-        (["--hpatches-split", "d"], "unknown --hpatches-split 'd'"),
+        (["--distance", "l3"], "unknown --distance l3; use one of l2, l2sq, l1, cosine, hamming"),
+        (["--hpatches-split", "d"], "unknown --hpatches-split d"),
         (["--hpatches-distractors", "0"], "--hpatches-distractors must be a count from 1 or 'all'"),
         (["--task", "classification"], "--task classification is none of them"),
         (["--append"], "--append does not apply to --format hpatches"),

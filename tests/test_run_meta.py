@@ -94,12 +94,12 @@ def test_a_changed_copy_is_checked_again() -> None:
     [
         ({"run": ""}, "run name '' is empty"),
         ({"run": "exp/"}, "run name 'exp/' is empty"),
-        ({"run": "a/b", "experiment": "c"}, "run 'a/b' names experiment 'a' but --experiment"),
+        ({"run": "a/b", "experiment": "c"}, "run 'a/b' names experiment 'a' but experiment=\"c\""),
         ({"tags": ["x", ""]}, "a tag cannot be empty"),
         ({"params": ["lr"]}, "param 'lr' is not key=value"),
         ({"params": ["lr=1", "lr=2"]}, "param 'lr' given twice"),
         ({"params": {"a\x00b": 1}}, "param name 'a\\x00b' holds a NUL character"),
-        ({"created_at": "yesterday"}, "--created-at 'yesterday' is not an ISO 8601 time"),
+        ({"created_at": "yesterday"}, 'created_at="yesterday" is not an ISO 8601 time'),
         ({"replace": True, "append": True}, "replace=True and append=True exclude each other"),
     ],
 )
@@ -109,7 +109,7 @@ def test_bad_metadata_is_one_line_naming_the_field(changes: dict[str, Any], mess
     text = str(caught.value)
     assert text.startswith(message) and "\n" not in text
     field = next(iter(changes)).replace("_", "-").rstrip("s")  # params -> param, tags -> tag
-    assert field in text or (field == "run" and "run name" in text)
+    assert field.replace("-", "_") in text or (field == "run" and "run name" in text)
 
 
 # -- the entry points: meta=, or the old keywords -------------------------------------------
@@ -171,7 +171,9 @@ def test_no_run_at_all_is_refused(store: Store, entry: str) -> None:
 def test_the_hpatches_entry_points_take_meta_and_refuse_append(store: Store) -> None:
     meta = _meta(append=True)
     for function in (Store.ingest_hpatches, library.ingest_hpatches):
-        with pytest.raises(InvalidInput, match=r"^--append does not apply to --format hpatches"):
+        with pytest.raises(
+            InvalidInput, match=r"^append=True does not apply to Store.ingest_hpatches"
+        ):
             function(store, "desc", tasks_dir="tasks", meta=meta)
         with pytest.raises(TypeError, match="given twice, as meta= and as replace="):
             function(store, "desc", tasks_dir="tasks", meta=_meta(), replace=True)
@@ -211,16 +213,16 @@ def test_a_name_with_a_slash_survives_the_merge(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"task": "retrieval", "pairs": "p.csv"}, "--pairs does not apply to --task retrieval"),
-        ({"task": "outcomes", "estimate": True}, "--estimate does not apply to --task outcomes"),
-        ({"task": "keypoints", "labels": "01"}, "--labels does not apply to --task keypoints"),
-        ({"task": "matching", "distance": "l1"}, "--distance applies only with --format hpatches"),
-        ({"fmt": "hpatches", "groups": "g"}, "--groups does not apply to --format hpatches"),
-        ({"fmt": "hpatches"}, "--format hpatches needs --hpatches-tasks DIR"),
-        ({"fmt": "hpatches", "hpatches_tasks": "t", "columns": ["score=d"]}, "--column does not"),
-        ({"fmt": "hpatches", "hpatches_tasks": "t", "task": "keypoints"}, "--task keypoints is "),
+        ({"task": "retrieval", "pairs": "p.csv"}, 'pairs= does not apply to task="retrieval"'),
+        ({"task": "outcomes", "estimate": True}, 'estimate= does not apply to task="outcomes"'),
+        ({"task": "keypoints", "labels": "01"}, 'labels= does not apply to task="keypoints"'),
+        ({"task": "matching", "distance": "l1"}, 'distance= applies only with fmt="hpatches"'),
+        ({"fmt": "hpatches", "groups": "g"}, 'groups= does not apply to fmt="hpatches"'),
+        ({"fmt": "hpatches"}, 'fmt="hpatches" needs hpatches_tasks= DIR'),
+        ({"fmt": "hpatches", "hpatches_tasks": "t", "columns": ["score=d"]}, "columns= does not"),
+        ({"fmt": "hpatches", "hpatches_tasks": "t", "task": "keypoints"}, 'task="keypoints" is '),
         ({"fmt": "hpatches", "hpatches_tasks": "t", "hpatches_distractors": "0"}, "a count from"),
-        ({}, "--task is required unless --format hpatches is given"),
+        ({}, 'task= is required unless fmt="hpatches" is given'),
     ],
 )
 def test_options_of_another_task_are_refused(options: dict[str, Any], message: str) -> None:

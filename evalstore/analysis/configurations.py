@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from evalstore.analysis.evaluate import evaluate, resolve_ties, with_protocol
+from evalstore.analysis.group_caveats import with_caveats
 from evalstore.analysis.step_runs import step_map
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
@@ -180,8 +181,9 @@ def groups(
         One row per (configuration, task, metric, params) with :data:`GROUP_COLUMNS` (and
         ``base_metric``, ``n_values``, ``run_ids``, ``seeds``, ``last_created``): ``mean``,
         ``sd`` (n - 1 in the denominator), ``ci_low``/``ci_high`` the 95% Student t
-        interval of the mean across runs (None for one run), ``min``, ``max``, ``runs`` by
-        seed.
+        interval of the mean across runs (None for one run) clipped to the metric's range,
+        ``min``, ``max``, ``runs`` by seed, ``caveat``
+        (:func:`~evalstore.analysis.group_caveats.with_caveats`).
 
     Raises:
         InvalidInput: no runs (in the experiment), or no values of the metrics.
@@ -214,8 +216,8 @@ def groups(
     frame = frame.sort(["experiment", "_task_order", "metric", "params", "group"]).drop(
         "_task_order"
     )
-    extra = ["base_metric", "n_values", "run_ids", "seeds", "last_created"]
-    return frame.select([*GROUP_COLUMNS, *extra])
+    extra = ["base_metric", "n_values", "run_ids", "seeds", "last_created", "caveat"]
+    return with_caveats(frame).select([*GROUP_COLUMNS, *extra])
 
 
 # ----------------------------------------------------------------------------- selecting

@@ -265,7 +265,8 @@ def groups_cmd(
     fmt: FormatOpt = Fmt.table,
 ) -> None:
     """Configurations (runs equal but for their seed): per metric n_runs, mean, sd, the 95%
-    t interval across seeds, min, max and the runs."""
+    t interval across seeds (clipped to the metric's range; ``caveat`` says so), min, max and
+    the runs."""
     import polars as pl
 
     from evalstore.analysis.configurations import GROUP_COLUMNS, groups
@@ -282,14 +283,16 @@ def groups_cmd(
             protocol=protocol,
         )
     if fmt in (Fmt.table, Fmt.md):
-        frame = frame.select(c for c in GROUP_COLUMNS if c not in ("config", "protocol"))
+        frame = frame.select(
+            *(c for c in GROUP_COLUMNS if c not in ("config", "protocol")), "caveat"
+        )
         frame = frame.with_columns(pl.col("runs").list.join(", "))
     elif fmt is Fmt.latex:
         board = pivot(frame)
         emit(board.wide(), fmt, higher=board.higher, caption="Mean ± sd across seeds")
         return
     else:
-        frame = frame.select([*GROUP_COLUMNS, "seeds"])
+        frame = frame.select([*GROUP_COLUMNS, "seeds", "caveat"])
     emit(frame, fmt)
 
 

@@ -1,11 +1,11 @@
 """Dashboard axes (pure): what a reader needs to read a chart without hovering.
 
-:func:`value_range` is a metric's range (0..1 for the fractions: AP, accuracy, MMA...; None
-for unbounded ones such as ``reprojection_error``); :func:`clipped` cuts an interval to it;
-:func:`time_axis` picks tick labels for a span of times (``14:05``, not ``03:52:08.9995``, for
-runs of one day); :func:`value_axis` zooms a y axis to the values drawn (within the metric's
-range); :func:`wrap_title` fits a chart title into its column (the whole title on hover);
-:func:`code_html` shows ```text``` in descriptions as code.
+:func:`value_range` is a metric's range (0..1 for the fractions: AP, accuracy, MMA...; 0..100
+for TIDE's; None for unbounded ones such as ``reprojection_error``); :func:`clipped` cuts an
+interval to it; :func:`time_axis` picks tick labels for a span of times (``14:05``, not
+``03:52:08.9995``, for runs of one day); :func:`value_axis` zooms a y axis to the values drawn
+(within the metric's range); :func:`wrap_title` fits a chart title into its column (the whole
+title on hover); :func:`code_html` shows ```text``` in descriptions as code.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from evalstore.metrics.registry import METRICS
+from evalstore.metrics import ranges
 
 __all__ = [
     "FEW_LISTS",
@@ -32,18 +32,17 @@ __all__ = [
 
 #: Below this many lists an interval is drawn with a warning (it says little).
 FEW_LISTS = 5
-#: Metrics that are not fractions in 0..1.
-_UNBOUNDED_PREFIXES = ("reprojection_error", "tide_")
 _MINUTE, _HOUR, _DAY = 60_000, 3_600_000, 86_400_000
 _CODE = re.compile(r"`([^`]+)`")
 
 
 def value_range(metric: str | None) -> tuple[float, float] | None:
-    """The range of a metric's values: (0, 1) for the fractions (every registered metric but
-    ``reprojection_error`` and TIDE's error weights), None when unknown or unbounded."""
-    if not metric or metric.startswith(_UNBOUNDED_PREFIXES):
+    """The range of a metric's values (:func:`evalstore.metrics.ranges.value_range`) to clip
+    to: (0, 1) for the fractions, (0, 100) for TIDE's; None when unknown or unbounded."""
+    span = ranges.value_range(metric)
+    if span is None or span[1] is None:
         return None
-    return (0.0, 1.0) if metric in METRICS else None
+    return (span[0], span[1])
 
 
 def clipped(

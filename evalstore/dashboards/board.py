@@ -11,19 +11,20 @@ has values in, its rows ranked by the first of them (best first, a rank column 1
 each cell ``mean ± sd`` (the mean alone for one run) and the best of each column in bold
 (:meth:`~evalstore.analysis.leaderboard.Leaderboard.best`, in the metric's direction).
 :func:`board_figure` draws one chart per experiment and column: the means as points with
-the sd as error bars, the best in green.
+the sd as error bars (cut to the metric's range, the hover saying so), the best in green.
 """
 
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
 from evalstore.analysis.configurations import label
 from evalstore.analysis.leaderboard import pivot
+from evalstore.dashboards.axes import clipped, value_range
 from evalstore.dashboards.grid import axis_titles, cell, grid_layout, make_grid, tick_room
 from evalstore.dashboards.plot import Figure, trace
 from evalstore.dashboards.specs import Panel
@@ -55,6 +56,7 @@ class Board:
         runs: (experiment, label) -> the runs (``experiment/name``).
         best: per column, the (experiment, label) holding its best mean in each experiment.
         higher: per column, whether higher is better.
+        metric: per column, its metric (for its range).
     """
 
     experiments: list[str]
@@ -65,6 +67,7 @@ class Board:
     runs: dict[tuple[str, str], list[str]]
     best: dict[str, set[tuple[str, str]]]
     higher: dict[str, bool]
+    metric: dict[str, str] = field(default_factory=dict)
 
 
 def board(panel: Panel, frame: pl.DataFrame) -> Board:
@@ -133,7 +136,8 @@ def _board(panel: Panel, frame: pl.DataFrame) -> Board:
 
             groups.sort(key=rank)
         rows[e] = groups
-    return Board(experiments, columns, rows, cells, n_runs, runs, lb.best(), lb.higher)
+    metric = dict(lb.long.select("column", "metric").unique("column").rows())
+    return Board(experiments, columns, rows, cells, n_runs, runs, lb.best(), lb.higher, metric)
 
 
 def _sd_text(mean: float | None, sd: float | None) -> str:
@@ -215,6 +219,27 @@ def _ranked_by(b: Board, experiment: str) -> str:
     return f"Ranked by {first}, {'higher' if b.higher[first] else 'lower'} is better (best first)."
 
 
+def _bars(
+    means: list[Any], sds: list[Any], bounds: tuple[float, float] | None
+) -> tuple[list[Any], list[Any], list[str]]:
+    """The error bars above and below each mean (its sd), cut to the metric's ``bounds``, and
+    per mean a note when its bar was cut."""
+    ups, downs, notes = [], [], []
+    for m, s in zip(means, sds, strict=True):
+        if m is None or s is None:
+            ups.append(s)
+            downs.append(s)
+            notes.append("")
+            continue
+        lo, hi, _ = clipped(m - s, m + s, bounds)
+        up, down = (s if hi == m + s else hi - m), (s if lo == m - s else m - lo)
+        cut = (up, down) != (s, s)
+        ups.append(up)
+        downs.append(down)
+        notes.append(" (bar clipped to the metric's range)" if cut else "")
+    return ups, downs, notes
+
+
 def board_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
     """One chart per experiment and metric column: each configuration's mean with its sd as
     an error bar (none for one run), in the table's order, the best in green."""
@@ -239,6 +264,7 @@ def board_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
         ]
         means = [b.cells[(e, g, c)][0] for g in shown]
         sds = [b.cells[(e, g, c)][1] for g in shown]
+        ups, downs, notes = _bars(means, sds, value_range(b.metric.get(c)))
         best = b.best.get(c, set())
         fig.add_trace(
             trace(
@@ -247,12 +273,19 @@ def board_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
                 y=means,
                 mode="markers",
                 marker={"size": 10, "color": [_BEST if (e, g) in best else _OTHER for g in shown]},
-                error_y={"type": "data", "array": sds, "visible": True, "thickness": 1.5},
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": ups,
+                    "arrayminus": downs,
+                    "visible": True,
+                    "thickness": 1.5,
+                },
                 customdata=[
-                    [b.n_runs[(e, g)], _sd_text(m, s) or "-"]
-                    for g, m, s in zip(shown, means, sds, strict=True)
+                    [b.n_runs[(e, g)], _sd_text(m, s) or "-", n]
+                    for g, m, s, n in zip(shown, means, sds, notes, strict=True)
                 ],
-                hovertemplate="%{x}<br>mean %{y:.4f}<br>sd %{customdata[1]}<br>"
+                hovertemplate="%{x}<br>mean %{y:.4f}<br>sd %{customdata[1]}%{customdata[2]}<br>"
                 "%{customdata[0]} run(s)<extra></extra>",
                 name=esc(c),
                 showlegend=False,

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalstore.errors import InvalidInput
+from evalstore.errors import InvalidInput, option, spelled
 from evalstore.ingest.formats.hpatches import DISTANCES, load_descriptors
 from evalstore.ingest.formats.hpatches_lists import (
     Parts,
@@ -109,20 +109,24 @@ def ingest_hpatches(
     unknown = [t for t in chosen if t not in HPATCHES_TASKS]
     if unknown or not chosen:
         raise InvalidInput(
-            f"--format hpatches computes {', '.join(HPATCHES_TASKS)}, not "
+            f"tasks= names the HPatches tasks {', '.join(HPATCHES_TASKS)}, not "
             f"{unknown[0] if unknown else 'nothing'!r}"
         )
     if split not in SPLITS:
-        raise InvalidInput(f"unknown --hpatches-split {split!r}; use one of {', '.join(SPLITS)}")
+        raise InvalidInput(f"unknown {option('split', split)}; use one of {', '.join(SPLITS)}")
     if distance not in DISTANCES:
-        raise InvalidInput(f"unknown --distance {distance!r}; use one of {', '.join(DISTANCES)}")
+        raise InvalidInput(
+            f"unknown {option('distance', distance)}; use one of {', '.join(DISTANCES)}"
+        )
     if distractors is not None and distractors < 1:
-        raise InvalidInput(f"--hpatches-distractors must be at least 1, got {distractors}")
+        raise InvalidInput(f"{option('distractors')} must be at least 1, got {distractors}")
     meta = run_meta(meta, run=run, experiment=experiment, params=params, tags=tags, notes=notes,
                     created_at=created_at, git_commit=git_commit, replace=replace)  # fmt: skip
     if meta.append:
         raise InvalidInput(
-            "--append does not apply to --format hpatches: it ingests its tasks into a new run"
+            f"{option('append', True)} does not apply to "
+            f"{spelled('Store.ingest_hpatches', '--format hpatches')}: it ingests its tasks into "
+            "a new run"
         )
     recorded: dict[str, Any] = {"descriptor": Path(descriptors).name, "split": split}
     recorded["distance"] = distance
@@ -172,7 +176,7 @@ def _write(
 ) -> IngestResult:
     """One task's parts into the run, inside the caller's transaction."""
     if not parts.paths:
-        raise InvalidInput(f"--format hpatches: no {task} lists to ingest")
+        raise InvalidInput(f"HPatches: no {task} lists to ingest")
     spec = Spec(task, {}, "pm1", False)
     opened = [open_source(path, "parquet", i) for i, path in enumerate(parts.paths)]
     decide_storage(spec, opened)

@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 
 from evalstore.core import geometry
-from evalstore.errors import InvalidInput
+from evalstore.errors import InvalidInput, option
 from evalstore.ingest.exact import INEXACT, first_row, inexact_integers
 from evalstore.ingest.frames import finite, ids_of, read_frame, where, write_tables
 from evalstore.ingest.sources import Source, as_sources, parse_columns
@@ -309,7 +309,8 @@ def _check_transfer(
         if np.isnan(hs[k, 0, 0]):
             raise InvalidInput(
                 f"pair {pid!r} has no ground truth: give gt_x1/gt_y1 or disparity columns, "
-                "--disparity-dir, or homographies (--pairs with h11..h33, or --homography-dir)"
+                f"{option('disparity_dir')}, or homographies ({option('pairs')} with h11..h33, "
+                f"or {option('homography_dir')})"
             )
         if at_infinity[k]:
             rows = np.flatnonzero(codes == k)

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evalstore.errors import InvalidInput
+from evalstore.errors import InvalidInput, option
 from evalstore.ingest.detections import ingest_detections
 from evalstore.ingest.formats.boxes import BOX_FORMATS, read_boxes
 from evalstore.ingest.formats.coco import read_coco
@@ -57,12 +57,20 @@ KINDS = ("ranked", "keypoints", "outcomes", "hpatches", "detection")
 DETECTION_FORMATS = ("coco", "voc-det")
 #: each detection option: where it applies, and what it names (for messages)
 _DETECTION_OPTIONS = {
-    "--coco-gt": ("--format coco", "FILE (the annotation file, e.g. instances_val2017.json)"),
-    "--voc-annotations": ("--format voc-det", "DIR (the devkit's Annotations/ XML files)"),
-    "--voc-imageset": ("--format voc-det", "FILE (the image set, e.g. ImageSets/Main/test.txt)"),
-    "--boxes-gt": ("--task detection", "FILE (the ground-truth boxes: Parquet, CSV or NDJSON)"),
-    "--box-format": ("--task detection", "xyxy | xywh | cxcywh"),
+    "coco_gt": (("fmt", "coco"), "FILE (the annotation file, e.g. instances_val2017.json)"),
+    "voc_annotations": (("fmt", "voc-det"), "DIR (the devkit's Annotations/ XML files)"),
+    "voc_imageset": (("fmt", "voc-det"), "FILE (the image set, e.g. ImageSets/Main/test.txt)"),
+    "boxes_gt": (("task", "detection"), "FILE (the ground-truth boxes: Parquet, CSV or NDJSON)"),
+    "box_format": (("task", "detection"), "xyxy | xywh | cxcywh"),
 }
+
+
+def _applies(name: str) -> str:
+    """Where a detection option applies, as the caller spells it."""
+    keyword, value = _DETECTION_OPTIONS[name][0]
+    return option(keyword, value)
+
+
 #: why a detection format takes no --box-format
 _FIXED = {
     "coco": "COCO's boxes are [x, y, w, h]",
@@ -119,45 +127,50 @@ class IngestOptions:
     box_format: str | None = None
 
     def __post_init__(self) -> None:
-        detection = {"--coco-gt": self.coco_gt, "--voc-annotations": self.voc_annotations,
-                     "--voc-imageset": self.voc_imageset, "--boxes-gt": self.boxes_gt,
-                     "--box-format": self.box_format}  # fmt: skip
+        detection = {"coco_gt": self.coco_gt, "voc_annotations": self.voc_annotations,
+                     "voc_imageset": self.voc_imageset, "boxes_gt": self.boxes_gt,
+                     "box_format": self.box_format}  # fmt: skip
         if self.kind != "detection":
             for name, value in detection.items():
                 if value is not None:
-                    raise InvalidInput(f"{name} applies only with {_DETECTION_OPTIONS[name][0]}")
+                    raise InvalidInput(f"{option(name)} applies only with {_applies(name)}")
         if self.task is None and self.fmt not in ("hpatches", *DETECTION_FORMATS):
             raise InvalidInput(
-                "--task is required unless --format hpatches is given (or --format coco | "
-                "voc-det, whose task is detection)"
+                f"{option('task')} is required unless {option('fmt', 'hpatches')} is given (or "
+                f"{option('fmt', 'coco')} | voc-det, whose task is detection)"
             )
         owners: dict[str, dict[str, object]] = {
-            "ranked": {"--negate-score": self.negate_score, "--labels": self.labels is not None,
-                       "--groups": self.groups, "--voc-gt": self.voc_gt, "--qrels": self.qrels},
-            "keypoints": {"--pairs": self.pairs, "--homography-dir": self.homography_dir,
-                          "--disparity-dir": self.disparity_dir,
-                          "--disparity-scale": self.disparity_scale, "--estimate": self.estimate},
-            "hpatches": {"--hpatches-tasks": self.hpatches_tasks, "--distance": self.distance,
-                         "--hpatches-split": self.hpatches_split,
-                         "--hpatches-distractors": self.hpatches_distractors},
+            "ranked": {"negate_score": self.negate_score, "labels": self.labels is not None,
+                       "groups": self.groups, "voc_gt": self.voc_gt, "qrels": self.qrels},
+            "keypoints": {"pairs": self.pairs, "homography_dir": self.homography_dir,
+                          "disparity_dir": self.disparity_dir,
+                          "disparity_scale": self.disparity_scale, "estimate": self.estimate},
+            "hpatches": {"hpatches_tasks": self.hpatches_tasks, "distance": self.distance,
+                         "hpatches_split": self.hpatches_split,
+                         "hpatches_distractors": self.hpatches_distractors},
         }  # fmt: skip
         for owner, options in owners.items():
             given = [name for name, value in options.items() if value]
             if given and owner != self.kind:
                 if owner == "hpatches":
-                    raise InvalidInput(f"{given[0]} applies only with --format hpatches")
-                raise InvalidInput(f"{given[0]} does not apply to {self.where}")
+                    raise InvalidInput(
+                        f"{option(given[0])} applies only with {option('fmt', 'hpatches')}"
+                    )
+                raise InvalidInput(f"{option(given[0])} does not apply to {self.where}")
         if self.kind == "hpatches":
             if self.hpatches_tasks is None:
                 raise InvalidInput(
-                    "--format hpatches needs --hpatches-tasks DIR (the benchmark's tasks/)"
+                    f"{option('fmt', 'hpatches')} needs {option('hpatches_tasks')} DIR "
+                    "(the benchmark's tasks/)"
                 )
             if self.columns:
-                raise InvalidInput("--column does not apply to --format hpatches")
+                raise InvalidInput(
+                    f"{option('columns')} does not apply to {option('fmt', 'hpatches')}"
+                )
             if self.task is not None and self.task not in HPATCHES_TASKS:
                 raise InvalidInput(
-                    f"--format hpatches computes {', '.join(HPATCHES_TASKS)}; --task "
-                    f"{self.task} is none of them"
+                    f"{option('fmt', 'hpatches')} computes {', '.join(HPATCHES_TASKS)}; "
+                    f"{option('task', self.task)} is none of them"
                 )
             self.distractors()  # refused now, not after the folder is read
         if self.kind == "detection":
@@ -168,34 +181,38 @@ class IngestOptions:
         ground truth each format needs)."""
         if self.task not in (None, "detection"):
             raise InvalidInput(
-                f"--format {self.fmt} reads detections: --task {self.task} does not apply "
-                "(the task is detection)"
+                f"{option('fmt', self.fmt)} reads detections: {option('task', self.task)} "
+                "does not apply (the task is detection)"
             )
         if self.fmt is not None and self.fmt not in DETECTION_FORMATS:
             raise InvalidInput(
-                f"--format {self.fmt} does not apply to --task detection: box tables are read "
-                "by their extension (.parquet, .csv, .ndjson, .jsonl); detection formats: "
-                + ", ".join(DETECTION_FORMATS)
+                f"{option('fmt', self.fmt)} does not apply to {option('task', 'detection')}: "
+                "box tables are read by their extension (.parquet, .csv, .ndjson, .jsonl); "
+                "detection formats: " + ", ".join(DETECTION_FORMATS)
             )
         if self.columns:
-            raise InvalidInput(f"--column does not apply to {self.where}")
+            raise InvalidInput(f"{option('columns')} does not apply to {self.where}")
         needs = {
-            "coco": {"--coco-gt": self.coco_gt},
-            "voc-det": {"--voc-annotations": self.voc_annotations,
-                        "--voc-imageset": self.voc_imageset},
-            None: {"--boxes-gt": self.boxes_gt},
+            "coco": {"coco_gt": self.coco_gt},
+            "voc-det": {"voc_annotations": self.voc_annotations,
+                        "voc_imageset": self.voc_imageset},
+            None: {"boxes_gt": self.boxes_gt},
         }[self.fmt]  # fmt: skip
         for name, value in given.items():
-            if value is not None and name not in needs and name != "--box-format":
-                raise InvalidInput(f"{name} applies only with {_DETECTION_OPTIONS[name][0]}")
+            if value is not None and name not in needs and name != "box_format":
+                raise InvalidInput(f"{option(name)} applies only with {_applies(name)}")
         if self.fmt is not None and self.box_format is not None:
-            raise InvalidInput(f"--box-format does not apply to {self.where}: {_FIXED[self.fmt]}")
+            raise InvalidInput(
+                f"{option('box_format')} does not apply to {self.where}: {_FIXED[self.fmt]}"
+            )
         for name, value in needs.items():
             if value is None:
-                raise InvalidInput(f"{self.where} needs {name} {_DETECTION_OPTIONS[name][1]}")
+                raise InvalidInput(
+                    f"{self.where} needs {option(name)} {_DETECTION_OPTIONS[name][1]}"
+                )
         if self.box_format is not None and self.box_format not in BOX_FORMATS:
             raise InvalidInput(
-                f"--box-format {self.box_format!r}: expected one of {', '.join(BOX_FORMATS)}"
+                f"{option('box_format', self.box_format)}: expected one of {', '.join(BOX_FORMATS)}"
             )
 
     @property
@@ -213,8 +230,8 @@ class IngestOptions:
     def where(self) -> str:
         """The options' task as the command line names it, for messages."""
         if self.kind == "hpatches" or self.fmt in DETECTION_FORMATS:
-            return f"--format {self.fmt}"
-        return f"--task {self.task}"
+            return option("fmt", self.fmt)
+        return option("task", self.task)
 
     def distractors(self) -> int | None:
         """The HPatches distractors per retrieval query (None: all of them)."""
@@ -228,7 +245,9 @@ class IngestOptions:
             return None
         if text.isdigit() and int(text) >= 1:
             return int(text)
-        raise InvalidInput(f"--hpatches-distractors must be a count from 1 or 'all', got {given!r}")
+        raise InvalidInput(
+            f"{option('hpatches_distractors')} must be a count from 1 or 'all', got {given!r}"
+        )
 
 
 def dispatch(
@@ -296,7 +315,8 @@ def check_detection(files: Sequence[Source], options: IngestOptions) -> list[Pat
         what = "results file" if options.fmt == "coco" else "file of detections"
         raise InvalidInput(
             f"{options.where} reads one {what} (its ground truth by "
-            f"{'--coco-gt' if options.fmt == 'coco' else '--boxes-gt'}), got {len(paths)} paths"
+            f"{option('coco_gt' if options.fmt == 'coco' else 'boxes_gt')}), "
+            f"got {len(paths)} paths"
         )
     return paths
 
@@ -325,12 +345,16 @@ def check_hpatches(files: Sequence[Source], meta: RunMeta) -> PathLike:
     """
     if len(files) != 1:
         raise InvalidInput(
-            f"--format hpatches reads one descriptor folder (DESC), got {len(files)} paths"
+            f"{option('fmt', 'hpatches')} reads one descriptor folder (DESC), "
+            f"got {len(files)} paths"
         )
     if not isinstance(files[0], (str, os.PathLike)):
-        raise InvalidInput("--format hpatches reads a descriptor folder (DESC), not a frame")
+        raise InvalidInput(
+            f"{option('fmt', 'hpatches')} reads a descriptor folder (DESC), not a frame"
+        )
     if meta.append:
         raise InvalidInput(
-            "--append does not apply to --format hpatches: it ingests its tasks into a new run"
+            f"{option('append', True)} does not apply to {option('fmt', 'hpatches')}: it ingests "
+            "its tasks into a new run"
         )
     return files[0]

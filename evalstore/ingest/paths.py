@@ -100,13 +100,13 @@ def format_of(path: Path, fmt: str | None) -> str:
     """The format of the file ``path``: ``fmt`` if given (checked), else its extension's."""
     if fmt is not None:
         if fmt not in FORMATS:
-            raise InvalidInput(f"unknown --format {fmt!r}; use one of {', '.join(FORMATS)}")
+            raise InvalidInput(f"unknown {option('fmt', fmt)}; use one of {', '.join(FORMATS)}")
         return fmt
     found = EXTENSIONS.get(path.suffix.lower())
     if found is None:
         raise InvalidInput(
             f"{path}: cannot tell the format from the extension {path.suffix!r}; "
-            f"pass --format ({', '.join(FORMATS)})"
+            f"pass {option('fmt')} ({', '.join(FORMATS)})"
         )
     return found
 

@@ -183,15 +183,18 @@ def _ranked(
         raise InvalidInput("nothing to ingest: no input given")
     if fmt == "hpatches":
         raise InvalidInput(
-            "--format hpatches computes three tasks from a descriptor folder: use "
+            f"{option('fmt', 'hpatches')} computes three tasks from a descriptor folder: use "
             "Store.ingest_hpatches() (evalstore.ingest.ingest_hpatches)"
         )
     format_warnings: list[str] = []
     if fmt == "voc":
         if task != "classification":
-            raise InvalidInput(f"--format voc holds classification results, not {task}")
+            raise InvalidInput(f"{option('fmt', 'voc')} holds classification results, not {task}")
         if voc_gt is None:
-            raise InvalidInput("--format voc needs --voc-gt DIR (the folder of <class>_<set>.txt)")
+            raise InvalidInput(
+                f"{option('fmt', 'voc')} needs {option('voc_gt')} DIR (the folder of "
+                "<class>_<set>.txt)"
+            )
         frame, format_warnings = read_classification(sources, voc_gt)
         sources, fmt, spec.columns, spec.labels, spec.check_pm1 = (
             [frame],
@@ -202,13 +205,15 @@ def _ranked(
         )
     if fmt == "trec":
         if task != "retrieval":
-            raise InvalidInput(f"--format trec holds retrieval runs, not {task}")
+            raise InvalidInput(f"{option('fmt', 'trec')} holds retrieval runs, not {task}")
         if qrels is None:
-            raise InvalidInput("--format trec needs --qrels FILE (qid iter docno grade)")
+            raise InvalidInput(
+                f"{option('fmt', 'trec')} needs {option('qrels')} FILE (qid iter docno grade)"
+            )
         frame, format_warnings = read_trec(sources, qrels)
         sources, fmt, spec.columns, spec.labels, spec.check_pm1 = [frame], None, {}, "pm1", False
     elif qrels is not None:
-        raise InvalidInput("--qrels goes with --format trec")
+        raise InvalidInput(f"{option('qrels')} goes with {option('fmt', 'trec')}")
     # the input columns (after --column) of the ids, text in CSV/TSV, never inferred as
     # numbers; and of the score, whose text says whether a float64 holds it exactly
     text = [c for c in source_columns(spec.columns, ("group_id", "item_id", "score")).values() if c]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalstore.db import queries
 from evalstore.db.schema import refresh_views
-from evalstore.errors import InvalidInput, RunExists, RunNotFound
+from evalstore.errors import InvalidInput, RunExists, RunNotFound, option
 from evalstore.runs.registry import (
     RunRef,
     check_key_case,
@@ -50,7 +50,7 @@ def remove_runs(
             raise RunNotFound(f"no runs in experiment {experiment!r}")
         ids += found
     if not ids:
-        raise InvalidInput("nothing to remove: name runs or an --experiment")
+        raise InvalidInput(f"nothing to remove: name runs or an {option('experiment')}")
     ids = list(dict.fromkeys(ids))
     infos = [get_run(store, run_id) for run_id in ids]
     with store.transaction() as con:

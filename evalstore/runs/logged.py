@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from evalstore.db import queries
-from evalstore.errors import InvalidInput
+from evalstore.errors import InvalidInput, option, spelled
 from evalstore.metrics.registry import METRICS, get
 from evalstore.runs.registry import RunRef, get_run
 
@@ -107,11 +107,12 @@ def log_metric(
     n, n_steps, first, last = queries.fetch_rows(store.con, "store/logged_steps", keys)[0]
     if at is None and n_steps:
         raise InvalidInput(
-            f"run {ref} logs {metric} with steps ({first}..{last}); give a step (--step N)"
+            f"run {ref} logs {metric} with steps ({first}..{last}); give a step "
+            f"({spelled('step=N', '--step N')})"
         )
     if at is not None and n and not n_steps:
         raise InvalidInput(
-            f"run {ref} logged {metric} without a step; log it without --step to replace "
+            f"run {ref} logged {metric} without a step; log it without {option('step')} to replace "
             "that value, or under another name with steps"
         )
     now = datetime.now(timezone.utc).replace(tzinfo=None)

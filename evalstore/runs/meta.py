@@ -168,7 +168,7 @@ def split_ref(ref: str, experiment: str | None = None) -> tuple[str, str]:
         exp, name = ref.split("/", 1)
         if experiment is not None and experiment != exp:
             raise InvalidInput(
-                f"run {ref!r} names experiment {exp!r} but --experiment is {experiment!r}"
+                f"run {ref!r} names experiment {exp!r} but {option('experiment', experiment)}"
             )
     else:
         exp, name = experiment or DEFAULT_EXPERIMENT, ref
@@ -236,7 +236,7 @@ def parse_time(value: str | datetime | None) -> datetime:
             value = datetime.fromisoformat(value)
         except ValueError:
             raise InvalidInput(
-                f"--created-at {value!r} is not an ISO 8601 time (e.g. 2026-05-01T12:00)"
+                f"{option('created_at', value)} is not an ISO 8601 time (e.g. 2026-05-01T12:00)"
             ) from None
     if value.tzinfo is not None:
         value = value.astimezone(timezone.utc).replace(tzinfo=None)

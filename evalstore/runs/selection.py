@@ -15,7 +15,7 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalstore.db import queries, sandbox
-from evalstore.errors import InvalidInput
+from evalstore.errors import InvalidInput, option
 from evalstore.runs.liveness import shown_status, this_host, utc_now
 
 if TYPE_CHECKING:
@@ -41,12 +41,12 @@ def run_ids_where(store: Database, predicate: str) -> list[int]:
     """
     if not store.read_only and not sandbox.is_locked(store.con):
         raise InvalidInput(
-            "--where runs in the sandbox of `evalstore sql`: open the store read-only"
+            f"{option('where')} runs in the sandbox of `evalstore sql`: open the store read-only"
         )
     sandbox.lock_down(store.con)
     text = queries.template("store/runs_where", predicate=predicate)
     try:
-        found = sandbox.run_query(store.con, text, where="--where")
+        found = sandbox.run_query(store.con, text, where=option("where"))
     except InvalidInput as exc:
         raise InvalidInput(f"{exc} (predicate: {predicate!r})") from None
     return [int(v) for v in found.frame["run_id"].to_list()]
@@ -58,7 +58,7 @@ def _filters(store: Database, given: dict[str, Any]) -> dict[str, Any]:
     if sort not in SORT_KEYS:
         raise InvalidInput(f"unknown sort key {sort!r}; use one of {', '.join(SORT_KEYS)}")
     if limit is not None and limit < 0:
-        raise InvalidInput(f"--limit must be >= 0, got {limit}")
+        raise InvalidInput(f"{option('limit')} must be >= 0, got {limit}")
     where = filters.pop("where", None)
     filters["ids"] = run_ids_where(store, where) if where else None
     return filters
@@ -149,6 +149,6 @@ def check_slice_keys(
             close = difflib.get_close_matches(key, known, n=2, cutoff=0.6)
             hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
             raise InvalidInput(
-                f"--by {key!r}: no list of these runs has that slice key; {hint}"
+                f"{option('by', key)}: no list of these runs has that slice key; {hint}"
                 f"known: {', '.join(known)}"
             )

@@ -8,31 +8,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from evalstore.errors import InvalidInput
-from evalstore.metrics.registry import METRICS, get
+from evalstore.metrics.ranges import value_range
 from evalstore.ui.figures import FEW_LISTS
 
 __all__ = ["value_range", "with_caveats"]
-
-# the registered metrics whose values are not fractions in [0, 1]: TIDE's are in AP points
-# (0-100), a reprojection error in pixels (no upper bound)
-_RANGES: dict[str, tuple[float, float | None]] = {
-    **{m: (0.0, 100.0) for m in METRICS if m.startswith("tide_")},
-    "reprojection_error": (0.0, None),
-}
-
-
-def value_range(metric: str) -> tuple[float, float | None] | None:
-    """The range of a metric's values, by its name or its mean's (``map``; None for the
-    upper bound: none); None for a metric this app does not know (a user's metric, a logged
-    value)."""
-    try:
-        found = get(metric)
-    except InvalidInput:
-        return None
-    if found.path is not None:  # a user's metric: its range is the user's
-        return None
-    return _RANGES.get(found.name, (0.0, 1.0))
 
 
 def _format(x: float) -> str:

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from evalstore.errors import InvalidInput
+from evalstore.errors import InvalidInput, option
 from evalstore.ingest.sources import READ_ERRORS, check_file, first_line
 
 __all__ = [
@@ -110,7 +110,9 @@ def load_descriptors(
             different widths; the message names the file and, where it can, the line.
     """
     if distance not in DISTANCES:
-        raise InvalidInput(f"unknown --distance {distance!r}; use one of {', '.join(DISTANCES)}")
+        raise InvalidInput(
+            f"unknown {option('distance', distance)}; use one of {', '.join(DISTANCES)}"
+        )
     root = Path(folder)
     if not root.is_dir():
         raise InvalidInput(f"{root}: {'not a folder' if root.exists() else 'no such folder'}")
@@ -188,7 +190,8 @@ def _read_file(path: Path, distance: str) -> np.ndarray:
             row, col = (int(i[0]) for i in np.nonzero(~byte))
             raise InvalidInput(
                 f"{path} line {row + 1} column {col + 1}: {values[row, col]:g} is not a byte "
-                "(0..255): --distance hamming reads packed bits, as the benchmark's bin_packed"
+                f"(0..255): {option('distance', 'hamming')} reads packed bits, as the "
+                "benchmark's bin_packed"
             )
     if distance == "cosine":
         zero = ~values.any(axis=1)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import polars as pl
 
-from evalstore.errors import InvalidInput
+from evalstore.errors import InvalidInput, option
 from evalstore.ingest.formats.hpatches import Descriptors
 from evalstore.ingest.sources import READ_ERRORS, check_file, first_line, names_text
 
@@ -69,7 +69,7 @@ class TaskFiles:
 def read_split(tasks_dir: str | os.PathLike[str], split: str) -> list[str]:
     """The test sequences of ``split`` from the tasks folder's ``splits.json``."""
     if split not in SPLITS:
-        raise InvalidInput(f"unknown --hpatches-split {split!r}; use one of {', '.join(SPLITS)}")
+        raise InvalidInput(f"unknown {option('split', split)}; use one of {', '.join(SPLITS)}")
     folder = _folder(tasks_dir)
     candidates = [folder / "splits" / "splits.json", folder / "splits.json"]
     path = next((p for p in candidates if p.is_file()), candidates[0])
@@ -91,7 +91,9 @@ def _folder(tasks_dir: str | os.PathLike[str]) -> Path:
     folder = Path(tasks_dir)
     if not folder.is_dir():
         what = "not a folder" if folder.exists() else "no such folder"
-        raise InvalidInput(f"{folder}: {what} (--hpatches-tasks: the benchmark's tasks/ folder)")
+        raise InvalidInput(
+            f"{folder}: {what} ({option('tasks_dir')} the benchmark's tasks/ folder)"
+        )
     return folder
 
 

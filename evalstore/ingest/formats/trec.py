@@ -31,7 +31,7 @@ from pathlib import Path
 
 import polars as pl
 
-from evalstore.errors import InvalidInput
+from evalstore.errors import InvalidInput, option
 from evalstore.ingest.exact import INEXACT, inexact_text
 from evalstore.ingest.formats.voc import split_fields
 from evalstore.ingest.sources import Source
@@ -88,7 +88,9 @@ def read_trec(
             a grade that is not an integer >= 0, a document twice for one query.
     """
     if len(runs) != 1 or not isinstance(runs[0], (str, os.PathLike)):
-        raise InvalidInput("--format trec reads one run file (qid Q0 docno rank score tag)")
+        raise InvalidInput(
+            f"{option('fmt', 'trec')} reads one run file (qid Q0 docno rank score tag)"
+        )
     run_path, qrels_path = Path(runs[0]), Path(qrels)
     run = _fields(
         run_path, ("qid", "q0", "docno", "rank", "score", "tag"), "qid Q0 docno rank score tag"

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from evalstore.errors import InvalidInput
+from evalstore.errors import InvalidInput, option
 from evalstore.ingest.exact import INEXACT, inexact_text
 from evalstore.ingest.sources import Source, check_file
 
@@ -135,7 +135,7 @@ def read_classification(
     warnings: list[str] = []
     for raw in results:
         if not isinstance(raw, (str, os.PathLike)):
-            raise InvalidInput("--format voc reads result files, not in-memory data")
+            raise InvalidInput(f"{option('fmt', 'voc')} reads result files, not in-memory data")
         path = Path(raw)
         m = _RESULTS.match(path.name)
         if not m:
