@@ -17,7 +17,6 @@ thresholds. A failed estimate (fewer than 5 matches, no essential matrix) has in
 
 from __future__ import annotations
 
-import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -36,6 +35,8 @@ def estimate_pose(
     (N x 2 each), intrinsics K0, K1 (3 x 3), RANSAC threshold ``thresh`` in pixels and
     confidence ``conf``. None with fewer than 5 matches or no essential matrix (LoFTR's guard:
     SuperGlue asserts)."""
+    import cv2  # lazy: the command line's start does not load OpenCV
+
     if len(kpts0) < 5:
         return None
     f_mean = np.mean([K0[0, 0], K1[1, 1], K0[0, 0], K1[1, 1]])
