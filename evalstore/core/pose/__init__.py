@@ -3,7 +3,8 @@ codes compute it (SuperGlue, LoFTR, glue-factory): the estimate and its angular 
 (:mod:`~evalstore.core.pose.estimate`), the AUC of errors and glue-factory's mAA and choice of
 RANSAC threshold (:mod:`~evalstore.core.pose.auc`), the epipolar error of matches, their
 precision and matching score (:mod:`~evalstore.core.pose.epipolar`), and the corner error of
-homographies (:mod:`~evalstore.core.pose.homography`). NumPy, OpenCV for the estimate (loaded
+homographies (:mod:`~evalstore.core.pose.homography`), the Image Matching Challenge's mAA
+(:mod:`~evalstore.core.pose.imc`). NumPy, OpenCV for the estimate (loaded
 on first use); no I/O.
 """
 
@@ -30,9 +31,11 @@ from evalstore.core.pose.estimate import (
     angle_error_mat,
     angle_error_vec,
     estimate_pose,
+    estimate_pose_gluefactory,
     pose_errors,
 )
 from evalstore.core.pose.homography import homography_auc, homography_corner_errors
+from evalstore.core.pose.imc import accuracy_imc, maa_imc
 
 __all__ = [
     "EPIPOLAR_THRESHOLD",
@@ -42,6 +45,7 @@ __all__ = [
     "POSE_AUC_THRESHOLDS",
     "GlueFactoryProtocol",
     "PoseEstimate",
+    "accuracy_imc",
     "angle_error_mat",
     "angle_error_vec",
     "auc_gluefactory",
@@ -50,9 +54,11 @@ __all__ = [
     "epipolar_precision",
     "error_auc_loftr",
     "estimate_pose",
+    "estimate_pose_gluefactory",
     "homography_auc",
     "homography_corner_errors",
     "maa_gluefactory",
+    "maa_imc",
     "matching_score",
     "pose_auc",
     "pose_errors",
