@@ -350,6 +350,40 @@ def gf_homography_corner_error(T, T_gt, image_size):
     return d.mean(-1)
 
 
+def gf_sym_epipolar_distance(p0, p1, E, squared=True):
+    """gluefactory/geometry/epipolar.py sym_epipolar_distance (torch -> NumPy: einsum is
+    np.einsum, ``.clamp(min=1e-6)`` np.maximum, ``.abs()`` np.abs)."""
+    assert p0.shape[-2] == p1.shape[-2]
+    if p0.shape[-2] == 0:
+        return np.zeros(p0.shape[:-1])
+    if p0.shape[-1] != 3:
+        p0 = gf_to_homogeneous(p0)
+    if p1.shape[-1] != 3:
+        p1 = gf_to_homogeneous(p1)
+    p1_E_p0 = np.einsum("...ni,...ij,...nj->...n", p1, E, p0)
+    E_p0 = np.einsum("...ij,...nj->...ni", E, p0)
+    Et_p1 = np.einsum("...ij,...ni->...nj", E, p1)
+    d0 = np.maximum(E_p0[..., 0] ** 2 + E_p0[..., 1] ** 2, 1e-6)
+    d1 = np.maximum(Et_p1[..., 0] ** 2 + Et_p1[..., 1] ** 2, 1e-6)
+    if squared:
+        d = p1_E_p0**2 * (1 / d0 + 1 / d1)
+    else:
+        d = np.abs(p1_E_p0) * (1 / np.sqrt(d0) + 1 / np.sqrt(d1)) / 2
+    return d
+
+
+def gf_epi_prec(kpts0, kpts1, T_0to1, K0, K1, th):
+    """eval_matches_epipolar's ``epi_prec@th``: generalized_epi_dist(..., all=False,
+    essential=True) (``T_to_E`` = skew_symmetric(t) @ R, ``image2cam`` = (p - c) / f, z = 1),
+    then ``(n_epi_err < th).float().mean().nan_to_num()`` (the mean of none is NaN -> 0)."""
+    t = T_0to1[:3, 3]
+    E = np.array([[0, -t[2], t[1]], [t[2], 0, -t[0]], [-t[1], t[0], 0]]) @ T_0to1[:3, :3]
+    p0 = gf_to_homogeneous((kpts0 - K0[[0, 1], [2, 2]][None]) / K0[[0, 1], [0, 1]][None])
+    p1 = gf_to_homogeneous((kpts1 - K1[[0, 1], [2, 2]][None]) / K1[[0, 1], [0, 1]][None])
+    n_epi_err = gf_sym_epipolar_distance(p0, p1, E, squared=False)
+    return n_epi_err, float(np.nan_to_num(np.mean(n_epi_err < th))) if len(n_epi_err) else 0.0
+
+
 def gf_opencv_relative_pose(kpts0, kpts1, K0, K1, ransac_th, confidence=0.99999):
     """robust_estimators/relative_pose/opencv.py _forward, float64 arrays for the tensors:
     ``camera.f`` = (fx, fy), ``image2cam`` then ``from_homogeneous`` = (p - c) / f."""

@@ -250,6 +250,22 @@ def test_epipolar_precision_and_score_equal_match_pairs(scene: Scene) -> None:
     )
 
 
+@settings(max_examples=examples(100))
+@given(scene=scenes, th=st.sampled_from([1e-4, 5e-4, 1e-3]))
+def test_gluefactory_epipolar_precision_equals_eval_matches_epipolar(
+    scene: Scene, th: float
+) -> None:
+    s = scene
+    got = pose.epipolar_errors_gluefactory(s.kpts0, s.kpts1, s.T_0to1, s.K0, s.K1)
+    expected, prec = ref.gf_epi_prec(s.kpts0, s.kpts1, s.T_0to1, s.K0, s.K1, th)
+    assert np.array_equal(got, expected)
+    assert pose.epipolar_precision(got, th) == prec
+    # not SuperGlue's test: the mean of the two line distances vs the sum of their squares
+    squared = pose.epipolar_errors(s.kpts0, s.kpts1, s.T_0to1, s.K0, s.K1)
+    if len(got) and (squared > 0).all():
+        assert not np.allclose(got, squared)
+
+
 def test_epipolar_by_hand() -> None:
     # K = I, R = I, t = (1, 0, 0): E = [t]x, epipolar lines are rows y1 = y0. Match
     # (0, 0) <-> (5, 0.02): x1' E x0 = -0.02, lines (0, -1, 0) and (0, 1, -0): d = 4e-4 * 2

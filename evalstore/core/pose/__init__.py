@@ -23,6 +23,7 @@ from evalstore.core.pose.auc import (
 from evalstore.core.pose.epipolar import (
     EPIPOLAR_THRESHOLD,
     epipolar_errors,
+    epipolar_errors_gluefactory,
     epipolar_precision,
     matching_score,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "auc_gluefactory",
     "best_threshold_gluefactory",
     "epipolar_errors",
+    "epipolar_errors_gluefactory",
     "epipolar_precision",
     "error_auc_loftr",
     "estimate_pose",

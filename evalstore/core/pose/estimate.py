@@ -6,8 +6,10 @@ the estimate (``estimate_pose``: the matches normalised by the intrinsics, OpenC
 length, then ``recoverPose`` on each candidate, the one with most inliers kept) and the error
 (``compute_pose_error``: the angle between the translation directions, folded to at most 90
 degrees because an essential matrix fixes t up to sign, and the rotation angle of R^T R_gt).
-LoFTR (zju3dv/LoFTR ``src/utils/metrics.py``) and glue-factory estimate the same way at other
-thresholds. A failed estimate (fewer than 5 matches, no essential matrix) has infinite error.
+LoFTR (zju3dv/LoFTR ``src/utils/metrics.py``) estimates the same way at other thresholds,
+glue-factory's ``opencv`` estimator too but for the mean focal length
+(:func:`estimate_pose_gluefactory`). A failed estimate (fewer than 5 matches, no essential
+matrix) has infinite error.
 
 >>> import numpy as np
 >>> T = np.eye(4); T[:3, 3] = (1.0, 0.0, 0.0)
