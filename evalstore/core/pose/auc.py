@@ -28,6 +28,7 @@ Three codes, the same formula in different floating-point steps:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -59,6 +60,7 @@ HOMOGRAPHY_AUC_THRESHOLDS = (1.0, 3.0, 5.0)
 GLUEFACTORY_RANSAC_SWEEP = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
 
 
+@dataclass(frozen=True)
 class GlueFactoryProtocol:
     """The defaults of one glue-factory benchmark (its ``default_conf["eval"]`` and the
     ``auc_ths`` its ``run_eval`` passes to ``eval_poses``).
@@ -73,25 +75,10 @@ class GlueFactoryProtocol:
         auc_thresholds: the AUC thresholds (degrees for pose, pixels for homography).
     """
 
-    __slots__ = ("auc_thresholds", "confidence", "estimator", "ransac_th")
-
-    def __init__(
-        self,
-        estimator: str,
-        ransac_th: float,
-        confidence: float | None,
-        auc_thresholds: tuple[float, ...],
-    ) -> None:
-        self.estimator = estimator
-        self.ransac_th = ransac_th
-        self.confidence = confidence
-        self.auc_thresholds = auc_thresholds
-
-    def __repr__(self) -> str:
-        return (
-            f"GlueFactoryProtocol({self.estimator!r}, {self.ransac_th}, {self.confidence}, "
-            f"{self.auc_thresholds})"
-        )
+    estimator: str
+    ransac_th: float
+    confidence: float | None
+    auc_thresholds: tuple[float, ...]
 
 
 #: glue-factory's benchmarks @ 2d17e3b3: megadepth1500 (poselib, 1 px), scannet1500 (opencv,
