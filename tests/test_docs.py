@@ -44,6 +44,10 @@ TWINS = (
     "evalstore.core.matching.accuracy",
     "evalstore.core.matching.homographies",
     "evalstore.core.matching.overlap",
+    "evalstore.core.pose.auc",
+    "evalstore.core.pose.epipolar",
+    "evalstore.core.pose.homography",
+    "evalstore.core.pose.imc",
     "evalstore.metrics.references",
 )
 

@@ -6,8 +6,10 @@ the estimate (``estimate_pose``: the matches normalised by the intrinsics, OpenC
 length, then ``recoverPose`` on each candidate, the one with most inliers kept) and the error
 (``compute_pose_error``: the angle between the translation directions, folded to at most 90
 degrees because an essential matrix fixes t up to sign, and the rotation angle of R^T R_gt).
-LoFTR (zju3dv/LoFTR ``src/utils/metrics.py``) and glue-factory estimate the same way at other
-thresholds. A failed estimate (fewer than 5 matches, no essential matrix) has infinite error.
+LoFTR (zju3dv/LoFTR ``src/utils/metrics.py``) estimates the same way at other thresholds,
+glue-factory's ``opencv`` estimator too but for the mean focal length
+(:func:`estimate_pose_gluefactory`). A failed estimate (fewer than 5 matches, no essential
+matrix) has infinite error.
 
 >>> import numpy as np
 >>> T = np.eye(4); T[:3, 3] = (1.0, 0.0, 0.0)
@@ -17,11 +19,17 @@ thresholds. A failed estimate (fewer than 5 matches, no essential matrix) has in
 
 from __future__ import annotations
 
-import cv2
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["PoseEstimate", "angle_error_mat", "angle_error_vec", "estimate_pose", "pose_errors"]
+__all__ = [
+    "PoseEstimate",
+    "angle_error_mat",
+    "angle_error_vec",
+    "estimate_pose",
+    "estimate_pose_gluefactory",
+    "pose_errors",
+]
 
 Array = npt.NDArray[np.float64]
 
@@ -35,11 +43,45 @@ def estimate_pose(
     """SuperGlue's ``estimate_pose``: the relative pose 0 -> 1 from matched pixel coordinates
     (N x 2 each), intrinsics K0, K1 (3 x 3), RANSAC threshold ``thresh`` in pixels and
     confidence ``conf``. None with fewer than 5 matches or no essential matrix (LoFTR's guard:
-    SuperGlue asserts)."""
+    SuperGlue asserts). The pixel threshold is divided by
+    ``mean([K0[0, 0], K1[1, 1], K0[0, 0], K1[1, 1]])`` (SuperGlue's and LoFTR's f_mean)."""
     if len(kpts0) < 5:
         return None
     f_mean = np.mean([K0[0, 0], K1[1, 1], K0[0, 0], K1[1, 1]])
-    norm_thresh = thresh / f_mean
+    return _estimate(kpts0, kpts1, K0, K1, thresh / f_mean, conf)
+
+
+def estimate_pose_gluefactory(
+    kpts0: Array, kpts1: Array, K0: Array, K1: Array, thresh: float, conf: float = 0.99999
+) -> PoseEstimate:
+    """glue-factory's ``opencv`` relative-pose estimator (cvg/glue-factory
+    ``gluefactory/robust_estimators/relative_pose/opencv.py`` @ 2d17e3b3, the estimator of its
+    scannet1500 benchmark): :func:`estimate_pose` but for the mean focal length, the mean of
+    all four ``torch.cat([camera0.f, camera1.f]).mean()`` = ``mean([fx0, fy0, fx1, fy1])``
+    (SuperGlue's counts fx0 and fy1 twice; the two agree where fx = fy). glue-factory feeds
+    float32 coordinates to OpenCV (its data are float32 tensors); this one float64, so its
+    estimate can differ from glue-factory's in the last bits and, through RANSAC, more.
+
+    Args:
+        kpts0, kpts1, K0, K1, thresh, conf: as in :func:`estimate_pose` (glue-factory's
+            default confidence is 0.99999 too).
+
+    Returns:
+        As :func:`estimate_pose`.
+    """
+    if len(kpts0) < 5:
+        return None
+    f_mean = np.mean([K0[0, 0], K0[1, 1], K1[0, 0], K1[1, 1]])
+    return _estimate(kpts0, kpts1, K0, K1, thresh / f_mean, conf)
+
+
+def _estimate(
+    kpts0: Array, kpts1: Array, K0: Array, K1: Array, norm_thresh: float, conf: float
+) -> PoseEstimate:
+    """The rest of SuperGlue's ``estimate_pose`` (glue-factory's is the same code), given the
+    threshold over the mean focal length."""
+    import cv2  # lazy: the command line's start does not load OpenCV
+
     kpts0 = (kpts0 - K0[[0, 1], [2, 2]][None]) / K0[[0, 1], [0, 1]][None]
     kpts1 = (kpts1 - K1[[0, 1], [2, 2]][None]) / K1[[0, 1], [0, 1]][None]
     E, mask = cv2.findEssentialMat(
