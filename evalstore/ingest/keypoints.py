@@ -84,7 +84,10 @@ def ingest_keypoints(
         data: matches: ``pair_id, x0, y0, x1, y1`` and optionally ``score`` and the truth as
             ``gt_x1, gt_y1`` or ``disparity``.
         pairs: per-pair metadata: ``pair_id``, optional ``h11..h33`` (true homography, x1 ~ H
-            x0), ``width``, ``height`` (needed by the homography accuracy) and slice columns.
+            x0), ``width``, ``height`` (needed by the homography accuracy), cameras
+            (``k0_11..k0_33``, ``k1_11..k1_33``, ``t_11..t_34``, ``n_keypoints0``:
+            :mod:`evalstore.ingest.cameras`) and slice columns; or SuperGlue's pairs file
+            (a ``.txt`` path, or ``pairs_format="superglue"``).
         homography_dir: a folder with one 3x3 homography per pair (``<pair_id>``,
             ``<pair_id>.npy`` or ``.txt``, as HPatches' ``H_1_k`` files).
         disparity_dir: a folder with one disparity map per pair (``<pair_id>.npy``, or a
