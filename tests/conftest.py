@@ -218,10 +218,13 @@ def ingest_lists(store: Store, run: str, lists: dict[str, tuple[list[float], lis
 
 
 def training_tables(con: Any, files: list[Any], *, drop: bool = False) -> None:
-    """Give a store kept at an older schema by a test the tables of schema 22 (runs from a
-    training loop), which today's code reads on every evaluate and remove, or take them away
-    again before the test upgrades the store (the migration makes them)."""
+    """Give a store kept at an older schema by a test the tables of schemas 22 (runs from a
+    training loop) and 23 (cameras and pose estimates of keypoint pairs), which today's code
+    reads on every evaluate and remove, or take them away again before the test upgrades the
+    store (the migrations make them)."""
     if drop:
         con.execute("drop view v_steps; drop table run_steps; drop table run_state")
+        con.execute("drop table pair_cameras; drop table pose_estimates")
         return
-    con.execute(next(path for version, _, path in files if version == 22).read_text())
+    for version in (22, 23):
+        con.execute(next(path for v, _, path in files if v == version).read_text())

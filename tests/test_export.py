@@ -245,7 +245,10 @@ def test_manifest_content(source: Store, tmp_path: Path) -> None:
     detection = {"det_images", "det_categories", "det_truth", "det_boxes"}  # schema 17
     derived = {"det_thresholds", "det_positives", "det_matches", "det_matched", "det_tide"}
     training = {"run_state", "run_steps"}  # schema 22
-    assert set(manifest["tables"]) == {*TABLES, "logged_values", *training, *detection, *derived}
+    pose = {"pair_cameras", "pose_estimates"}  # schema 23
+    assert set(manifest["tables"]) == {
+        *TABLES, "logged_values", *training, *detection, *derived, *pose
+    }  # fmt: skip
     cols = {t: {c["name"]: c for c in s["columns"]} for t, s in manifest["tables"].items()}
     assert all("run_id" not in c for c in cols.values())
     assert cols["scores"]["task"]["type"] == "VARCHAR"
@@ -271,7 +274,7 @@ def test_manifest_content(source: Store, tmp_path: Path) -> None:
         "pairs": 0,
         "outcomes": 0,
         "logged_values": 4,  # train_loss at 3 steps, val_acc without one
-        **dict.fromkeys(training | detection | derived, 0),
+        **dict.fromkeys(training | detection | derived | pose, 0),
     }
     # the SHA-256 of each file written, as sha256sum gives it
     assert sorted(runs["a"]["sha256"]) == ["groups", "logged_values", "runs", "scores"]

@@ -123,8 +123,10 @@ DistractorsOpt = Annotated[
          "retrieval query, N or all [default: 2000, the MATLAB benchmark's]."),
 ]  # fmt: skip
 PairsOpt = Annotated[
-    Path | None, _opt("--pairs", help="keypoints: pair_id, h11..h33, width, height, slices.")
-]
+    Path | None,
+    _opt("--pairs", help="keypoints: pair_id, h11..h33, width, height, cameras (k0_11..k0_33, "
+         "k1_11..k1_33, t_11..t_34, n_keypoints0), slices; or SuperGlue's pairs .txt file."),
+]  # fmt: skip
 HDirOpt = Annotated[
     Path | None, _opt("--homography-dir", help="keypoints: a 3x3 homography file per pair.")
 ]

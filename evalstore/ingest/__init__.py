@@ -22,9 +22,10 @@ pyproject.toml); below them :mod:`evalstore.runs`, :mod:`evalstore.metrics`,
 - :mod:`~evalstore.ingest.ranked`: :func:`ingest`, the entry point for ranked lists;
   :mod:`~evalstore.ingest.parquet_direct`: the direct path alone, without polars (the light
   path of ``evalstore ingest``).
-- :mod:`~evalstore.ingest.frames`, :mod:`~evalstore.ingest.truth`,
-  :mod:`~evalstore.ingest.keypoints`, :mod:`~evalstore.ingest.outcomes`: keypoint matches
-  with their ground truth, and counted outcomes.
+- :mod:`~evalstore.ingest.frames`, :mod:`~evalstore.ingest.cameras`,
+  :mod:`~evalstore.ingest.truth`, :mod:`~evalstore.ingest.keypoints`,
+  :mod:`~evalstore.ingest.outcomes`: keypoint matches with their ground truth (homographies,
+  disparities, or cameras and poses), and counted outcomes.
 - :mod:`~evalstore.ingest.formats`: readers of the field's file formats (PASCAL VOC, HPatches
   descriptors and task files).
 - :mod:`~evalstore.ingest.hpatches`: :func:`ingest_hpatches`, an HPatches descriptor folder's

@@ -155,7 +155,10 @@ def ids_of(frame: pl.DataFrame, col: str) -> np.ndarray:
 
 
 _WRITES = {
-    "keypoints": ("store/run_has_pairs", ("store/insert_pairs", "store/insert_matches")),
+    "keypoints": (
+        "store/run_has_pairs",
+        ("store/insert_pairs", "store/insert_matches", "store/insert_pair_cameras"),
+    ),
     "outcomes": ("store/run_has_outcomes", ("store/insert_outcomes",)),
     "detection": (
         "store/run_has_detections",

@@ -26,6 +26,7 @@ import polars as pl
 
 from evalstore.core import geometry
 from evalstore.errors import InvalidInput, option
+from evalstore.ingest.cameras import CAMERA_COLUMNS
 from evalstore.ingest.exact import INEXACT, first_row, inexact_integers
 from evalstore.ingest.frames import finite, ids_of, read_frame, where, write_tables
 from evalstore.ingest.sources import Source, as_sources, parse_columns
@@ -83,7 +84,10 @@ def ingest_keypoints(
         data: matches: ``pair_id, x0, y0, x1, y1`` and optionally ``score`` and the truth as
             ``gt_x1, gt_y1`` or ``disparity``.
         pairs: per-pair metadata: ``pair_id``, optional ``h11..h33`` (true homography, x1 ~ H
-            x0), ``width``, ``height`` (needed by the homography accuracy) and slice columns.
+            x0), ``width``, ``height`` (needed by the homography accuracy), cameras
+            (``k0_11..k0_33``, ``k1_11..k1_33``, ``t_11..t_34``, ``n_keypoints0``:
+            :mod:`evalstore.ingest.cameras`) and slice columns; or SuperGlue's pairs file
+            (a ``.txt`` path, or ``pairs_format="superglue"``).
         homography_dir: a folder with one 3x3 homography per pair (``<pair_id>``,
             ``<pair_id>.npy`` or ``.txt``, as HPatches' ``H_1_k`` files).
         disparity_dir: a folder with one disparity map per pair (``<pair_id>.npy``, or a
@@ -126,7 +130,7 @@ def ingest_keypoints(
             bad = np.isnan(values)
             if bad.any():
                 raise InvalidInput(f"{where(frame, bad, 'score')} is NaN")
-    table = pairs_table(pairs, pairs_format)
+    table = pairs_table(pairs, pairs_format, seen.tolist())
     known = set(table["pair_id"].to_list())
     table = pl.concat([table, no_pairs([p for p in seen if p not in known])])
     keys = table["pair_id"].to_list()
@@ -179,7 +183,8 @@ def ingest_keypoints(
                 raise InvalidInput(f"{path} (pair {pid!r}): {exc}") from None
         gx, gy, keep = geometry.ground_truth_from_disparity(x0, y0, d)
     else:  # applied by the metrics' SQL when they read the matches (lib/match_truth.sql)
-        _check_transfer(hs, keys, codes, first, code_of, frame["x0"], frame["y0"])
+        cameras = table["k0_11"].is_not_null().to_numpy()  # their truth: the relative pose
+        _check_transfer(hs, cameras, keys, codes, first, code_of, frame["x0"], frame["y0"])
         gx = gy = None
     keep = np.asarray(keep, dtype=bool)
     all_kept = bool(keep.all())
@@ -230,13 +235,16 @@ def ingest_keypoints(
     # a match names its pair by number (its place in `table`, pairs.pair_no), not by its
     # text id: a string a match costs DuckDB 1.1 CPU s per 2e7 matches to write
     _matches = _matches.append_column("pair_no", pl.Series(rows(codes)).to_arrow())
+    _cameras = (
+        _pairs.select("pair_no", *CAMERA_COLUMNS).filter(pl.col("k0_11").is_not_null()).to_arrow()
+    )
     run_id, replaced = write_tables(
         store,
         meta,
         "keypoints",
         meta.replace,
         meta.append,
-        {"_pairs": _pairs.to_arrow(), "_matches": _matches},
+        {"_pairs": _pairs.to_arrow(), "_matches": _matches, "_cameras": _cameras},
     )
     return IngestResult(
         run_id=run_id,
@@ -286,6 +294,7 @@ def _segments(codes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _check_transfer(
     hs: np.ndarray,
+    cameras: np.ndarray,
     keys: list[str],
     codes: np.ndarray,
     first: list[str],
@@ -294,9 +303,10 @@ def _check_transfer(
     y0: pl.Series,
 ) -> None:
     """Refuse, as a loop over the pairs in the order of their ids would, the first pair
-    without a homography or with a point mapped to infinity (``w = (h31 x + h32 y) + h33 = 0``,
-    geometry.transfer's floats; ``point i`` counts that pair's rows). Only ``w`` is computed,
-    in blocks of rows: the truth itself is applied by the metrics' SQL."""
+    without a homography or cameras (``cameras[k]``: pair k has them) or with a point mapped
+    to infinity (``w = (h31 x + h32 y) + h33 = 0``, geometry.transfer's floats; ``point i``
+    counts that pair's rows). Only ``w`` is computed, in blocks of rows: the truth itself is
+    applied by the metrics' SQL."""
     coef = hs.reshape(-1, 9)[:, 6:9].T.copy()  # one contiguous array per entry: 1-D gathers
     at_infinity = np.zeros(len(keys), bool)
     v, b = np.empty(_BLOCK), np.empty(_BLOCK)  # reused per block
@@ -307,10 +317,13 @@ def _check_transfer(
     for pid in first:
         k = code_of[pid]
         if np.isnan(hs[k, 0, 0]):
+            if cameras[k]:
+                continue  # no truth per match: the metrics of poses judge it
             raise InvalidInput(
                 f"pair {pid!r} has no ground truth: give gt_x1/gt_y1 or disparity columns, "
-                f"{option('disparity_dir')}, or homographies ({option('pairs')} with h11..h33, "
-                f"or {option('homography_dir')})"
+                f"{option('disparity_dir')}, homographies ({option('pairs')} with h11..h33, "
+                f"or {option('homography_dir')}), or cameras ({option('pairs')} with "
+                "k0_11..k0_33, k1_11..k1_33, t_11..t_34, or SuperGlue's pairs file)"
             )
         if at_infinity[k]:
             rows = np.flatnonzero(codes == k)

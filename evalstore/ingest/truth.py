@@ -1,9 +1,11 @@
-"""Ground truth of keypoint matches: the pairs file (true homographies, image sizes, slice
-columns), one homography file per pair (HPatches' ``H_1_k``) and one disparity map per pair
+"""Ground truth of keypoint matches: the pairs file (true homographies, cameras and true
+relative poses (:mod:`evalstore.ingest.cameras`), image sizes, slice columns), one
+homography file per pair (HPatches' ``H_1_k``) and one disparity map per pair
 (``.npy``, or DSEC's 16-bit PNG of disparity x 256)."""
 
 from __future__ import annotations
 
+import os
 import struct
 import warnings
 import zlib
@@ -15,6 +17,14 @@ import polars as pl
 
 from evalstore.core import geometry
 from evalstore.errors import InvalidInput
+from evalstore.ingest.cameras import (
+    CAMERA_COLUMNS,
+    LAST_ROW,
+    cameras_of,
+    is_superglue,
+    no_cameras,
+    read_superglue,
+)
 from evalstore.ingest.frames import finite, ids_of, read_frame, row_of, shown, where
 from evalstore.ingest.sources import NPY_ERRORS, Source, first_line, names_text
 from evalstore.ingest.validate import INT32
@@ -30,22 +40,32 @@ __all__ = [
 
 H_COLUMNS = tuple(f"h{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3))
 #: the columns of :func:`pairs_table`
-PAIR_COLUMNS = ("pair_id", *H_COLUMNS, "width", "height", "slice_keys", "slice_values")
+PAIR_COLUMNS = (
+    "pair_id", *H_COLUMNS, "width", "height", "slice_keys", "slice_values", *CAMERA_COLUMNS
+)  # fmt: skip
 
 
-def pairs_table(source: Source | None, fmt: str | None) -> pl.DataFrame:
+def pairs_table(
+    source: Source | None, fmt: str | None, match_ids: Sequence[str] = ()
+) -> pl.DataFrame:
     """The pairs of a pairs file, one row each, columns :data:`PAIR_COLUMNS`: ``pair_id``
     (text), ``h11..h33`` (null where the pair has no true homography), ``width`` and
     ``height`` (null where not given), ``slice_keys`` and ``slice_values`` (the slice columns
-    that have a value, as text). No file: no rows.
+    that have a value, as text), the cameras (null where the pair has none; see
+    :mod:`evalstore.ingest.cameras`). No file: no rows. SuperGlue's pairs file (``.txt``,
+    or ``fmt`` ``"superglue"``) names its pairs as the matches ``match_ids`` do.
 
     Raises:
         InvalidInput: a pair twice, incomplete or non-finite homographies, a singular one,
-            sizes that are not whole numbers of pixels >= 1.
+            sizes that are not whole numbers of pixels >= 1, cameras that are incomplete or
+            not a camera's.
     """
     if source is None:
         return no_pairs([])
-    frame = read_frame([source], fmt, {}, ["pair_id"])
+    if is_superglue(source, fmt) and isinstance(source, (str, os.PathLike)):
+        frame = read_superglue(Path(source), match_ids)
+    else:
+        frame = read_frame([source], fmt, {}, ["pair_id"])
     ids = ids_of(frame, "pair_id")
     dup = pl.Series(ids).is_duplicated().to_numpy()
     if dup.any():
@@ -96,10 +116,12 @@ def pairs_table(source: Source | None, fmt: str | None) -> pl.DataFrame:
                     f"{INT32[1]:,}"
                 )
             out = out.with_columns(pl.Series(col, values.astype(np.int64), dtype=pl.Int32))
+    out = out.with_columns(cameras_of(frame, ids).get_columns())
     slice_cols = [
         c
         for c in frame.columns
-        if c not in ("pair_id", "width", "height", *H_COLUMNS) and not c.startswith("_")
+        if c not in ("pair_id", "width", "height", *H_COLUMNS, *CAMERA_COLUMNS, *LAST_ROW)
+        and not c.startswith("_")
     ]
     if slice_cols:
         # str() of each value, as the slices were always written (True, not true)
@@ -134,7 +156,7 @@ def no_pairs(ids: Sequence[str] | np.ndarray) -> pl.DataFrame:
     ]
     empty = pl.Series("", [[]], dtype=pl.List(pl.String)).new_from_index(0, n)
     columns += [empty.alias(c) for c in ("slice_keys", "slice_values")]
-    return pl.DataFrame(columns)
+    return pl.concat([pl.DataFrame(columns), no_cameras(n)], how="horizontal")
 
 
 def _find(directory: Path, pair_id: str, suffixes: Sequence[str]) -> Path | None:

@@ -129,8 +129,10 @@ _GROUP_PROBLEMS = frozenset({"n_positives"})
 _ROW_PROBLEMS = {
     "match": "a match coordinate that is NaN or infinite, or a NaN score",
     "unpaired": "matches of a pair without a pairs row",
-    "truth": "no finite ground truth (none stored, and no homography of the pair that maps "
-    "the match to a finite point)",
+    "truth": "no finite ground truth (none stored, no homography of the pair that maps "
+    "the match to a finite point, and no cameras of the pair)",
+    "unpaired_cameras": "cameras of a pair without a pairs row",
+    "unpaired_poses": "pose estimates of a pair without cameras",
     "match_seq": "a seq (the input position) negative or twice in the run",
     "pair_no": "a pair number twice in the run",
     "count": "a negative TP, FP or FN count",
@@ -141,6 +143,8 @@ _ROW_PROBLEMS = {
 }
 _ROW_TABLES = {
     "pair_no": "pairs",
+    "unpaired_cameras": "pair_cameras",
+    "unpaired_poses": "pose_estimates",
     "count": "outcomes",
     "count_big": "outcomes",
     "count_sum": "outcomes",

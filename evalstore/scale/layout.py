@@ -18,7 +18,8 @@ format: a table is a folder and a manifest entry like any other, an export witho
 (schema 16 and before) imports as it did, and one exported into takes them on (as it takes
 any table it lacks). An older evalstore's import refuses the manifest's unknown table rather
 than leave rows out; its Spark source reads the tables it knows (it has no detection metric).
-The training tables (schema 22) came the same way.
+The training tables (schema 22) came the same way, and the cameras and pose estimates
+(schema 23, :data:`POSE_TABLES`).
 
 Staging folders (``.tmp-*``), folders moved aside (``.old-*``) and journals (``.journal-*``)
 start with ``.``, so Spark's partition discovery skips them. :func:`apply_journal` swaps a
@@ -60,6 +61,7 @@ __all__ = [
     "MANIFEST",
     "PART",
     "PARTITION_COLUMN",
+    "POSE_TABLES",
     "SPARK_TABLES",
     "STEP_TABLES",
     "TABLES",
@@ -95,9 +97,14 @@ DETECTION_TABLES: tuple[str, ...] = ("det_images", "det_categories", "det_truth"
 DETECTION_DERIVED: tuple[str, ...] = (
     "det_thresholds", "det_positives", "det_matches", "det_matched", "det_tide"
 )  # fmt: skip
+#: A keypoint run's cameras (sql/schema/023_pose.sql: K0, K1, T_0to1 per pair) and the relative
+#: poses estimated from its matches on first use (evalstore/analysis/pose_estimates.py):
+#: exported and imported with the run (an import keeps the estimates rather than make them
+#: again), read by Spark; exports before schema 23 have neither.
+POSE_TABLES: tuple[str, ...] = ("pair_cameras", "pose_estimates")
 #: What Spark registers as views: the raw tables, the detection matches and the categories
-#: (TIDE's metrics give a row per category of the run).
-SPARK_TABLES: tuple[str, ...] = (*TABLES, "det_categories", *DETECTION_DERIVED)
+#: (TIDE's metrics give a row per category of the run), the cameras and pose estimates.
+SPARK_TABLES: tuple[str, ...] = (*TABLES, "det_categories", *DETECTION_DERIVED, *POSE_TABLES)
 #: A training run's tables (sql/schema/022_training_runs.sql): its ``run_state`` row (a run
 #: opened before its rows) and its ``run_steps`` rows (its evaluations at training steps,
 #: each held by a step run), exported with the run, the step runs named by their ids in
@@ -105,10 +112,10 @@ SPARK_TABLES: tuple[str, ...] = (*TABLES, "det_categories", *DETECTION_DERIVED)
 STEP_TABLES: tuple[str, ...] = ("run_state", "run_steps")
 #: Every exported table: the raw ones, the values logged with ``evalstore log`` (exports of
 #: format version 1 have no logged_values), a training run's state and steps (exports before
-#: schema 22 have none) and a detection run's rows (exports before schema 17 have none: their
-#: runs import without them).
+#: schema 22 have none), a detection run's rows (exports before schema 17 have none: their
+#: runs import without them) and a keypoint run's cameras and pose estimates (schema 23).
 ALL_TABLES: tuple[str, ...] = (
-    *TABLES, "logged_values", *STEP_TABLES, *DETECTION_TABLES, *DETECTION_DERIVED
+    *TABLES, "logged_values", *STEP_TABLES, *DETECTION_TABLES, *DETECTION_DERIVED, *POSE_TABLES
 )  # fmt: skip
 FORMAT = "evalstore-export"
 #: 2: every run's files carry their SHA-256 (``sha256`` of a manifest run), logged_values.

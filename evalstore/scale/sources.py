@@ -22,6 +22,7 @@ from evalstore.scale.layout import (
     DETECTION_DERIVED,
     MANIFEST,
     PARTITION_COLUMN,
+    POSE_TABLES,
     SPARK_TABLES,
     check_manifest,
 )
@@ -140,8 +141,10 @@ def forget_source(spark: SparkSession) -> None:
 def _register(spark: SparkSession, source: str, manifest: Mapping[str, Any]) -> None:
     for table in SPARK_TABLES:
         spec = manifest["tables"].get(table)
-        if spec is None and (table in DETECTION_DERIVED or table == "det_categories"):
-            continue  # an export before detection runs: their metrics find no table
+        if spec is None and (
+            table in DETECTION_DERIVED or table in POSE_TABLES or table == "det_categories"
+        ):
+            continue  # an export before detection runs or cameras: their metrics find no table
         if spec is None:
             raise EvalstoreError(f"{source}: the manifest has no table {table!r}")
         if table in ("scores", "groups") and "list_id" not in {c["name"] for c in spec["columns"]}:

@@ -46,9 +46,10 @@ T = TypeVar("T")
 R = TypeVar("R", bound=IngestResult)
 
 #: The tables copied by store/merge_<table> after the lists: the list index, and the rows of
-#: keypoint, outcome and detection runs (sql/schema/017_detections.sql).
-_MERGED = ("list_stats", "positive_ranks", "tied_ranks", "pairs", "matches", "outcomes",
-           "det_images", "det_categories", "det_truth", "det_boxes")  # fmt: skip
+#: keypoint (their cameras: sql/schema/023_pose.sql), outcome and detection runs
+#: (sql/schema/017_detections.sql).
+_MERGED = ("list_stats", "positive_ranks", "tied_ranks", "pairs", "matches", "pair_cameras",
+           "outcomes", "det_images", "det_categories", "det_truth", "det_boxes")  # fmt: skip
 
 
 INGEST_MEMORY = 2 << 30

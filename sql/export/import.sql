@@ -192,7 +192,9 @@ having count(*) > 0;
 -- What is wrong with the keypoint matches and outcomes just imported for the run $run_id
 -- INTEGER, as ingest would have refused it: a match coordinate that is NaN or infinite, a
 -- NaN score, a match of a pair without its pairs row, a match without a finite truth (none
--- stored and no homography of its pair that sends it to a finite point), a match seq (its
+-- stored, no homography of its pair that sends it to a finite point, and no cameras of its
+-- pair), cameras of a pair without its pairs row, a pose estimate of a pair without cameras,
+-- a match seq (its
 -- input position) negative or twice in the run, a pair number twice in the run, a negative
 -- count, a count above $max_count BIGINT or a group's tp + fp + fn above it (ingest's bound,
 -- evalstore/ingest/outcomes.py MAX_COUNT: 2^53, exact as a double), a group's outcomes twice.
@@ -216,8 +218,23 @@ where m.run_id = $run_id
 having count(*) > 0
 union all
 select 'truth', count(*), any_value(pair_id)
-from truth
-where run_id = $run_id and not coalesce(isfinite(gt_x1) and isfinite(gt_y1), false)
+from truth t
+where t.run_id = $run_id and not coalesce(isfinite(t.gt_x1) and isfinite(t.gt_y1), false)
+  and not exists (select 1 from pair_cameras c
+                  where c.run_id = $run_id and c.pair_no = t.pair_no)
+having count(*) > 0
+union all
+select 'unpaired_cameras', count(*), any_value('pair number ' || c.pair_no)
+from pair_cameras c
+where c.run_id = $run_id
+  and not exists (select 1 from pairs p where p.run_id = $run_id and p.pair_no = c.pair_no)
+having count(*) > 0
+union all
+select 'unpaired_poses', count(*), any_value('pair number ' || e.pair_no)
+from pose_estimates e
+where e.run_id = $run_id
+  and not exists (select 1 from pair_cameras c
+                  where c.run_id = $run_id and c.pair_no = e.pair_no)
 having count(*) > 0
 union all
 select 'match_seq', count(*), any_value(seq)

@@ -12,6 +12,12 @@ delete from pairs where run_id = $run_id;
 -- name: delete_run_matches
 delete from matches where run_id = $run_id;
 
+-- name: delete_run_pair_cameras
+delete from pair_cameras where run_id = $run_id;
+
+-- name: delete_run_pose_estimates
+delete from pose_estimates where run_id = $run_id;
+
 -- name: delete_run_outcomes
 delete from outcomes where run_id = $run_id;
 

@@ -1,5 +1,5 @@
 -- Ingest of keypoint matches, image pairs and outcomes. The caller registers validated
--- frames as `_pairs`, `_matches` or `_outcomes` with exactly the columns inserted here
+-- frames as `_pairs`, `_matches`, `_cameras` or `_outcomes` with exactly the columns inserted here
 -- (`_pairs.pair_no` and `_matches.pair_no` number the run's pairs 0, 1, ...: a run's
 -- matches come in one ingest, as open_run refuses a second).
 
@@ -24,6 +24,13 @@ from _pairs;
 insert into matches by name
 select $run_id as run_id, *
 from _matches;
+
+-- name: insert_pair_cameras
+-- `_cameras` has pair_no and the columns of pair_cameras (K0, K1, T_0to1, n_keypoints0) of
+-- each pair given with cameras (evalstore/ingest/cameras.py).
+insert into pair_cameras by name
+select $run_id as run_id, *
+from _cameras;
 
 -- name: insert_outcomes
 insert into outcomes (run_id, group_id, tp, fp, fn)

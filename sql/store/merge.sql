@@ -53,6 +53,11 @@ insert into matches by name
 select * replace ($run_id::integer as run_id)
 from __evalstore_stage.matches;
 
+-- name: merge_pair_cameras
+insert into pair_cameras by name
+select * replace ($run_id::integer as run_id)
+from __evalstore_stage.pair_cameras;
+
 -- name: merge_outcomes
 insert into outcomes by name
 select * replace ($run_id::integer as run_id)

@@ -1,0 +1,195 @@
+"""The relative poses estimated from each image pair's matches, made when first needed.
+
+Keypoint ingest stores a pair's cameras (``pair_cameras``: K0, K1 and the true T_0to1) beside
+its matches; the pose of each pair and estimation setting (:class:`PoseSetting`: method,
+RANSAC threshold in pixels, confidence) is made by :func:`ensure_pose_estimates` the first
+time a metric that reads it is evaluated for the run, inside that evaluation's write
+transaction, and stored in ``pose_estimates``: later evaluations read it. The matches are
+read in the order ingest gave them (``seq``), as SuperGlue's ``match_pairs.py``
+(magicleap/SuperGluePretrainedNetwork @ ddcf11f42e7e) hands its valid matches to
+``estimate_pose``; the error is its ``compute_pose_error``
+(:func:`evalstore.core.pose.pose_errors`). A failed estimate (fewer than 5 matches, no
+essential matrix) is stored with NULL R and t, infinite errors and 0 inliers. A pair without
+cameras gets no row.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import cv2
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from evalstore.core import pose
+from evalstore.db import queries
+from evalstore.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from evalstore.db.connection import Database
+
+__all__ = ["METHODS", "PoseSetting", "ensure_pose_estimates"]
+
+#: the estimation methods: "opencv" is SuperGlue's estimate_pose (OpenCV's 5-point RANSAC)
+METHODS = frozenset({"opencv"})
+
+_K0 = tuple(f"k0_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3))
+_K1 = tuple(f"k1_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3))
+_T = tuple(f"t_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3, 4))
+_R = tuple(f"r{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3))
+_TV = ("t1", "t2", "t3")
+
+
+@dataclass(frozen=True)
+class PoseSetting:
+    """How a relative pose is estimated: ``method`` (``"opencv"``), the RANSAC ``threshold``
+    in pixels (divided by the mean focal length, as SuperGlue does) and its ``confidence``.
+    The default is SuperGlue's evaluation (1 px, 0.99999)."""
+
+    method: str = "opencv"
+    threshold: float = 1.0
+    confidence: float = 0.99999
+
+    def check(self) -> None:
+        """Raise :class:`InvalidInput` naming what is wrong with the setting."""
+        if self.method not in METHODS:
+            raise InvalidInput(
+                f"pose estimation method {self.method!r} is unknown (known: "
+                f"{', '.join(sorted(METHODS))})"
+            )
+        if not (math.isfinite(self.threshold) and self.threshold > 0):
+            raise InvalidInput(
+                f"pose estimation threshold {self.threshold} must be a positive number of pixels"
+            )
+        if not (0 < self.confidence < 1):
+            raise InvalidInput(
+                f"pose estimation confidence {self.confidence} must lie strictly between 0 and 1"
+            )
+
+
+def ensure_pose_estimates(
+    store: Database, run_ids: Sequence[int], settings: Sequence[PoseSetting], *, needed_by: str
+) -> int:
+    """Make and store the pose estimates that the runs' pairs with cameras lack for each of
+    ``settings``; call it inside a transaction of ``store``. Returns the number of estimates
+    made and stored (0: every one was there already).
+
+    The pending pairs' cameras and matches are read with one query each, whatever the number
+    of runs, pairs and settings.
+
+    Args:
+        needed_by: what needs them (a metric's name), for the message of a read-only store.
+
+    Raises:
+        InvalidInput: a setting with an unknown method, a threshold that is not positive or a
+            confidence outside (0, 1); a read-only store with estimates to make (it cannot
+            store them).
+    """
+    wanted = list(dict.fromkeys(settings))
+    for setting in wanted:
+        setting.check()
+    if not wanted or not run_ids:
+        return 0
+    pending = queries.fetch(
+        store.con,
+        "store/pose_pending",
+        {
+            "runs": list(run_ids),
+            "methods": [s.method for s in wanted],
+            "thresholds": [float(s.threshold) for s in wanted],
+            "confidences": [float(s.confidence) for s in wanted],
+        },
+    )
+    if pending.height == 0:
+        return 0
+    if store.read_only:
+        raise InvalidInput(
+            f"run {pending['run'][0]}: {needed_by} needs the relative poses estimated from its "
+            "matches, which are made on first use and stored; evaluate it once on a writable "
+            "store (not read-only)"
+        )
+    rows = _estimate(store, pending["run_id"].to_numpy(), pending["pair_no"].to_numpy(),
+                     pending["k"].to_numpy(), wanted)  # fmt: skip
+    con = store.con
+    con.register("_pose_estimates", rows)
+    try:
+        queries.run(con, "store/insert_pose_estimates")
+    finally:
+        # in a transaction that an error or a Ctrl-C aborted this fails too, and would
+        # stand in for what stopped it
+        with contextlib.suppress(duckdb.Error):
+            con.unregister("_pose_estimates")
+    return rows.num_rows
+
+
+def _estimate(
+    store: Database,
+    run_ids: np.ndarray,
+    pair_nos: np.ndarray,
+    ks: np.ndarray,
+    settings: Sequence[PoseSetting],
+) -> pa.Table:
+    """The estimate of each pending (run_ids[i], pair_nos[i], settings[ks[i] - 1]), sorted
+    by run and pair, as a table with the columns of ``pose_estimates``."""
+    first = np.ones(run_ids.size, dtype=bool)
+    first[1:] = (run_ids[1:] != run_ids[:-1]) | (pair_nos[1:] != pair_nos[:-1])
+    bind = {"run_ids": run_ids[first].tolist(), "pair_nos": pair_nos[first].tolist()}
+    pairs = queries.fetch(store.con, "store/pose_pairs", bind)
+    matches = queries.fetch(store.con, "store/pose_matches", bind)
+    bounds = np.zeros(pairs.height + 1, dtype=np.int64)
+    np.cumsum(pairs["n_matches"].to_numpy(), out=bounds[1:])
+    xy0 = np.column_stack([matches["x0"].to_numpy(), matches["y0"].to_numpy()])
+    xy1 = np.column_stack([matches["x1"].to_numpy(), matches["y1"].to_numpy()])
+    k0 = pairs.select(_K0).to_numpy().reshape(-1, 3, 3)
+    k1 = pairs.select(_K1).to_numpy().reshape(-1, 3, 3)
+    t = np.zeros((pairs.height, 4, 4))
+    t[:, :3, :] = pairs.select(_T).to_numpy().reshape(-1, 3, 4)
+    t[:, 3, 3] = 1.0
+    n = run_ids.size
+    r_out = np.full((n, 9), np.nan)
+    t_out = np.full((n, 3), np.nan)
+    errors = np.full((n, 2), np.inf)
+    inliers = np.zeros(n, dtype=np.int32)
+    pair = np.cumsum(first) - 1  # each pending row's index in `pairs`
+    for i in range(n):
+        p = int(pair[i])
+        lo, hi = int(bounds[p]), int(bounds[p + 1])
+        setting = settings[int(ks[i]) - 1]
+        estimate = _pose(xy0[lo:hi], xy1[lo:hi], k0[p], k1[p], setting)
+        if estimate is None:
+            continue
+        rot, trans, mask = estimate
+        r_out[i], t_out[i] = rot.ravel(), trans
+        errors[i] = pose.pose_errors(t[p], rot, trans)
+        inliers[i] = int(mask.sum())
+    columns: dict[str, pa.Array] = {
+        "run_id": pa.array(run_ids, pa.int32()),
+        "pair_no": pa.array(pair_nos, pa.int32()),
+        "method": pa.array([settings[int(k) - 1].method for k in ks], pa.string()),
+        "threshold": pa.array([settings[int(k) - 1].threshold for k in ks], pa.float64()),
+        "confidence": pa.array([settings[int(k) - 1].confidence for k in ks], pa.float64()),
+    }
+    for values, names in ((r_out, _R), (t_out, _TV)):
+        for j, name in enumerate(names):
+            v = np.ascontiguousarray(values[:, j])
+            columns[name] = pa.array(v, pa.float64(), mask=np.isnan(v))
+    columns["err_t"] = pa.array(errors[:, 0], pa.float64())
+    columns["err_r"] = pa.array(errors[:, 1], pa.float64())
+    columns["n_inliers"] = pa.array(inliers, pa.int32())
+    return pa.table(columns)
+
+
+def _pose(
+    xy0: np.ndarray, xy1: np.ndarray, k0: np.ndarray, k1: np.ndarray, setting: PoseSetting
+) -> pose.PoseEstimate:
+    """One pair's estimate with ``setting``; None where it fails (OpenCV's error on
+    degenerate input included)."""
+    try:
+        return pose.estimate_pose(xy0, xy1, k0, k1, setting.threshold, setting.confidence)
+    except cv2.error:
+        return None
