@@ -57,7 +57,7 @@ __all__ = [
 WAIT = 0.5
 #: Seconds after which the page shows progress whatever it computes.
 LATEST = 1.5
-#: Seconds after which the other pages (Runs, Curves, History, Per list) show progress.
+#: Seconds after which the other pages (Runs, Curves, History, Per list, SQL) show progress.
 SLOW = 2.0
 #: Finished computations kept until served (pages left before their answer came).
 KEEP = 4
@@ -299,13 +299,13 @@ def progress_page(job: Job) -> str:
 
 
 def page_progress(job: Job, title: str) -> str:
-    """Another page's body while it is computed for more than :data:`LATEST` seconds: what
+    """Another page's body while it is computed for more than :data:`SLOW` seconds: what
     it does and for how long so far, refreshed by ``/static/progress.js`` until the answer
     replaces it."""
     return (
         f'<section class="panel" id="page-progress" data-poll="/compare/progress?job='
         f'{job.ident}"><h2>Computing the {html.escape(title)} page</h2><p class="desc">'
-        "It reads many values: this page updates itself until the answer replaces it.</p>"
+        "It takes a while: this page updates itself until the answer replaces it.</p>"
         f'<div id="progress-body">{progress_body(job)}</div></section>'
     )
 
