@@ -95,8 +95,11 @@ def compare_cmd(
 ) -> None:
     """Compare runs or configurations (-g) list by list: differences, 95% CI, p-values and
     their Holm adjustment over the whole call (p_adj), effect size. Runs with training steps
-    are compared at the last step they all evaluated (--step: another)."""
+    are compared at the last step they all evaluated (--step: another). Each interval is
+    clipped to the metric's range, and the caveat column says so, or that an interval comes
+    from fewer than 5 lists."""
     from evalstore.analysis.compare import COMPARE_COLUMNS, compare
+    from evalstore.analysis.compare_caveats import with_caveats
     from evalstore.analysis.step_history import compare_at_step
     from evalstore.store.facade import Store
 
@@ -118,8 +121,9 @@ def compare_cmd(
             err.print(f"compared at step {at}", markup=False)
         else:
             frame = compare(store, runs or [], groups=group or [], **options)
+    frame = with_caveats(frame)  # intervals clipped to the metric's range; few lists warned
     if fmt in (Fmt.table, Fmt.latex, Fmt.md):
-        frame = frame.select(c for c in ["step", *COMPARE_COLUMNS]
+        frame = frame.select(c for c in ["step", *COMPARE_COLUMNS, "caveat"]
                              if c != "higher_is_better" and c in frame.columns)  # fmt: skip
         if frame["n_runs"].max() == 1 and frame["baseline_runs"].max() == 1:
             frame = frame.drop("n_runs", "baseline_runs")  # runs, not configurations
