@@ -124,6 +124,9 @@ def test_a_configuration_is_one_labelled_point_with_its_interval() -> None:
     assert seeds["error_y"]["array"][:2] == [0.0, 0.0] and seeds["error_y"]["array"][2] > 0
     assert seeds["text"] == ["", "", "wine/mlp"] and "text" in seeds["mode"]
     assert knn["text"] == ["wine/knn"] and knn["mode"] == "markers+text"
+    # beside the point, up and right: the vertical error bar and the horizontal best-so-far
+    # line through the point crossed a label centred above it
+    assert seeds["textposition"] == knn["textposition"] == "top right"
 
 
 def test_many_configurations_are_not_labelled() -> None:
