@@ -2,7 +2,8 @@
 Compare page's picker chooses runs on the page and the URL names them; at 800 px the compare
 table's difference, interval and p-value columns are in view without scrolling; the runs
 table is not a box of its own (the page scrolls, not a fixed-height box inside it); at 800 px
-the Per list page's turned list labels keep apart."""
+the Per list page's turned list labels keep apart; the pickers of Curves and Per list choose
+the runs drawn."""
 
 from __future__ import annotations
 
@@ -97,4 +98,33 @@ def test_at_800_px_turned_list_labels_keep_apart(
     assert len(axes) >= 2  # matching's and retrieval's 60 image pairs, turned
     gaps = [b - a for ticks in axes for a, b in pairwise(ticks)]
     assert min(gaps) >= 23.5, sorted(gaps)[:5]
+    assert errors(driver) == []
+
+
+@pytest.mark.parametrize("page", ["curves", "lists"])
+def test_curves_and_per_list_pickers_choose_the_runs_drawn(
+    driver: webdriver.Chrome,  # noqa: F811
+    app: str,  # noqa: F811
+    page: str,
+) -> None:
+    """Curves and Per list: the runs picked on the page are the runs drawn (the static pages'
+    8 newest of each task are a default the user leaves on the page, not with a flag)."""
+    driver.set_window_size(1400, 1000)
+    visit(driver, app)
+    every = {row[1] for row in table_rows(driver)}
+    visit(driver, app + page)
+    picker = Select(driver.find_element(By.ID, "pick-units"))
+    picker.select_by_value("hpatches/sift")
+    picker.select_by_value("hpatches/hardnet")
+    driver.find_element(By.ID, "pick-show").click()
+    WebDriverWait(driver, 60).until(lambda d: "unit=" in d.current_url)
+    visit(driver, driver.current_url)
+    picked = parse_qs(urlsplit(driver.current_url).query)["unit"]
+    assert sorted(picked) == ["hpatches/hardnet", "hpatches/sift"]
+    assert "Showing the 2 picked run(s)." in driver.find_element(By.TAG_NAME, "main").text
+    drawn = driver.execute_script(
+        "return [...document.querySelectorAll('.plot')].flatMap(p => p.data.flatMap(t =>"
+        " [t.name || '', ...(Array.isArray(t.y) ? t.y : [])].map(String)))"
+    )
+    assert set(drawn) & every == {"hpatches/hardnet", "hpatches/sift"}
     assert errors(driver) == []
