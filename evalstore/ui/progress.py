@@ -32,6 +32,7 @@ from typing import Any
 
 import polars as pl
 
+from evalstore.analysis.compare_caveats import with_caveats
 from evalstore.analysis.watching import Step, Watch, watching
 from evalstore.ui.shell import data_table, message
 
@@ -248,16 +249,19 @@ def _steps_frame(steps: list[Step]) -> pl.DataFrame:
                 "ci_high": None if estimate is None else estimate.ci_high,
                 "p_value": None if estimate is None else estimate.p_value,
                 "state": "provisional: under way" if under_way else "provisional: all drawn",
+                "n_lists": step.n_lists or None,
             }
         )
-    return pl.DataFrame(
+    frame = pl.DataFrame(
         rows,
         schema={
             "run": pl.String, "task": pl.String, "metric": pl.String, "replicates": pl.String,
             "ci_low": pl.Float64, "ci_high": pl.Float64, "p_value": pl.Float64,
-            "state": pl.String,
+            "state": pl.String, "n_lists": pl.Int64,
         },
     )  # fmt: skip
+    # as the final table says it: clipped to the metric's range, few lists warned
+    return with_caveats(frame).drop("n_lists")
 
 
 def progress_body(job: Job) -> str:
