@@ -20,6 +20,7 @@ from evalstore import dashboards as dash
 from evalstore.analysis.compare import compare
 from evalstore.analysis.evaluate import evaluate
 from evalstore.analysis.leaderboard import leaderboard
+from evalstore.analysis.statistics import t_quantile
 from evalstore.dashboards.board import board, board_html
 from evalstore.runs.meta import RunMeta
 from tests.conformance.detsets import make_detset
@@ -604,8 +605,9 @@ def test_leaderboard_table_marks_the_best_and_escapes() -> None:
 
 
 def test_history_points_never_join_two_configurations(sample: Store) -> None:
-    """One point per configuration at its latest run (mean ± sd as error bars), earlier
-    points of a configuration at its earlier runs; a line joins one configuration only."""
+    """One point per configuration at its latest run (the mean, its 95% t interval across
+    seeds as error bars), earlier points of a configuration at its earlier runs; a line joins
+    one configuration only."""
     panel = overview_panel("Metric history")
     frame = dash.panel_data(sample, panel, {"experiments": ["seeds", "demo"], "runs": None})
     frame = frame.filter(pl.col("series") == "retrieval · map")
@@ -630,7 +632,15 @@ def test_history_points_never_join_two_configurations(sample: Store) -> None:
         assert ("lines" in t["mode"]) == (len(t["x"]) > 1)
     seeds_marks = [t for t in marks if t["name"] == "seeds"]
     assert [len(t["x"]) for t in seeds_marks] == [3, 3]
-    assert list(seeds_marks[0]["error_y"]["array"])[-1] == pytest.approx(values.std())
+    # the interval of the mean of 3 seeds: t(0.975, 2) sd / sqrt(3), as v_groups gives it
+    half = t_quantile(0.975, 2.0) * values.std() / np.sqrt(3)
+    assert points["ci"][0] == pytest.approx(half, rel=1e-9)
+    assert list(seeds_marks[0]["error_y"]["array"])[-1] == pytest.approx(half, rel=1e-9)
+    groups = sample.con.sql(
+        "select ci_high - mean from v_groups where experiment = 'seeds' and metric = 'map' "
+        "and params ->> 'ties' = 'grouped' and config = 'width=32'"
+    ).fetchall()
+    assert groups and groups[0][0] == pytest.approx(half, rel=1e-9)
     demo = [t for t in marks if t["name"] == "demo"]
     assert len(demo) == 5 and all(t["mode"] in ("markers", "markers+text") for t in demo)
     assert sum(t["showlegend"] for t in demo) == 1

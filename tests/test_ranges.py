@@ -11,9 +11,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from conftest import ranked
 
 from evalstore import Store
 from evalstore import dashboards as dash
+from evalstore.analysis import compare_caveats
 from evalstore.analysis.configurations import groups
 from evalstore.analysis.group_caveats import with_caveats
 from evalstore.dashboards import axes
@@ -114,3 +116,35 @@ def test_dashboard_leaderboard_error_bars_stay_in_0_1() -> None:
     assert bars["error_y"]["array"][1] == pytest.approx(0.02)  # not cut: unchanged
     notes = [c[2] for c in bars["customdata"]]
     assert "clipped" in notes[0] and notes[1] == ""
+
+
+def test_cli_compare_warns_of_few_lists_and_clips(db: Path, cli: Any) -> None:
+    """Two runs of 3 lists: ``evalstore compare`` says of each interval that it comes from
+    fewer than 5 lists (in every format), as the UI's Compare page does."""
+    with Store(db) as store:
+        for name, seed in (("a", 1), ("b", 2)):
+            store.ingest(ranked(n_groups=3, n_items=12, seed=seed), task="retrieval",
+                         run=f"few/{name}", git_commit=None)  # fmt: skip
+    out = cli("compare", "few/a", "few/b", "-m", "map", "--format", "json")
+    assert out.exit_code == 0, out.output
+    (row,) = json.loads(out.output)
+    assert row["n_lists"] == 3 and row["ci_low"] is not None
+    assert row["caveat"] == "3 list(s): interval unreliable"
+    assert -1.0 <= row["ci_low"] <= row["ci_high"] <= 1.0
+    table = cli("compare", "few/a", "few/b", "-m", "map")
+    assert table.exit_code == 0, table.output
+    assert "interval unreliable" in table.output
+
+
+def test_compare_caveats_clip_a_difference_to_twice_the_range() -> None:
+    """A difference of two APs lies in [-1, 1]; TIDE's in [-100, 100]; a user's metric says
+    why it is not clipped (the same rows the UI shows)."""
+    frame = pl.DataFrame({"metric": ["ap", "tide_loc", "my_metric"],
+                          "ci_low": [-1.5, -130.0, -3.0], "ci_high": [1.2, 5.0, 2.0],
+                          "n_lists": [20, 20, 3]})  # fmt: skip
+    out = compare_caveats.with_caveats(frame).to_dicts()
+    assert (out[0]["ci_low"], out[0]["ci_high"]) == (-1.0, 1.0) and "clipped" in out[0]["caveat"]
+    assert out[1]["ci_low"] == -100.0
+    assert out[2]["caveat"] == (
+        "not clipped: the metric's range is unknown; 3 list(s): interval unreliable"
+    )

@@ -319,7 +319,7 @@ def test_every_page_draws_at_both_widths_and_stays_on_the_app(
     # nothing wider than the window (the tables scroll inside their own box)
     overflow = driver.execute_script("return document.documentElement.scrollWidth")
     assert overflow <= width
-    shot = _full_page(driver)
+    shot = full_page(driver)
     folder = tmp_path_factory.getbasetemp() / "ui-screenshots"
     folder.mkdir(exist_ok=True)
     (folder / f"ui-{page}-{width}.png").write_bytes(shot)
@@ -329,7 +329,7 @@ def test_every_page_draws_at_both_widths_and_stays_on_the_app(
         (Path(wanted) / f"ui-{page}-{width}.png").write_bytes(shot)
 
 
-def _full_page(driver: webdriver.Chrome, most: int = 2400) -> bytes:
+def full_page(driver: webdriver.Chrome, most: int = 2400) -> bytes:
     """The page as PNG, down to ``most`` px."""
     size = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
     clip = {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], most), "scale": 1}

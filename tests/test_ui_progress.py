@@ -181,12 +181,15 @@ def test_a_running_estimate_is_read_from_the_replicates_done(
     assert estimate.ci_high == np.quantile(diffs, 1 - alpha)
     far = min(np.sum(diffs <= 1e-12), np.sum(diffs >= -1e-12))
     assert estimate.p_value == min(1.0, 2 * (1 + far) / (diffs.size + 1))
-    state = client.get(found.group(1)).json()["steps"][0]
+    polled = client.get(found.group(1)).json()
+    state = polled["steps"][0]
     assert (state["done"], state["ci_low"], state["p_value"]) == (
         step.done,
         estimate.ci_low,
         estimate.p_value,
     )
+    # the provisional table says what the final one says of an interval from one list
+    assert step.n_lists == 1 and "1 list(s): interval unreliable" in polled["html"]
     pace.finish()
     assert job.finished.wait(PATIENT)
 

@@ -123,12 +123,22 @@ def test_compare_chooses_task_and_metric_on_the_page(client: TestClient) -> None
 @pytest.mark.parametrize(
     "path",
     ["/", "/compare", "/compare?unit=hpatches%2Fsift&unit=hpatches%2Fhardnet", "/curves",
-     "/lists", "/history", "/sql"],
+     "/lists", "/history", "/sql",
+     # what the pages say of a refused or empty request
+     "/sql?q=select+*+from+read_csv('elsewhere.csv')",
+     "/compare?unit=demo%2Fv1&unit=demo%2Fv2&task=nosuch", "/?where=nosuch+%3E+1"],
 )  # fmt: skip
 def test_no_page_names_a_command_option(client: TestClient, path: str) -> None:
     text = _visible(client.get(path).text)
     assert not re.findall(r"(?<![\w-])--[a-z][\w-]*", text)
     assert "`" not in text  # no markdown shown literally
+
+
+def test_what_a_page_says_names_runs_not_ids(client: TestClient) -> None:
+    text = _visible(client.get("/compare?unit=demo%2Fv1&unit=demo%2Fv2&task=nosuch").text)
+    assert "runs demo/v2 and demo/v1 have no nosuch values in common" in text
+    refused = _visible(client.get("/sql?q=select+*+from+read_csv('elsewhere.csv')").text)
+    assert "may not read 'elsewhere.csv': the UI's queries read the store only" in refused
 
 
 def test_flags_are_left_out_of_spec_texts() -> None:

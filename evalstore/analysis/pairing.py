@@ -196,7 +196,7 @@ def stats(
             # candidates), which cannot be resampled in pairs: resample lists
     if items is not None:
         swaps = not (reweighted or grouped)  # the rank-swap test after the replicates
-        watching.begin(a, b, task, metric.name, params, n_boot, seed, swaps=swaps)
+        watching.begin(a, b, task, metric.name, params, n_boot, seed, swaps=swaps, n_lists=n)
         proto = p_json.get("protocol")
         zero = proto is not None and protocols.get(proto).no_positives == "zero"
         if all(np.array_equal(row, items.scores[0]) for row in items.scores[1:]):

@@ -57,6 +57,7 @@ class Step:
             them (0: the p-value is the bootstrap's).
         done: replicates drawn; ``values``: (runs, done) each run's replicates so far.
         swaps_done, hits: permutations done and those at least as far from 0 as observed.
+        n_lists: the lists compared (an interval from fewer than 5 says so where shown).
     """
 
     unit: str
@@ -72,6 +73,7 @@ class Step:
     values: np.ndarray | None = field(default=None, compare=False, repr=False)
     swaps_done: int = 0
     hits: int = 0
+    n_lists: int = 0
 
     def estimate(self) -> Estimate | None:
         """The interval and p-value of the replicates (and permutations) done so far; None
@@ -132,14 +134,15 @@ def watching(watch: Watch) -> Iterator[Watch]:
 
 
 def begin(
-    a: Unit, b: Unit, task: str, metric: str, params: str, n_boot: int, seed: int, *, swaps: bool
-) -> None:
+    a: Unit, b: Unit, task: str, metric: str, params: str, n_boot: int, seed: int, *, swaps: bool,
+    n_lists: int = 0,
+) -> None:  # fmt: skip
     """The items of ``b`` against ``a`` are resampled for ``metric`` (``n_boot`` replicates,
-    then as many permutations of the rank-swap test when ``swaps``)."""
+    then as many permutations of the rank-swap test when ``swaps``) on ``n_lists`` lists."""
     watch = _WATCH.get()
     if watch is not None:
         step = Step(b.label, a.label, task, metric, params, len(a.run_ids), seed, n_boot)
-        watch.add(replace(step, swaps_total=n_boot if swaps else 0))
+        watch.add(replace(step, swaps_total=n_boot if swaps else 0, n_lists=n_lists))
 
 
 def replicates(out: np.ndarray, first: Sequence[int], done: int) -> None:

@@ -93,10 +93,10 @@ def compare_cmd(
     lock_timeout: LockOpt = 60.0,
     fmt: FormatOpt = Fmt.table,
 ) -> None:
-    """Compare runs or configurations (-g) list by list: differences, 95% CI, p-values and
-    their Holm adjustment over the whole call (p_adj), effect size. Runs with training steps
-    are compared at the last step they all evaluated (--step: another)."""
+    """Compare runs or configurations (-g) list by list: differences, 95% CI and its caveat,
+    p-values, Holm's p_adj, effect size; runs with training steps at their last common step."""
     from evalstore.analysis.compare import COMPARE_COLUMNS, compare
+    from evalstore.analysis.compare_caveats import with_caveats
     from evalstore.analysis.step_history import compare_at_step
     from evalstore.store.facade import Store
 
@@ -118,15 +118,15 @@ def compare_cmd(
             err.print(f"compared at step {at}", markup=False)
         else:
             frame = compare(store, runs or [], groups=group or [], **options)
+    frame = with_caveats(frame)  # clipped to the metric's range; intervals of < 5 lists warned
     if fmt in (Fmt.table, Fmt.latex, Fmt.md):
-        frame = frame.select(c for c in ["step", *COMPARE_COLUMNS]
+        frame = frame.select(c for c in ["step", *COMPARE_COLUMNS, "caveat"]
                              if c != "higher_is_better" and c in frame.columns)  # fmt: skip
         if frame["n_runs"].max() == 1 and frame["baseline_runs"].max() == 1:
             frame = frame.drop("n_runs", "baseline_runs")  # runs, not configurations
-    logged = (frame["task"] == "logged").any()  # evalstore.runs.logged.LOGGED_TASK
+    caption = "Differences to the baseline, 95% intervals, Holm-adjusted p"
     title = "task logged: values logged with `evalstore log`, no per-list statistics: no test"
-    emit(frame, fmt, title if logged else None,
-         caption="Differences to the baseline, 95% intervals, Holm-adjusted p")  # fmt: skip
+    emit(frame, fmt, title if (frame["task"] == "logged").any() else None, caption=caption)
 
 
 @command("diff")

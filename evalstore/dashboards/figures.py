@@ -201,7 +201,9 @@ def _mark(
                              "symmetric": up == down, "visible": True}  # fmt: skip
     if style.labelled and panel.kind == "scatter" and "_label" in rows.frame.columns:
         common["text"] = rows.values("_label")
-        common["textposition"] = "top center"
+        # up and to the right: clear of the point's vertical error bar and of the horizontal
+        # best-so-far line through it (centred above, the bar and the line crossed the label)
+        common["textposition"] = "top right"
         common["textfont"] = {"size": 10, "color": hue}
         common["cliponaxis"] = False  # a label may reach past the chart's edge
     if panel.kind == "bar":

@@ -162,17 +162,20 @@ def make_grid(lay: Layout, titles: list[str] | None, title_px: int = 13) -> Figu
     return fig
 
 
-def tick_room(labels: Sequence[str], cols: int) -> tuple[int, dict[str, Any]]:
+def tick_room(labels: Sequence[str], cols: int, reserved_px: int = 0) -> tuple[int, dict[str, Any]]:
     """Category tick labels: cut to 32 characters (the hover keeps them whole), every k-th
-    only where more would not fit turned side by side in an 800 px window, and, when they
-    would not fit side by side, turned 30 degrees with the room they need."""
+    only where more would not fit turned side by side in an 800 px window (each chart's
+    width less ``reserved_px``, what its own row labels and colour bar take), and, when
+    they would not fit side by side, turned 30 degrees with the room they need."""
     if not labels:
         return 0, {}
     cut = [cut_label(v) for v in labels]
     longest = max(len(v) for v in cut)
     width = 1100 / cols
-    # more labels than fit side by side turned, on an 800 px page: every k-th (hover names all)
-    step = math.ceil(len(labels) / max(1, int(_NARROW_PX / cols / 24)))
+    # more labels than fit side by side turned, on an 800 px page: every k-th (hover names
+    # all); a label turned 30 degrees needs 24 px along the axis (twice its line's height)
+    room = max(24.0, _NARROW_PX / cols - reserved_px)
+    step = math.ceil(len(labels) / max(1, int(room / 24)))
     axis: dict[str, Any] = {
         "categoryorder": "array",  # the query's order, whichever trace has the value first
         "categoryarray": [esc(v) for v in labels],

@@ -114,9 +114,11 @@ def heatmap_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
     for start in range(0, len(parts), cols):
         tallest = max(len(distinct(p[y])) for p in parts[start : start + cols])
         heights.append(max(120, 26 * tallest + 20))
-    ticks = [tick_room([plain(v) for v in distinct(p[x])], cols) for p in parts]
     y_labels = [plain(v) for v in distinct(frame[y])]
     left_px = 40 + 7 * max(len(cut_label(v)) for v in y_labels)
+    # the labels under each chart share its width with its row labels and colour bar
+    reserved = left_px + _BAR_PX
+    ticks = [tick_room([plain(v) for v in distinct(p[x])], cols, reserved) for p in parts]
     # under each row, the room its own tick labels need (a row of VOC's ten classes does not
     # wait on the turned labels of HPatches' image pairs)
     row_ticks = [max(px for px, _ in ticks[start : start + cols])

@@ -41,6 +41,7 @@ __all__ = [
     "DEFAULT_MAX_ROWS",
     "DEFAULT_TIMEOUT",
     "PLAIN_TYPES",
+    "READ_HINT",
     "ROWS_AT_MOST",
     "Result",
     "Rows",
@@ -71,7 +72,8 @@ PLAIN_TYPES = frozenset(
 _ROW_BOUND = 24
 #: the most rows :func:`run_rows` fetches (a larger result runs again, in run_query)
 ROWS_AT_MOST = 20_000
-_READ_HINT = "queries read the store only (--allow-read PATH lets one read a file or folder)"
+#: what a refused read says by default (the command line's words; the UI says its own)
+READ_HINT = "queries read the store only (--allow-read PATH lets one read a file or folder)"
 _FILE = re.compile(r'Cannot access (?:file|directory) "([^"]*)"')
 
 
@@ -235,7 +237,7 @@ def run_query(
     trusted: bool = False,
     max_bytes: int | None = None,
     timeout_hint: str = "--timeout SECONDS to allow longer",
-    read_hint: str = _READ_HINT,
+    read_hint: str = READ_HINT,
 ) -> Result:
     """Check ``text`` (:func:`check_query`) and run it on the sandboxed ``con`` in a
     transaction that is rolled back; stop it after ``timeout`` seconds (the message ends with
@@ -308,7 +310,7 @@ def run_rows(
     as run_query.
     """
     with _guarded(con, text, params, timeout, None, "SQL error", False, timeout_hint,
-                  _READ_HINT) as relation:  # fmt: skip
+                  READ_HINT) as relation:  # fmt: skip
         if relation is None:
             return None
         columns = tuple(relation.columns)

@@ -31,6 +31,7 @@ def run_sql(
     timeout: float | None = sandbox.DEFAULT_TIMEOUT,
     max_bytes: int | None = None,
     timeout_hint: str = "--timeout SECONDS to allow longer",
+    read_hint: str = sandbox.READ_HINT,
 ) -> sandbox.Result:
     """Run ``query`` with ``$name`` parameters (``["name=value", ...]``) in the sandbox
     (:mod:`evalstore.db.sandbox`): the store's database instance is locked down first, for good,
@@ -49,6 +50,7 @@ def run_sql(
         timeout=timeout,
         max_bytes=max_bytes,
         timeout_hint=timeout_hint,
+        read_hint=read_hint,
     )
 
 

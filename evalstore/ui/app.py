@@ -7,7 +7,8 @@ user). Between requests the app holds no connection, so ``evalstore ingest`` and
 writer proceed while it runs; a request that meets a writer's lock waits for it
 (``lock_timeout``) and says so if it must give up. The Compare page is computed in a thread
 of its own, under the same lock, and shows its progress while it resamples items
-(:mod:`evalstore.ui.progress`).
+(:mod:`evalstore.ui.progress`); every other page too is computed in a thread of its own and
+shows what it does once it takes over 2 s.
 
 The pages carry no inline script and every response forbids loading anything from another
 host (a Content-Security-Policy of ``'self'``): plotly.min.js is served by the app itself.
@@ -105,8 +106,8 @@ def create_app(
             :func:`trusted_hosts`.
         wait: seconds the Compare page waits for its answer before it shows the progress of
             its item resampling instead (:mod:`evalstore.ui.progress`); ``latest``: seconds
-            after which it shows that it computes, whatever it computes (Runs, Curves,
-            History and Per list: ``slow``).
+            after which it shows that it computes, whatever it computes (every other page:
+            ``slow``).
     """
     path = Path(db)
     lock = threading.Lock()
@@ -144,13 +145,6 @@ def create_app(
         )
         return HTMLResponse(text, status_code=done.status, headers=HEADERS)
 
-    def render(route: str, title: str, body: Body, request: Request) -> Response:
-        try:
-            view = View.parse(request.query_params.multi_items())
-        except EvalstoreError as exc:
-            return respond(route, title, View(), Answer(400, message(str(exc), "error"), []))
-        return respond(route, title, view, answer(view, body))
-
     def compare(request: Request) -> Response:
         """The Compare page, computed in a thread of its own: its answer if it comes within
         ``wait`` seconds or resamples no items, else the progress of its item resampling
@@ -178,12 +172,6 @@ def create_app(
         ident = request.query_params.get("job", "")
         job = jobs.get(int(ident)) if ident.isdigit() else None
         return JSONResponse(progress_state(job), headers=HEADERS)
-
-    def route(path_: str, title: str, body: Body) -> Route:
-        def endpoint(request: Request) -> Response:
-            return render(path_, title, body, request)
-
-        return Route(path_, endpoint, methods=["GET"], name=title)
 
     def watched(path_: str, title: str, body: Body, status: str) -> Route:
         """A page computed in a thread of its own: its answer if it comes within ``slow``
@@ -239,7 +227,7 @@ def create_app(
         watched("/curves", "Curves", pages.curves_page, "Computing the runs' curves…"),
         watched("/history", "History", pages.history_page, "Reading the runs' history…"),
         watched("/lists", "Per list", pages.lists_page, "Reading each list's values…"),
-        route("/sql", "SQL", pages.sql_page),
+        watched("/sql", "SQL", pages.sql_page, "Running the query…"),
         Route("/sql.csv", sql_csv, methods=["GET"]),
         Route("/static/{name}", static, methods=["GET"]),
     ]

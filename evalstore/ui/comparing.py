@@ -156,7 +156,9 @@ def _what_changed(store: Store, units: list[Any], view: View) -> str:
     fields += _param_changes(*(json.loads(rows[r]["params"] or "{}") for r in (a, b)))
     body = _changes(fields, base.label, other.label)
     try:
-        moves = diff_lists(store, a, b, task=_diff_task(store, view, a, b))
+        # by name: what it says of the runs names them as the page does
+        names = [f"{rows[r]['experiment']}/{rows[r]['name']}" for r in (a, b)]
+        moves = diff_lists(store, *names, task=_diff_task(store, view, a, b))
     except (InvalidInput, duckdb.Error) as exc:
         body += message(f"No per-list moves: {exc}")
     else:

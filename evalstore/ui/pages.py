@@ -343,7 +343,7 @@ def sql_result(store: Store, query: str, max_rows: int, max_bytes: int) -> sandb
     )
     return user_sql.run_sql(
         store, query, max_rows=max_rows, timeout=SQL_TIMEOUT, max_bytes=max_bytes,
-        timeout_hint=hint,
+        timeout_hint=hint, read_hint="the UI's queries read the store only",
     )  # fmt: skip
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import polars as pl
 
+from evalstore.analysis.compare_caveats import with_caveats
 from evalstore.analysis.watching import Step, Watch, watching
 from evalstore.ui.shell import data_table, message
 
@@ -57,7 +58,7 @@ __all__ = [
 WAIT = 0.5
 #: Seconds after which the page shows progress whatever it computes.
 LATEST = 1.5
-#: Seconds after which the other pages (Runs, Curves, History, Per list) show progress.
+#: Seconds after which the other pages (Runs, Curves, History, Per list, SQL) show progress.
 SLOW = 2.0
 #: Finished computations kept until served (pages left before their answer came).
 KEEP = 4
@@ -248,16 +249,19 @@ def _steps_frame(steps: list[Step]) -> pl.DataFrame:
                 "ci_high": None if estimate is None else estimate.ci_high,
                 "p_value": None if estimate is None else estimate.p_value,
                 "state": "provisional: under way" if under_way else "provisional: all drawn",
+                "n_lists": step.n_lists or None,
             }
         )
-    return pl.DataFrame(
+    frame = pl.DataFrame(
         rows,
         schema={
             "run": pl.String, "task": pl.String, "metric": pl.String, "replicates": pl.String,
             "ci_low": pl.Float64, "ci_high": pl.Float64, "p_value": pl.Float64,
-            "state": pl.String,
+            "state": pl.String, "n_lists": pl.Int64,
         },
     )  # fmt: skip
+    # as the final table says it: clipped to the metric's range, few lists warned
+    return with_caveats(frame).drop("n_lists")
 
 
 def progress_body(job: Job) -> str:
@@ -299,13 +303,13 @@ def progress_page(job: Job) -> str:
 
 
 def page_progress(job: Job, title: str) -> str:
-    """Another page's body while it is computed for more than :data:`LATEST` seconds: what
+    """Another page's body while it is computed for more than :data:`SLOW` seconds: what
     it does and for how long so far, refreshed by ``/static/progress.js`` until the answer
     replaces it."""
     return (
         f'<section class="panel" id="page-progress" data-poll="/compare/progress?job='
         f'{job.ident}"><h2>Computing the {html.escape(title)} page</h2><p class="desc">'
-        "It reads many values: this page updates itself until the answer replaces it.</p>"
+        "It takes a while: this page updates itself until the answer replaces it.</p>"
         f'<div id="progress-body">{progress_body(job)}</div></section>'
     )
 

@@ -109,14 +109,16 @@ order by v.created_at desc, v.run_id desc;
 -- Each metric's overall value over time, one series of points per configuration (never one
 -- line through several configurations: their order in time says nothing of a trend). A
 -- configuration's point sits at the time of its latest run (when its last seed landed): the
--- mean across its runs, and sd their standard deviation (NULL for one run; drawn as error
--- bars). A configuration whose runs landed at different times also has a point at each
+-- mean across its runs, sd their standard deviation and ci the half-width of the 95% Student
+-- t interval of the mean (t(0.975, n - 1) sd / sqrt(n), as v_groups computes it; NULL for
+-- one run; drawn as error bars). A configuration whose runs landed at different times also
+-- has a point at each
 -- earlier run time: the mean of the runs it had by then, so that its points, joined by a
 -- line, show its estimate as its seeds came in. `series` names the task, metric and
 -- parameters (one chart each); MMA curves are left to curves.toml.
 -- Output: series, experiment, config (the configuration: its params but for seed, or
 --   '#<run_id>' for a run without a seed), run (the configuration's runs so far,
---   comma-separated), n_runs, created_at, value, sd, base_metric.
+--   comma-separated), n_runs, created_at, value, sd, ci, base_metric.
 with members as (
     -- each run's configuration; a run without a seed parameter is one of its own
     select distinct experiment, run_id,
@@ -151,6 +153,7 @@ points as (
            string_agg(v.run, ', ' order by v.run) as run,
            count(*) as n_runs,
            max(v.run_id) as last_run_id,
+           count(v.value) as n_values,
            avg(v.value order by v.run_id) as value,
            stddev_samp(v.value order by v.run_id) as sd
     from times t
@@ -160,12 +163,28 @@ points as (
      and v.created_at <= t.created_at
     group by t.task, t.metric, t.base_metric, t.params, t.shown_params, t.experiment,
              t.config, t.created_at
+),
+quantile as (
+    -- t(0.975, df): the table up to 100 degrees of freedom, Cornish-Fisher beyond (as
+    -- lib/configuration_stats.sql)
+    select p.*,
+           coalesce(q.q975,
+                    1.959963984540054
+                    + (1.959963984540054 ^ 3 + 1.959963984540054) / (4 * (p.n_values - 1))
+                    + (5 * 1.959963984540054 ^ 5 + 16 * 1.959963984540054 ^ 3
+                       + 3 * 1.959963984540054) / (96 * (p.n_values - 1) ^ 2)
+                    + (3 * 1.959963984540054 ^ 7 + 19 * 1.959963984540054 ^ 5
+                       + 17 * 1.959963984540054 ^ 3 - 15 * 1.959963984540054)
+                      / (384 * (p.n_values - 1) ^ 3)) as q
+    from points p
+    left join student_t q on q.df = p.n_values - 1
 )
 select task || ' · ' || metric
            || case when shown_params = '' then '' else ' (' || shown_params || ')' end
            as series,
-       experiment, config, run, n_runs, created_at, value, sd, base_metric
-from points
+       experiment, config, run, n_runs, created_at, value, sd,
+       case when n_values > 1 then q * sd / sqrt(n_values) end as ci, base_metric
+from quantile
 order by task, metric, length(params), params, created_at, last_run_id;
 
 -- name: step_values

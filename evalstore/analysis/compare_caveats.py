@@ -1,0 +1,59 @@
+"""What a comparison's statistics say beside them: each interval of a difference clipped to
+what the metric's range allows (a difference of two APs lies in [-1, 1]; a t interval of few
+seeds may reach past it), saying so, or saying why it is not (a metric whose range is not
+known: a user's metric, a logged value), and a warning on an interval from fewer than
+:data:`FEW_LISTS` lists. ``evalstore compare`` and the UI's Compare page show them.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from evalstore.analysis.intervals import FEW_LISTS
+from evalstore.metrics.ranges import value_range
+
+__all__ = ["FEW_LISTS", "with_caveats"]
+
+
+def _format(x: float) -> str:
+    return format(x, ".4f")
+
+
+def with_caveats(result: pl.DataFrame) -> pl.DataFrame:
+    """``result`` (compare's rows) with ``ci_low`` and ``ci_high`` clipped to the range a
+    difference of the metric can take and a ``caveat`` per row: the interval clipped (and
+    what it was), not clipped (its metric's range unknown), from fewer than FEW_LISTS lists.
+
+    >>> rows = pl.DataFrame({"metric": ["ap"], "ci_low": [-1.2], "ci_high": [0.3],
+    ...                      "n_lists": [2]})
+    >>> out = with_caveats(rows).row(0, named=True)
+    >>> out["ci_low"], out["ci_high"]
+    (-1.0, 0.3)
+    >>> print(out["caveat"])
+    clipped to the metric's range (was [-1.2000, 0.3000]); 2 list(s): interval unreliable
+    """
+    lows, highs, caveats = [], [], []
+    for metric, low, high, n in result.select("metric", "ci_low", "ci_high", "n_lists").rows():
+        said = []
+        if low is not None and high is not None:
+            span = value_range(metric)
+            if span is None:
+                said.append("not clipped: the metric's range is unknown")
+            elif span[1] is not None:
+                width = span[1] - span[0]
+                kept = (max(low, -width), min(high, width))
+                if kept != (low, high):
+                    said.append(
+                        f"clipped to the metric's range (was [{_format(low)}, {_format(high)}])"
+                    )
+                low, high = kept
+            if n is not None and n < FEW_LISTS:
+                said.append(f"{n} list(s): interval unreliable")
+        lows.append(low)
+        highs.append(high)
+        caveats.append("; ".join(said))
+    return result.with_columns(
+        ci_low=pl.Series(lows, dtype=pl.Float64),
+        ci_high=pl.Series(highs, dtype=pl.Float64),
+        caveat=pl.Series(caveats, dtype=pl.String),
+    )
