@@ -372,7 +372,8 @@ def history_cmd(
 @command("protocols")
 def protocols_cmd(fmt: FormatOpt = Fmt.table) -> None:
     """The official protocols --protocol takes: the reference code each reproduces
-    (repository, file, commit), its metrics and tie policy, and what differs from the default."""
+    (repository, file, commit), its metrics and tie policy, how it estimates relative poses,
+    and what differs from the default."""
     import polars as pl
 
     from evalstore.metrics.protocols import PROTOCOLS
@@ -388,6 +389,10 @@ def protocols_cmd(fmt: FormatOpt = Fmt.table) -> None:
             "metrics": "; ".join(f"{t}: {', '.join(m)}" for t, m in p.metrics.items()),
             "ties": p.ties,
             "unretrieved lists": p.unretrieved,
+            "pose estimation": ""
+            if p.pose is None
+            else f"{p.pose.method} at {', '.join(f'{t:g}' for t in p.pose.ransac_thresholds)} px, "
+            f"confidence {p.pose.confidence:g}; {p.pose.auc}'s AUC",
             "differs from the default": p.differs,
         }
         for p in PROTOCOLS.values()

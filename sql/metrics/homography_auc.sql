@@ -9,7 +9,8 @@
 -- out. The AUC follows $auc's code (lib/error_auc.sql: SuperGlue's, LoFTR's or glue-factory's
 -- rounded one). The value is the run's, not a mean over pairs: one row of group_id NULL per t.
 -- Parameters: $runs integer[], $thresholds double[] (default 1, 3, 5), $auc varchar.
--- Output: run_id, group_id (NULL), threshold, value (0..1, higher is better).
+-- Output: run_id, group_id (NULL), threshold, value (0..1, higher is better; NULL for a run
+-- without such pairs).
 with
 candidates as (
     select *
@@ -56,5 +57,11 @@ auc_ths as (
     select unnest($thresholds) as t
 ),
 -- @include lib/error_auc.sql
-select run_id, cast(null as varchar) as group_id, t as threshold, value
-from aucs
+,
+runs as (
+    select distinct run_id from pairs where list_contains($runs, run_id)
+)
+select r.run_id, cast(null as varchar) as group_id, a.t as threshold, x.value
+from runs r
+cross join auc_ths a
+left join aucs x on x.run_id = r.run_id and x.t = a.t
