@@ -75,6 +75,15 @@ class PoseRules:
         threshold: float | list[float] = swept[0] if len(swept) == 1 else list(swept)
         return {"confidence": self.confidence, "method": self.method, "ransac_threshold": threshold}
 
+    def describe(self) -> str:
+        """The rules in a line (``evalstore protocols``).
+
+        >>> PoseRules(ransac_thresholds=(0.5, 1.0)).describe()
+        "opencv at 0.5, 1 px, confidence 0.99999; superglue's AUC"
+        """
+        swept = ", ".join(f"{t:g}" for t in self.ransac_thresholds)
+        return f"{self.method} at {swept} px, confidence {self.confidence:g}; {self.auc}'s AUC"
+
     def binds(self) -> dict[str, Any]:
         """The values of the SQL's ``$method``, ``$ransac_thresholds``, ``$confidence`` and
         ``$auc``."""

@@ -32,7 +32,7 @@ from chosen c
 join pairs p on p.run_id = c.run_id and p.pair_no = c.pair_no
 union all
 select run_id, cast(null as varchar) as group_id,
-       case when $auc <> 'gluefactory' or not (m < 1e15) then m
+       case when $auc <> 'gluefactory' or not (m < 1e15::double) then m
             when m * 1000.0::double - floor(m * 1000.0::double) = 0.5::double
                  and floor(floor(m * 1000.0::double) / 2.0::double) * 2.0::double
                      = floor(m * 1000.0::double)
