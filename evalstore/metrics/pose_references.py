@@ -160,14 +160,15 @@ def pose_ransac_threshold_reference(inputs: Inputs, params: Params) -> Result:
 
 def homography_auc_reference(inputs: Inputs, params: Params) -> Result:
     """The AUC of the corner errors (:func:`~evalstore.core.pose.homography_corner_errors`)
-    of the pairs with a true homography and an image size, by the rules' code."""
+    of the pairs with a true homography and an image size, by the rules' code; NaN without
+    such pairs."""
     if not isinstance(inputs, KeypointRun):
         raise InvalidInput(f"homography_auc reads KeypointRun, got {type(inputs).__name__}")
     at = _at(params, HOMOGRAPHY_AUC_THRESHOLDS)
     known = ~np.isnan(inputs.h).any(axis=(1, 2)) & ~np.isnan(inputs.width)
     known &= ~np.isnan(inputs.height)
-    if not known.any():
-        return _run_rows([], [])
+    if not known.any():  # no value (NULL), as the SQL gives a run without such pairs
+        return _run_rows([np.nan] * len(at), at)
     errors = pose.homography_corner_errors(
         inputs.e[known], inputs.h[known], inputs.width[known], inputs.height[known]
     )
