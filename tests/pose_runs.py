@@ -39,10 +39,9 @@ def rotation(axis: np.ndarray, degrees: float) -> np.ndarray:
 def _pose_run(choose: Choose, uniform: Callable[[float, float], float]) -> dict[str, Any]:
     pairs = []
     for p in range(choose((1, 2, 3, 4, 5))):
-        k0 = np.array([[uniform(80, 500), 0, uniform(0, 100)], [0, uniform(80, 500), uniform(0, 80)],
-                       [0, 0, 1.0]])  # fmt: skip
-        k1 = np.array([[uniform(80, 500), 0, uniform(0, 100)], [0, uniform(80, 500), uniform(0, 80)],
-                       [0, 0, 1.0]])  # fmt: skip
+        k0, k1 = (np.array([[uniform(80, 500), 0, uniform(0, 100)],
+                            [0, uniform(80, 500), uniform(0, 80)], [0, 0, 1.0]])
+                  for _ in range(2))  # fmt: skip
         axis = np.array([uniform(-1, 1), uniform(-1, 1), 1.0])
         r = rotation(axis, uniform(0, 30))
         t = np.array([uniform(-1, 1), uniform(-1, 1), choose((0.5, -0.3, 1.0))])

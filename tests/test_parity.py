@@ -33,9 +33,9 @@ from conftest import examples
 from definitions import SLOW
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pose_runs import ingest_pose_run, pose_runs, seeded_pose_run
 from single_label_data import ingest as ingest_single_label
 from single_label_data import read as read_single_label
-from pose_runs import ingest_pose_run, pose_runs, seeded_pose_run
 from single_label_data import seeded_run, single_label_runs
 
 from evalstore import RunMeta, Store
@@ -44,6 +44,9 @@ from evalstore.core.detection import DetectionRun
 from evalstore.core.ranking import TIES
 from evalstore.db import queries
 from evalstore.ingest.formats.boxes import BOX_FORMATS
+from evalstore.metrics.pose_catalogue import RULED
+from evalstore.metrics.pose_references import read_pose_run
+from evalstore.metrics.protocols import PROTOCOLS
 from evalstore.metrics.registry import (
     METRICS,
     Inputs,
@@ -54,9 +57,6 @@ from evalstore.metrics.registry import (
     RankedLists,
     Result,
 )
-from evalstore.metrics.pose_catalogue import RULED
-from evalstore.metrics.pose_references import read_pose_run
-from evalstore.metrics.protocols import PROTOCOLS
 from evalstore.metrics.single_label_catalogue import PROBABILITY_CHECK, SAMPLE_CHECK
 
 NAMES = sorted(METRICS)

@@ -46,7 +46,7 @@ from evalstore.metrics.references import Inputs, KeypointRun, Params, Reference,
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["AUC", "POSE_TWINS", "PoseRun", "best_errors", "read_pose_run"]
+__all__ = ["AUC", "POSE_TWINS", "PoseRun", "best_errors", "expand_pose_run", "read_pose_run"]
 
 #: the AUC of each code (PoseRules.auc): errors, thresholds -> one AUC per threshold
 AUC: dict[str, Callable[[Any, Sequence[float]], list[float]]] = {
@@ -253,3 +253,32 @@ def read_pose_run(con: duckdb.DuckDBPyConnection, run_id: int) -> PoseRun:
         err_r=est["err_r"].to_numpy().astype(np.float64),
         **coords,
     )
+
+
+def expand_pose_run(run: PoseRun, counts: np.ndarray) -> PoseRun:
+    """``run`` with its ``p``-th pair present ``counts[p]`` times, each copy a pair of its own
+    (numbered 0, 1, ... in pair order, copies side by side) with its matches and estimates:
+    one replicate of the bootstrap over pairs (``eval --ci``). Matches of pairs without
+    cameras are left out (no pose metric reads them)."""
+    kept = np.repeat(np.arange(run.pairs.size), counts)
+    first = np.cumsum(counts) - counts  # the first copy's number of each pair
+    index = {p: i for i, p in enumerate(run.pairs.tolist())}
+
+    def copies(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, new pair of each): every row of a drawn pair once per copy."""
+        code = np.array([index.get(p, -1) for p in ids.tolist()], dtype=np.int64)
+        rows = [(r, first[c] + k) for r, c in enumerate(code.tolist()) if c >= 0
+                for k in range(int(counts[c]))]  # fmt: skip
+        order = sorted(range(len(rows)), key=lambda i: rows[i][1])  # stable: input order
+        return (np.array([rows[i][0] for i in order], dtype=np.int64),
+                np.array([rows[i][1] for i in order], dtype=np.int64))  # fmt: skip
+
+    m, m_pair = copies(run.pair)
+    e, e_pair = copies(run.est_pair)
+    return PoseRun(
+        pairs=np.arange(kept.size), k0=run.k0[kept], k1=run.k1[kept], t=run.t[kept],
+        n_keypoints0=run.n_keypoints0[kept], pair=m_pair, x0=run.x0[m], y0=run.y0[m],
+        x1=run.x1[m], y1=run.y1[m], est_pair=e_pair, est_method=run.est_method[e],
+        est_threshold=run.est_threshold[e], est_confidence=run.est_confidence[e],
+        err_t=run.err_t[e], err_r=run.err_r[e],
+    )  # fmt: skip
