@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-from typer.testing import CliRunner
 from pose_scenes import scene
+from typer.testing import CliRunner
 
 from evalstore import Store
-from evalstore.cli import app
 from evalstore.analysis.compare import RUN_VALUE, compare
 from evalstore.analysis.evaluate import evaluate
+from evalstore.cli import app
 from evalstore.core import pose
 from evalstore.errors import InvalidInput
 from evalstore.metrics.pose_catalogue import DEFAULT_RULES, ESTIMATED, RULED
