@@ -89,14 +89,14 @@ def sg_match_pairs(pairs: list[dict[str, Any]]) -> dict[str, float]:
 
 def loftr_error_auc(errors: Any, thresholds: Any) -> dict[str, float]:
     """``error_auc``, line for line (its body sets ``thresholds = [5, 10, 20]``)."""
-    errors = [0] + sorted(list(errors))
+    errors = [0] + sorted(list(errors))  # noqa: RUF005 (its line)
     recall = list(np.linspace(0, 1, len(errors)))
     aucs = []
     thresholds = [5, 10, 20]
     for thr in thresholds:
         last_index = np.searchsorted(errors, thr)
-        y = recall[:last_index] + [recall[last_index - 1]]
-        x = errors[:last_index] + [thr]
+        y = recall[:last_index] + [recall[last_index - 1]]  # noqa: RUF005
+        x = errors[:last_index] + [thr]  # noqa: RUF005
         aucs.append(np.trapezoid(y, x) / thr)
     return {f"auc@{t}": auc for t, auc in zip(thresholds, aucs, strict=True)}
 
@@ -112,7 +112,7 @@ def loftr_symmetric_epipolar_distance(pts0: Any, pts1: Any, E: Any, K0: Any, K1:
     Etp1 = pts1 @ E  # [N, 3]
     d = p1Ep0**2 * (
         1.0 / (Ep0[:, 0] ** 2 + Ep0[:, 1] ** 2) + 1.0 / (Etp1[:, 0] ** 2 + Etp1[:, 1] ** 2)
-    )  # noqa: E501
+    )
     return d
 
 
@@ -216,7 +216,8 @@ def _store_pairs(store: Store, run: str, threshold: float) -> list[dict[str, Any
     ).pl()
     matches = store.con.sql(
         "select p.pair_id, m.x0, m.y0, m.x1, m.y1 from matches m join pairs p"
-        " using (run_id, pair_no) where m.run_id = $r order by m.seq", params={"r": run_id}).pl()  # fmt: skip
+        " using (run_id, pair_no) where m.run_id = $r order by m.seq",
+        params={"r": run_id}).pl()  # fmt: skip
     out = []
     for row, e in zip(cams.to_dicts(), est.to_dicts(), strict=True):
         mine = matches.filter(pl.col("pair_id") == row["pair_id"])
@@ -226,7 +227,8 @@ def _store_pairs(store: Store, run: str, threshold: float) -> list[dict[str, Any
             "K0": np.array([row[f"k0_{i}{j}"] for i in (1, 2, 3) for j in (1, 2, 3)]).reshape(3, 3),
             "K1": np.array([row[f"k1_{i}{j}"] for i in (1, 2, 3) for j in (1, 2, 3)]).reshape(3, 3),
             "T": T, "n_kpts0": row["n_keypoints0"],
-            "mkpts0": mine.select("x0", "y0").to_numpy(), "mkpts1": mine.select("x1", "y1").to_numpy(),
+            "mkpts0": mine.select("x0", "y0").to_numpy(),
+            "mkpts1": mine.select("x1", "y1").to_numpy(),
             "error_t": e["err_t"], "error_R": e["err_r"],
         })  # fmt: skip
     return out
