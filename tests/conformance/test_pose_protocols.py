@@ -332,3 +332,48 @@ def test_gluefactory_homography_auc_is_its_hpatches_eval(tmp_path: Path) -> None
     want = gf_cal_error_auc(errors, [1, 3, 5])
     for t, w in zip((1, 3, 5), want, strict=True):
         assert got[("homography_auc", float(t))] == pytest.approx(float(w), rel=1e-12, abs=1e-15)
+
+
+EXAMPLE = """
+import json, sys, tempfile
+from pathlib import Path
+from evalstore import Store
+from evalstore.analysis.evaluate import evaluate
+from tests.pose_scenes import scene
+
+matches, cams, _ = scene(n_pairs=8, n_matches=60, seed=4, noise=2.0, outliers=0.3)
+out = {}
+with Store(Path(tempfile.mkdtemp()) / "s.duckdb") as store:
+    store.ingest_keypoints(matches, run="m/a", pairs=cams, git_commit=None)
+    for protocol in ("superglue", "loftr", "gluefactory"):
+        for r in evaluate(store, ["m/a"], protocol=protocol).to_dicts():
+            at = json.loads(r["params"]).get("threshold")
+            out[f"{protocol} {r['metric']} {at}"] = r["value"]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_the_worked_example_of_docs_protocols_holds() -> None:
+    """docs/protocols.md's pose example, run as the page says: in a fresh process (OpenCV's
+    RANSAC samples from a generator whose state is the process's)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", EXAMPLE], cwd=root, capture_output=True,
+                          text=True, check=True, env={"PYTHONPATH": str(root)})  # fmt: skip
+    got = json.loads(done.stdout)
+    doc = {
+        "superglue pose_auc 5.0": 0.0, "superglue pose_auc 10.0": 0.187767,
+        "superglue pose_auc 20.0": 0.494352, "loftr pose_auc 5.0": 0.0,
+        "loftr pose_auc 10.0": 0.10641, "loftr pose_auc 20.0": 0.42181,
+        "gluefactory pose_auc 5.0": 0.1959, "gluefactory pose_auc 10.0": 0.3462,
+        "gluefactory pose_auc 20.0": 0.5411, "gluefactory pose_maa None": 0.361067,
+        "gluefactory pose_error None": 8.766, "gluefactory pose_ransac_threshold None": 2.0,
+    }  # fmt: skip
+    for key, value in doc.items():
+        assert round(got[key], 6) == value, key
+    text = (root / "docs" / "protocols.md").read_text()
+    for value in ("0.187767", "0.494352", "0.10641", "0.42181", "0.1959", "0.361067", "8.766"):
+        assert value in text, value
