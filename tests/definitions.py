@@ -43,6 +43,7 @@ from tests.conformance import reference_voc_det as voc_det
 from tests.conformance.test_tide import per_class
 from tests.conformance.test_tide import reference as tidecv
 from tests.definitions_multilabel import SLOW_MULTILABEL
+from tests.definitions_pose import SLOW_POSE
 from tests.single_label_definitions import SLOW as SINGLE_LABEL
 
 NAN = float("nan")
@@ -1202,4 +1203,5 @@ SLOW: dict[str, Slow] = {
     **{name: _tide(name) for name in TIDE},
     **SINGLE_LABEL,
     **SLOW_MULTILABEL,  # cp ... of1 and their _at_k forms (tests/definitions_multilabel.py)
+    **SLOW_POSE,  # pose_auc ... matching_score (tests/definitions_pose.py)
 }

@@ -29,6 +29,7 @@ from evalstore.analysis.evaluate import evaluate
 from evalstore.core import geometry
 from evalstore.core.detection import DetectionRun
 from evalstore.db import queries
+from evalstore.metrics.pose_inputs import PoseRun
 from evalstore.metrics.registry import (
     METRICS,
     Inputs,
@@ -42,10 +43,18 @@ from evalstore.metrics.registry import (
 
 FOLDER = queries.sql_dir() / "metrics" / "fixtures"
 NAMES = sorted(p.stem for p in FOLDER.glob("*.txt"))
-TABLES = ("scores", "groups", "matches", "pairs", "outcomes", "images", "truth", "detections")
+TABLES = ("scores", "groups", "matches", "pairs", "outcomes", "images", "truth", "detections",
+          "cameras", "estimates")  # fmt: skip
 TASK = {
-    "scores": "retrieval", "pairs": "keypoints", "outcomes": "outcomes", "detections": "detection"
+    "scores": "retrieval", "pairs": "keypoints", "outcomes": "outcomes", "detections": "detection",
+    "cameras": "keypoints",
 }  # fmt: skip
+#: the pose metrics' fixtures: cameras (pair_id k0 k1 t n_keypoints0; k0, k1 row-major 3 x 3,
+#: t the 3 x 4 [R | t], each comma-separated) and the stored estimates at SuperGlue's setting
+#: (pair_id threshold err_t err_r; opencv, confidence 0.99999), which RANSAC would not make
+#: exactly
+K_COLUMNS = [f"k{c}_{i}{j}" for c in (0, 1) for i in (1, 2, 3) for j in (1, 2, 3)]
+T_COLUMNS = [f"t_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3, 4)]
 
 
 def _task(metric: Metric) -> str:
@@ -81,6 +90,8 @@ class Fixture:
 def _number(text: str, where: str) -> Fraction | None:
     if text == "null":
         return None
+    if text == "inf":  # a failed pose estimate's error
+        return math.inf  # type: ignore[return-value]
     try:
         return Fraction(text)  # 5/8, 0.625, 1
     except ValueError:
@@ -339,6 +350,8 @@ def ingest(store: Store, metric: Metric, fixture: Fixture) -> tuple[str, int]:
                         "pair": row["pair_id"],
                     },
                 )
+    elif metric.source == "cameras":
+        result = _ingest_cameras(store, run, fixture)
     elif metric.source == "detections" and _corners(fixture):
         dets, truth = _box_tables(fixture)
         meta = RunMeta(run, git_commit=False)
@@ -353,6 +366,54 @@ def ingest(store: Store, metric: Metric, fixture: Fixture) -> tuple[str, int]:
         data = {"group_id": [r["group_id"] for r in rows], **counts}
         result = store.ingest_outcomes(data, run=run, git_commit=None)
     return run, result.run_id
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(v) for v in text.split(",")]
+
+
+def _ingest_cameras(store: Store, run: str, fixture: Fixture) -> Any:
+    """The matches, the pairs with their cameras, and the stated estimates."""
+    rows, cams = fixture.tables.get("matches", []), fixture.tables["cameras"]
+    matches = {"pair_id": [r["pair_id"] for r in rows]}
+    matches |= {c: [float(r[c]) for r in rows] for c in ("x0", "y0", "x1", "y1")}
+    pairs: dict[str, Any] = {"pair_id": [r["pair_id"] for r in cams]}
+    values = [[*_numbers(r["k0"]), *_numbers(r["k1"]), *_numbers(r["t"])] for r in cams]
+    for k, name in enumerate([*K_COLUMNS, *T_COLUMNS]):
+        pairs[name] = [v[k] for v in values]
+    n_kp = [None if r["n_keypoints0"] == "-" else int(r["n_keypoints0"]) for r in cams]
+    pairs["n_keypoints0"] = pl.Series(n_kp, dtype=pl.Int64)
+    result = store.ingest_keypoints(matches, run=run, pairs=pl.DataFrame(pairs), git_commit=None)
+    for row in fixture.tables.get("estimates", []):
+        store.con.execute(  # test-only: the estimates as stated
+            "insert into pose_estimates (run_id, pair_no, method, threshold, confidence, err_t,"
+            " err_r, n_inliers) select run_id, pair_no, 'opencv', $th, 0.99999, $et, $er, 0"
+            " from pairs where run_id = $run and pair_id = $pair",
+            {"run": result.run_id, "pair": row["pair_id"], "th": float(row["threshold"]),
+             "et": float(row["err_t"]), "er": float(row["err_r"])},
+        )  # fmt: skip
+    return result
+
+
+def _pose_run(fixture: Fixture) -> PoseRun:
+    rows, est = fixture.tables.get("matches", []), fixture.tables.get("estimates", [])
+    cams = sorted(fixture.tables["cameras"], key=lambda r: r["pair_id"])
+    n_kp = [np.nan if r["n_keypoints0"] == "-" else float(r["n_keypoints0"]) for r in cams]
+    return PoseRun(
+        pairs=_ids([r["pair_id"] for r in cams]),
+        k0=np.array([_numbers(r["k0"]) for r in cams]).reshape(-1, 3, 3),
+        k1=np.array([_numbers(r["k1"]) for r in cams]).reshape(-1, 3, 3),
+        t=np.array([_numbers(r["t"]) for r in cams]).reshape(-1, 3, 4),
+        n_keypoints0=np.array(n_kp),
+        pair=_ids([r["pair_id"] for r in rows]),
+        **{c: np.array([float(r[c]) for r in rows]) for c in ("x0", "y0", "x1", "y1")},
+        est_pair=_ids([r["pair_id"] for r in est]),
+        est_method=_ids(["opencv"] * len(est)),
+        est_threshold=np.array([float(r["threshold"]) for r in est]),
+        est_confidence=np.full(len(est), 0.99999),
+        err_t=np.array([float(r["err_t"]) for r in est]),
+        err_r=np.array([float(r["err_r"]) for r in est]),
+    )
 
 
 def twin_inputs(metric: Metric, fixture: Fixture) -> Inputs:
@@ -394,6 +455,8 @@ def twin_inputs(metric: Metric, fixture: Fixture) -> Inputs:
         )
     if metric.source == "detections":
         return _detection_run(fixture)
+    if metric.source == "cameras":
+        return _pose_run(fixture)
     rows = tables["outcomes"]
     return Outcomes(
         group=_ids([r["group_id"] for r in rows]),
@@ -460,6 +523,8 @@ def agrees(got: float | None, want: Fraction | None) -> bool:
     """Exactly where a double holds ``want``, else to 1e-12 relative; None and NaN are NULL."""
     if want is None or got is None or math.isnan(got):
         return want is None and (got is None or math.isnan(got))
+    if want == math.inf:
+        return got == math.inf
     if Fraction(float(want)) == want:
         return got == float(want)
     return math.isclose(got, float(want), rel_tol=1e-12, abs_tol=0.0)

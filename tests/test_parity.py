@@ -33,6 +33,7 @@ from conftest import examples
 from definitions import SLOW
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pose_runs import ingest_pose_run, pose_runs, seeded_pose_run
 from single_label_data import ingest as ingest_single_label
 from single_label_data import read as read_single_label
 from single_label_data import seeded_run, single_label_runs
@@ -43,6 +44,9 @@ from evalstore.core.detection import DetectionRun
 from evalstore.core.ranking import TIES
 from evalstore.db import queries
 from evalstore.ingest.formats.boxes import BOX_FORMATS
+from evalstore.metrics.pose_catalogue import RULED
+from evalstore.metrics.pose_references import read_pose_run
+from evalstore.metrics.protocols import PROTOCOLS
 from evalstore.metrics.registry import (
     METRICS,
     Inputs,
@@ -61,6 +65,9 @@ K_VALUES = (1, 3, 50)
 SWEEP_VALUES = (0.0, 1.0, 3.0, 5.0, 10.0, math.sqrt(2.0), math.sqrt(0.3125), 2.5)
 #: The values of a sweep of whole numbers (ece's bins).
 WHOLE_VALUES = (1.0, 2.0, 3.0, 4.0, 10.0, 15.0)
+#: The pose metrics' sweep values: AUC thresholds (degrees, pixels) > 0, and epipolar ones.
+AUC_VALUES = (1.0, 3.0, 5.0, 10.0, 20.0, math.sqrt(2.0), 2.5, 7.5, 45.0)
+EPIPOLAR_VALUES = (1e-4, 5e-4, 1e-3, 1e-2, 1.0)
 _RUN = itertools.count()
 
 
@@ -514,6 +521,14 @@ SOURCES = {
     "outcomes": Source(
         "outcomes", outcome_runs, _seeded_outcomes, _ingest_outcomes, _read_outcomes, 0.0
     ),
+    "cameras": Source(
+        "keypoints",
+        pose_runs(),
+        seeded_pose_run,
+        lambda store, data: ingest_pose_run(store, data, _run_name()),
+        lambda store, run_id: read_pose_run(store.con, run_id),
+        1e-12,
+    ),
     "scores/single_label": Source(
         "classification",
         single_label_runs(),
@@ -574,15 +589,26 @@ def _ties(metric: Metric) -> tuple[str, ...]:
     return TIES if metric.takes_ties else ("grouped",)
 
 
+#: the sweep values of the pose metrics, by name
+POSE_SWEEPS = {
+    "epipolar_precision": EPIPOLAR_VALUES, "matching_score": EPIPOLAR_VALUES,
+    "pose_auc": AUC_VALUES, "homography_auc": AUC_VALUES,
+}  # fmt: skip
+#: the rules a pose metric is read under: the default and every protocol's
+POSE_RULES = (None, *(p.pose for p in PROTOCOLS.values() if p.pose is not None))
+
+
 def _params(metric: Metric) -> st.SearchStrategy[Params]:
     k = st.sampled_from(K_VALUES) if "$k" in metric.query.text else st.none()
     at = st.none()
     if metric.sweep is not None:
         values = WHOLE_VALUES if metric.sweep.whole else SWEEP_VALUES
+        values = POSE_SWEEPS.get(metric.name, values)
         at = st.one_of(
             st.none(), st.lists(st.sampled_from(values), min_size=1, max_size=4, unique=True)
         )
-    return st.builds(Params, k=k, at=at)
+    pose = st.sampled_from(POSE_RULES) if metric.name in RULED else st.none()
+    return st.builds(Params, k=k, at=at, pose=pose)
 
 
 # -- comparing -----------------------------------------------------------------------------------

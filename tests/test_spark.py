@@ -32,14 +32,20 @@ from evalstore import Store
 from evalstore.core.ranking import TIES
 from evalstore.db import queries
 from evalstore.errors import EvalstoreError, InvalidInput
+from evalstore.metrics.pose_catalogue import RULED, rules_of
+from evalstore.metrics.protocols import PROTOCOLS
 from evalstore.metrics.registry import METRICS, unregister
 from evalstore.metrics.single_label_catalogue import SAMPLE_CHECK
 from evalstore.metrics.user import load_metrics
 from evalstore.runs.meta import RunMeta
 from evalstore.scale.export import export_runs
 from tests.conformance.detsets import make_detset
+from tests.pose_runs import ingest_pose_run, seeded_pose_run
 from tests.single_label_data import seeded_run
 from tools import write_spark_golden as golden
+
+#: the rules a pose metric is read under: the default and every protocol's
+POSE_RULES = (None, *(p.pose for p in PROTOCOLS.values() if p.pose is not None))
 
 RTOL = 1e-12
 K_VALUES = (1, 3, 50)
@@ -285,6 +291,9 @@ def _ingest_all(store: Store) -> dict[str, list[int]]:
         matches, pairs = _keypoints(seed)
         r = store.ingest_keypoints(matches, run=f"kp/{seed}", pairs=pairs, git_commit=None)
         ids["keypoints"].append(r.run_id)
+    for seed in (41, 42):  # pairs with cameras and stated pose estimates (tests/pose_runs.py)
+        run = seeded_pose_run(np.random.default_rng(seed))
+        ids.setdefault("cameras", []).append(ingest_pose_run(store, run, f"pose/{seed}"))
     outcomes = {
         "group_id": ["a", "b", "zero", "c", "zero2"],
         "tp": [3, 0, 0, 10, 0],
@@ -429,13 +438,19 @@ def _cases(ids: dict[str, list[int]]) -> list[tuple[str, str, dict[str, Any]]]:
                     ranking(name, "retrieval", ties, k)
             ranking(name, "verification", "grouped", 3)
             ranking(name, "detection", "input", 3)  # the lists the export made from boxes
-        elif metric.source == "pairs":
-            params: dict[str, Any] = {"runs": ids["keypoints"], "task": "keypoints"}
+        elif metric.source in ("pairs", "cameras"):
+            key = "keypoints" if metric.source == "pairs" else "cameras"
+            params: dict[str, Any] = {"runs": ids[key], "task": "keypoints"}
             if metric.sweep is not None:
                 extra = {"sigma": [0.0, 5.0], "threshold": [0.5, 3.0], "eps": [0.0, 2.0]}
-                values = sorted({*metric.sweep.default, *extra[metric.sweep.column]})
-                params[metric.sweep.param] = values
-            cases.append((name, "keypoints", params))
+                more = {"epipolar_precision": [1e-4, 1e-2], "matching_score": [1e-4, 1e-2],
+                        "pose_maa_imc": [5.0]}  # fmt: skip
+                values = {*metric.sweep.default, *more.get(name, extra[metric.sweep.column])}
+                params[metric.sweep.param] = sorted(values)
+            # the pose metrics under the default rules and each protocol's
+            for rules in POSE_RULES if name in RULED else [None]:
+                binds = rules_of(rules).binds() if name in RULED else {}
+                cases.append((name, "keypoints", {**params, **binds}))
         elif metric.source == "detections":
             cases.append((name, "detection", {"runs": ids["detection"], "task": "detection"}))
         else:

@@ -28,6 +28,7 @@ import polars as pl
 import pyarrow as pa
 
 from evalstore.analysis import estimates
+from evalstore.analysis.pose_estimates import PoseSetting, ensure_pose_estimates
 from evalstore.core.detection import CocoParams
 from evalstore.core.detection_match import coco_match, group_ranks
 from evalstore.db import queries
@@ -39,9 +40,11 @@ from evalstore.metrics.det_references import (
     stored_run,
     tide_inputs,
 )
+from evalstore.metrics.pose_catalogue import ESTIMATED, rules_of
 
 if TYPE_CHECKING:
     from evalstore.db.connection import Database
+    from evalstore.metrics.protocols import Protocol
     from evalstore.metrics.registry import Metric
 
 __all__ = [
@@ -62,12 +65,19 @@ NEEDS_MATCHES: dict[str, str] = {
 }
 
 
-def ensure_derived(store: Database, metric: Metric, run_ids: Sequence[int]) -> None:
+def ensure_derived(
+    store: Database, metric: Metric, run_ids: Sequence[int], *, protocol: Protocol | None = None
+) -> None:
     """Make what ``metric``'s SQL reads and is made on first use, inside a transaction of
-    ``store``: the homographies of keypoint runs, the matches of detection runs (every
-    protocol's for a user's metric of detections, whose SQL may read any of them)."""
+    ``store``: the homographies of keypoint runs, their relative poses at the protocol's
+    settings (SuperGlue's without one), the matches of detection runs (every protocol's for
+    a user's metric of detections, whose SQL may read any of them)."""
     if metric.name in estimates.NEEDS_ESTIMATES:
         estimates.ensure_estimates(store, run_ids, needed_by=metric.name)
+    if metric.name in ESTIMATED:
+        rules = rules_of(None if protocol is None else protocol.pose)
+        settings = [PoseSetting(rules.method, t, rules.confidence) for t in rules.ransac_thresholds]
+        ensure_pose_estimates(store, run_ids, settings, needed_by=metric.name)
     if metric.path is not None and metric.source == "detections":
         for matching in MATCHINGS:
             ensure_matches(store, run_ids, needed_by=metric.name, matching=matching)

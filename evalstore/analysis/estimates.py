@@ -30,8 +30,9 @@ __all__ = ["NEEDS_ESTIMATES", "ensure_estimates", "pending_runs", "with_estimate
 
 #: the metrics whose SQL reads the estimates (pairs.e*, r*, n_inliers, e_direction)
 NEEDS_ESTIMATES = frozenset(
-    {"reprojection_error", "homography_accuracy", "homography_accuracy_superpoint"}
-)
+    {"reprojection_error", "homography_accuracy", "homography_accuracy_superpoint",
+     "homography_auc"}
+)  # fmt: skip
 
 _E = tuple(f"e{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3))
 _R = tuple(f"r{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3))

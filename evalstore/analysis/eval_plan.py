@@ -21,6 +21,7 @@ from evalstore.db import queries
 from evalstore.errors import InvalidInput
 from evalstore.metrics import protocols
 from evalstore.metrics.catalogue import ALL_TASKS, LIST_NOUN, TIES, Metric, for_task
+from evalstore.metrics.pose_catalogue import ESTIMATED, rules_of
 from evalstore.runs.registry import resolve_many
 from evalstore.runs.selection import check_slice_keys
 
@@ -53,6 +54,7 @@ _PRESENCE = {
     "pairs": "eval/runs_with_pairs",
     "outcomes": "eval/runs_with_outcomes",
     "detections": "eval/runs_with_detections",
+    "cameras": "eval/runs_with_cameras",
 }
 
 
@@ -94,6 +96,8 @@ def params_text(
         values["k"] = k
     if metric.sweep is not None:
         values[metric.sweep.column] = at
+    if metric.name in ESTIMATED:  # the setting of the poses it reads: the protocol's
+        values.update(rules_of(None if protocol is None else protocols.get(protocol).pose).params())
     return json.dumps(values, sort_keys=True, separators=(",", ":"))
 
 

@@ -20,6 +20,7 @@ from evalstore.analysis.eval_plan import params_text
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
 from evalstore.metrics.catalogue import Metric
+from evalstore.metrics.pose_catalogue import RULED, rules_of
 from evalstore.metrics.single_label_catalogue import PROBABILITY_CHECK
 
 if TYPE_CHECKING:
@@ -94,6 +95,8 @@ def store_values(
     bind: dict[str, Any] = {"runs": run_ids, "task": task, "ties": ties, "k": k}
     if metric.sweep is not None:
         bind[metric.sweep.param] = list(at)
+    if metric.name in RULED:  # the poses' setting and the AUC's code: the protocol's
+        bind.update(rules_of(None if protocol is None else protocol.pose).binds())
     text = metric.query_for(ties).text  # the registry names each tie policy's SQL file
     now = datetime.now(timezone.utc).replace(tzinfo=None) if now is None else now
     with store.transaction():

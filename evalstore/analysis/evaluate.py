@@ -23,6 +23,7 @@ from evalstore.analysis.eval_store import store_values
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
 from evalstore.metrics import protocols, user
+from evalstore.metrics.pose_catalogue import RULED, rules_of
 from evalstore.metrics.registry import LIST_NOUN, METRICS, Metric, get
 from evalstore.runs.logged import latest_values, split_logged
 
@@ -72,10 +73,12 @@ def _compute(
     bind: dict[str, Any] = {"runs": run_ids, "task": task, "ties": ties, "k": k}
     if metric.sweep is not None:
         bind[metric.sweep.param] = at
+    if metric.name in RULED:  # the poses' setting and the AUC's code: the protocol's
+        bind.update(rules_of(None if protocol is None else protocol.pose).binds())
     now = datetime.now(timezone.utc).replace(tzinfo=None)
 
     def prepare() -> None:  # the estimates, matches and lists its SQL reads, made on first use
-        det_matching.ensure_derived(store, metric, run_ids)
+        det_matching.ensure_derived(store, metric, run_ids, protocol=protocol)
         if task == "detection" and metric.source == "scores":
             det_lists.ensure_lists(store, run_ids, needed_by=metric.name)
 

@@ -93,8 +93,9 @@ def _params(metric: Metric, params: str) -> tuple[Params, bool]:
     count 0 (a protocol's rule)."""
     given = json.loads(params)
     at = None if metric.sweep is None else [float(given[metric.sweep.column])]
-    call = Params(ties=given.get("ties", "grouped"), k=given.get("k"), at=at)
     proto = given.get("protocol")
+    pose = None if proto is None else protocols.get(proto).pose
+    call = Params(ties=given.get("ties", "grouped"), k=given.get("k"), at=at, pose=pose)
     return call, proto is not None and protocols.get(proto).no_positives == "zero"
 
 

@@ -3,9 +3,10 @@ the replicates of a run value that is not a mean over lists (``evalstore eval --
 
 An *item* keeps every row it has: of ranked lists, an item id with its rows in every list (an
 image with all its class scores; a row without an id is an item of its own); of keypoints, an
-image pair with its matches; of counted outcomes, a group with its counts. A replicate draws
-the run's ``n`` items with replacement (multinomial, uniform), lays each drawn copy out as an
-item of its own (its own item id, pair or group) and recomputes the metric by its twin.
+image pair with its matches (and its cameras and pose estimates); of counted outcomes, a group
+with its counts. A replicate draws the run's ``n`` items with replacement (multinomial,
+uniform), lays each drawn copy out as an item of its own (its own item id, pair or group) and
+recomputes the metric by its twin.
 docs/statistics.md gives the scheme.
 
 >>> lists = RankedLists(group=np.array(["c1", "c1"], dtype=object),
@@ -25,6 +26,7 @@ import numpy as np
 import polars as pl
 
 from evalstore.errors import InvalidInput
+from evalstore.metrics.pose_references import PoseRun, expand_pose_run, read_pose_run
 from evalstore.metrics.registry import Inputs, KeypointRun, Metric, Outcomes, Params, RankedLists
 
 if TYPE_CHECKING:
@@ -66,6 +68,8 @@ def read_inputs(store: Store, run_id: int, task: str, metric: Metric) -> Inputs:
         rows = store.query("eval/ci_outcomes", key)
         counts = {c: rows[c].to_numpy().astype(np.int64) for c in ("tp", "fp", "fn")}
         return Outcomes(group=_ids(rows["group_id"].to_list()), **counts)
+    if metric.source == "cameras":
+        return read_pose_run(store.con, run_id)
     if metric.source == "pairs":
         m = store.query("eval/ci_matches", key)
         p = store.query("eval/ci_pairs", key)
@@ -101,7 +105,7 @@ def item_codes(inputs: Inputs) -> tuple[np.ndarray, int]:
         return codes, int(codes.max()) + 1 if n else 0
     if isinstance(inputs, Outcomes):
         return np.arange(inputs.group.size), int(inputs.group.size)
-    if isinstance(inputs, KeypointRun):
+    if isinstance(inputs, (KeypointRun, PoseRun)):
         return np.arange(inputs.pairs.size), int(inputs.pairs.size)
     raise InvalidInput(f"--ci: no item bootstrap of {type(inputs).__name__}")
 
@@ -170,6 +174,8 @@ def expand(
             height=inputs.height[kept],
             **coords,
         )
+    if isinstance(inputs, PoseRun):
+        return expand_pose_run(inputs, counts)
     raise InvalidInput(f"--ci: no item bootstrap of {type(inputs).__name__}")
 
 

@@ -371,8 +371,8 @@ def history_cmd(
 
 @command("protocols")
 def protocols_cmd(fmt: FormatOpt = Fmt.table) -> None:
-    """The official protocols --protocol takes: the reference code each reproduces
-    (repository, file, commit), its metrics and tie policy, and what differs from the default."""
+    """The official protocols --protocol takes: the reference code each reproduces (repository,
+    file, commit), its metrics, tie policy, pose estimation and what differs from the default."""
     import polars as pl
 
     from evalstore.metrics.protocols import PROTOCOLS
@@ -388,13 +388,10 @@ def protocols_cmd(fmt: FormatOpt = Fmt.table) -> None:
             "metrics": "; ".join(f"{t}: {', '.join(m)}" for t, m in p.metrics.items()),
             "ties": p.ties,
             "unretrieved lists": p.unretrieved,
+            "pose estimation": "" if p.pose is None else p.pose.describe(),
             "differs from the default": p.differs,
         }
         for p in PROTOCOLS.values()
     ]
-    frame = pl.DataFrame(rows)
-    if fmt is Fmt.table:
-        frame = frame.drop("repository", "path", "commit")
-    else:
-        frame = frame.drop("reference")
-    emit(frame, fmt)
+    drop = ("repository", "path", "commit") if fmt is Fmt.table else ("reference",)
+    emit(pl.DataFrame(rows).drop(*drop), fmt)

@@ -126,7 +126,10 @@ def eval_cmd(
             "--threshold",
             help="mma thresholds in px [default: 1,2,...,10]; the multi-label metrics' "
             "score thresholds, a label predicted at score >= t [default: 0.5; 0 on logits; "
-            "negative: --threshold=-1].",
+            "negative: --threshold=-1]; pose_auc's degrees [default: 5,10,20], "
+            "homography_auc's px [default: 1,3,5], epipolar_precision's and "
+            "matching_score's epipolar distance [default: 5e-4], pose_maa_imc's degrees "
+            "[default: 10].",
         ),
     ] = None,
     bins: Annotated[

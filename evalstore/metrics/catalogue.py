@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
+from evalstore.metrics import pose_catalogue as pose
 from evalstore.metrics import single_label_catalogue as single
+from evalstore.metrics.det_names import COCO_METRICS, TIDE_METRICS, VOC_METRICS
 from evalstore.metrics.multilabel_names import MULTILABEL_METRICS, MULTILABEL_THRESHOLDS
 
 if TYPE_CHECKING:
@@ -45,43 +47,6 @@ TIES = ("grouped", "optimistic", "pessimistic", "input", "docid")
 SIGMAS = (3.0, 6.0, 9.0)
 THRESHOLDS = tuple(float(t) for t in range(1, 11))
 EPS = (1.0, 3.0, 5.0)
-
-#: registry name -> (COCO's name of the number, its description)
-COCO_METRICS: dict[str, tuple[str, str]] = {
-    "coco_ap": ("AP", "AP over IoU .50:.05:.95, every area, 100 detections per image"),
-    "coco_ap50": ("AP50", "AP at IoU .50"),
-    "coco_ap75": ("AP75", "AP at IoU .75"),
-    "coco_ap_small": ("APs", "AP of small objects (area < 32^2)"),
-    "coco_ap_medium": ("APm", "AP of medium objects (32^2 to 96^2)"),
-    "coco_ap_large": ("APl", "AP of large objects (area > 96^2)"),
-    "coco_ar1": ("AR1", "AR given 1 detection per image and category"),
-    "coco_ar10": ("AR10", "AR given 10 detections per image and category"),
-    "coco_ar100": ("AR100", "AR given 100 detections per image and category"),
-    "coco_ar_small": ("ARs", "AR of small objects, 100 detections"),
-    "coco_ar_medium": ("ARm", "AR of medium objects, 100 detections"),
-    "coco_ar_large": ("ARl", "AR of large objects, 100 detections"),
-}
-
-#: registry name -> (the matching: voc_lists' reference, voc_ap_of_lists' formula, title)
-VOC_METRICS: dict[str, tuple[str, str, str]] = {
-    "ap_voc07_det": ("voc_eval", "voc_ap_07", "py-faster-rcnn voc_eval, 11-point AP"),
-    "ap_voc10_det": ("voc_eval", "voc_ap", "py-faster-rcnn voc_eval, area under the envelope"),
-    "ap_voc07_devkit_det": ("vocevaldet", "vocevaldet_07", "VOC2007 devkit, 11-point AP"),
-    "ap_voc10_devkit_det": ("vocevaldet", "vocap", "VOC2010+ devkit VOCap.m"),
-}
-
-#: registry name -> (tidecv's short name of the error, or AP; what it is)
-TIDE_METRICS: dict[str, tuple[str, str]] = {
-    "tide_ap": ("AP", "TIDE's mAP at IoU 0.5 (tidecv run.ap)"),
-    "tide_cls": ("Cls", "dAP of fixing the classification errors"),
-    "tide_loc": ("Loc", "dAP of fixing the localisation errors"),
-    "tide_both": ("Both", "dAP of fixing the errors of both class and localisation"),
-    "tide_dupe": ("Dupe", "dAP of removing the duplicate detections"),
-    "tide_bkg": ("Bkg", "dAP of removing the background detections"),
-    "tide_miss": ("Miss", "dAP of finding the missed ground truth"),
-    "tide_false_pos": ("FalsePos", "dAP of removing every false positive"),
-    "tide_false_neg": ("FalseNeg", "dAP of finding every false negative"),
-}
 
 
 def unattached(inputs: Inputs, params: Params) -> Result:
@@ -122,7 +87,8 @@ class Metric:
         params: the parameters it takes besides runs, task and ties (e.g. ``k``).
         kind: ``per_list`` (one value per list) or ``curve`` (points, not cached).
         source: the table it reads: ``scores`` (ranked lists), ``pairs`` (keypoint matches
-            and image pairs), ``outcomes`` (TP/FP/FN counts) or ``detections`` (boxes).
+            and image pairs), ``cameras`` (image pairs with cameras, their matches and pose
+            estimates), ``outcomes`` (TP/FP/FN counts) or ``detections`` (boxes).
         sweep: for metrics computed at several parameter values at once.
         value_column: the SQL output column holding the value.
         x_column: a curve's x column in the SQL output (``recall``).
@@ -208,6 +174,8 @@ class Metric:
         if self.sweep is not None:
             at = self.sweep.default if params.at is None else params.at
             values[self.sweep.param] = [float(v) for v in at]
+        if self.name in pose.RULED:  # the estimation setting, the AUC's code
+            values.update(pose.rules_of(params.pose).binds())
         return values
 
 
@@ -237,6 +205,17 @@ def _per_rank(stem: str) -> dict[str, str]:
 
 def _keypoints(name: str, higher: bool = True, sweep: Sweep | None = None) -> Metric:
     return Metric(name, unattached, _KP, higher, name, source="pairs", sweep=sweep)
+
+
+def _pose(name: str) -> Metric:
+    """A metric of relative poses or of the homographies' corner errors as matcher papers
+    report them (:mod:`evalstore.metrics.pose_catalogue`): an AUC or a median is the run's
+    value (``run row``), a precision or a score the mean over pairs."""
+    line = pose.POSE[name]
+    sweep = None if line.sweep is None else Sweep("threshold", "thresholds", line.sweep,
+                                                  whole=line.whole)  # fmt: skip
+    return Metric(name, unattached, _KP, line.higher_is_better, name, source=line.source,
+                  sweep=sweep, doc=line.doc, overall=line.overall)  # fmt: skip
 
 
 def _detection(name: str) -> Metric:
@@ -313,6 +292,7 @@ CATALOGUE: dict[str, Metric] = {
         _keypoints("reprojection_error", higher=False),
         _keypoints("homography_accuracy", sweep=Sweep("eps", "eps", EPS)),
         _keypoints("homography_accuracy_superpoint", sweep=Sweep("eps", "eps", EPS)),
+        *(_pose(n) for n in pose.POSE),
         Metric("iou", unattached, _OUT, True, "iou_macro", source="outcomes"),
         Metric("iou_micro", unattached, _OUT, True, "iou_micro", source="outcomes"),
         *(_detection(n) for n in (*COCO_METRICS, *VOC_METRICS, *TIDE_METRICS)),

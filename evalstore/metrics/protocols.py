@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from evalstore.errors import InvalidInput
 from evalstore.metrics import multilabel_names
 from evalstore.metrics.catalogue import COCO_METRICS, TIDE_METRICS
+from evalstore.metrics.pose_catalogue import PoseRules
 
 __all__ = ["PROTOCOLS", "Protocol", "Source", "get"]
 
@@ -66,6 +67,8 @@ class Protocol:
         table: whether ``evalstore leaderboard --protocol NAME`` shows every metric it reports
             (the benchmark's table: mlgcn's mAP, CP ... OF1 and their top-3 forms) rather than
             the headline metrics among them.
+        pose: the relative poses' estimation setting and whose AUC code (superglue, loftr,
+            gluefactory), recorded in the params of the pose metrics' values.
     """
 
     name: str
@@ -80,6 +83,7 @@ class Protocol:
     notes: tuple[str, ...] = field(default=(), compare=False)
     sweeps: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     table: bool = False
+    pose: PoseRules | None = None
 
     @property
     def tasks(self) -> tuple[str, ...]:
@@ -129,6 +133,15 @@ _D2NET = Source(
     "mihaidusmanu/d2-net",
     "hpatches_sequences/HPatches-Sequences-Matching-Benchmark.ipynb",
     "e35be018390ffbafd4b19fd1c7f39fefdaa2bf95",
+)
+_SUPERGLUE = Source(
+    "magicleap/SuperGluePretrainedNetwork",
+    "match_pairs.py",
+    "ddcf11f42e7e0732a0c4607648f9448ea8d73590",
+)
+_LOFTR = Source("zju3dv/LoFTR", "src/utils/metrics.py", "df7ca80f917334b94cfbe32cc2901e09a80e70a8")
+_GLUEFACTORY = Source(
+    "cvg/glue-factory", "gluefactory/eval/utils.py", "2d17e3b3bd7d30f0c828d4c4d3eac4ecefbf283d"
 )
 
 _TREC_METRICS = {
@@ -300,6 +313,49 @@ PROTOCOLS: dict[str, Protocol] = {
             {"keypoints": ("mma",)},
             "grouped",
             "none: evalstore's mma is D2-Net's (a pair without matches scores 0, d <= t)",
+        ),
+        Protocol(
+            "superglue",
+            "SuperGlue match_pairs.py: pose AUC at 5/10/20 deg, precision, matching score",
+            _SUPERGLUE,
+            {"keypoints": ("pose_auc", "epipolar_precision", "matching_score")},
+            "grouped",
+            "the pose from estimate_pose at 1 px over the mean focal length, confidence "
+            "0.99999 (evalstore's default); pose_auc is its pose_auc; a match is correct "
+            "with a symmetric epipolar distance < 5e-4",
+            pose=PoseRules("opencv", (1.0,), 0.99999, "superglue"),
+        ),
+        Protocol(
+            "loftr",
+            "LoFTR metrics.py: error_auc at 5/10/20 deg (RANSAC 0.5 px), epidist_prec",
+            _LOFTR,
+            {"keypoints": ("pose_auc", "epipolar_precision")},
+            "grouped",
+            "RANSAC at 0.5 px (TRAINER.RANSAC_PIXEL_THR), not 1; its error_auc's recall is "
+            "np.linspace(0, 1, n + 1) (the last bit of SuperGlue's (i + 1) / n); precision "
+            "at 5e-4 (ScanNet) and 1e-4 (MegaDepth)",
+            sweeps={"epipolar_precision": (1e-4, 5e-4)},
+            pose=PoseRules("opencv", (0.5,), 0.99999, "loftr"),
+        ),
+        Protocol(
+            "gluefactory",
+            "glue-factory eval_poses: AUC rounded to 4 decimals at the best RANSAC threshold "
+            "of 0.5..3 px, mAA; homography AUC at 1/3/5 px",
+            _GLUEFACTORY,
+            {
+                "keypoints": (
+                    "pose_auc",
+                    "pose_maa",
+                    "pose_error",
+                    "pose_ransac_threshold",
+                    "homography_auc",
+                )
+            },
+            "grouped",
+            "poses estimated at 0.5, 1, ..., 3 px (its ransac_th = -1), the one of the largest "
+            "mAA kept (pose_ransac_threshold); every AUC rounded to 4 decimals, the median "
+            "error to 3; homography_auc's corners are the image's (0, 0)..(w, h)",
+            pose=PoseRules("opencv", (0.5, 1.0, 1.5, 2.0, 2.5, 3.0), 0.99999, "gluefactory"),
         ),
     ]
 }

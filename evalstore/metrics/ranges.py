@@ -2,9 +2,10 @@
 intervals to.
 
 Every registered metric is a fraction in 0..1 but TIDE's error weights (``tide_*``, in AP
-points, 0..100) and ``reprojection_error`` (pixels, no upper bound). A user's metric or a
-logged value has no known range (None). COCO's metrics are stored as NaN where pycocotools
-says -1 ("absent"), never as -1, so 0..1 holds for them too.
+points, 0..100), ``reprojection_error`` (pixels, no upper bound), ``pose_error`` (degrees,
+0..180; a failed pair's +inf is clipped) and ``pose_ransac_threshold`` (pixels). A user's
+metric or a logged value has no known range (None). COCO's metrics are stored as NaN where
+pycocotools says -1 ("absent"), never as -1, so 0..1 holds for them too.
 
 >>> value_range("map"), value_range("tide_cls"), value_range("reprojection_error")
 ((0.0, 1.0), (0.0, 100.0), (0.0, None))
@@ -20,7 +21,10 @@ from evalstore.metrics.registry import get
 __all__ = ["value_range"]
 
 _TIDE = (0.0, 100.0)
-_UNBOUNDED: dict[str, tuple[float, float | None]] = {"reprojection_error": (0.0, None)}
+_UNBOUNDED: dict[str, tuple[float, float | None]] = {
+    "reprojection_error": (0.0, None), "pose_error": (0.0, 180.0),
+    "pose_ransac_threshold": (0.0, None),
+}  # fmt: skip
 
 
 def value_range(metric: str | None) -> tuple[float, float | None] | None:

@@ -22,6 +22,8 @@ from evalstore.core.detection import DetectionRun
 from evalstore.core.points import docid_order
 from evalstore.errors import InvalidInput
 from evalstore.metrics.catalogue import EPS, SIGMAS, THRESHOLDS
+from evalstore.metrics.pose_catalogue import PoseRules
+from evalstore.metrics.pose_inputs import PoseRun
 
 __all__ = [
     "EPS",
@@ -123,9 +125,10 @@ class Outcomes:
 
 
 #: What a metric reads, by its ``source``.
-Inputs = RankedLists | KeypointRun | Outcomes | DetectionRun
+Inputs = RankedLists | KeypointRun | Outcomes | DetectionRun | PoseRun
 _SOURCE_TYPE: dict[str, type] = {
-    "scores": RankedLists, "pairs": KeypointRun, "outcomes": Outcomes, "detections": DetectionRun
+    "scores": RankedLists, "pairs": KeypointRun, "outcomes": Outcomes, "detections": DetectionRun,
+    "cameras": PoseRun,
 }  # fmt: skip
 
 
@@ -138,11 +141,14 @@ class Params:
             ``input``).
         k: the cut-off of ``precision_at_k`` and ``recall_at_k``.
         at: the values of the metric's sweep (sigma, threshold, eps); None = its default.
+        pose: the pose metrics' estimation setting and AUC code (a protocol's); None =
+            SuperGlue's (:data:`~evalstore.metrics.pose_catalogue.DEFAULT_RULES`).
     """
 
     ties: str = "grouped"
     k: int | None = None
     at: Sequence[float] | None = None
+    pose: PoseRules | None = None
 
 
 @dataclass(frozen=True)

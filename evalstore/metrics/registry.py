@@ -44,6 +44,7 @@ from evalstore.metrics.catalogue import (
 )
 from evalstore.metrics.multilabel_references import multilabel_reference
 from evalstore.metrics.outcome_references import iou_micro_reference, iou_reference
+from evalstore.metrics.pose_references import POSE_TWINS
 from evalstore.metrics.references import (
     Inputs,
     KeypointRun,
@@ -99,6 +100,7 @@ _TWINS: dict[str, Reference] = {
     "homography_accuracy_superpoint": homography_accuracy_superpoint_reference,
     "iou": iou_reference,
     "iou_micro": iou_micro_reference,
+    **POSE_TWINS,
     **{name: single_label_reference(name) for name in SINGLE_LABEL},
     **{name: multilabel_reference(name) for name in multilabel.NAMES},
     **{f"{name}_at_k": multilabel_reference(name, top_k=True) for name in multilabel.NAMES},
