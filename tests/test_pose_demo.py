@@ -1,13 +1,21 @@
-"""The demo's pose experiment: the synthetic two-view scenes (evalstore/demo/pose_scenes.py)."""
+"""The demo's pose experiment: the synthetic two-view scenes (evalstore/demo/pose_scenes.py)
+and the runs the demo records from them (evalstore/demo/pose_runs.py)."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalstore.core.pose import estimate_pose, pose_errors
+from evalstore import Store, demo
+from evalstore import dashboards as dash
+from evalstore.core.pose import estimate_pose, pose_auc, pose_errors
+from evalstore.dashboards.data import query_filters
+from evalstore.demo import pose_runs
 from evalstore.demo.pose_scenes import (
     CAMERA_COLUMNS,
     Scenes,
@@ -161,3 +169,75 @@ def test_bad_arguments_raise_one_line_errors(call: object, message: str) -> None
     with pytest.raises(InvalidInput, match=message) as caught:
         call()  # type: ignore[operator]
     assert "\n" not in str(caught.value)
+
+
+# -- the demo's pose experiment, in a store ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pose_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The quick demo's pose runs, ingested and evaluated as ``evalstore demo`` does."""
+    path = tmp_path_factory.mktemp("pose") / "demo.duckdb"
+    with Store(path) as store:
+        names = pose_runs.ingest_runs(store, start=demo.START, quick=True, progress=None)
+        pose_runs.evaluate_runs(store, names, progress=None)
+    return path
+
+
+RUNS = [f"pose/{m.name}-seed{s}" for m in pose_runs.MATCHERS for s in pose_runs.SEEDS]
+
+
+def auc(path: Path, protocol: str | None = None) -> dict[tuple[str, float], float]:
+    """(run, degrees) -> the stored pose_auc, evalstore's default or under ``protocol``."""
+    with Store(path, read_only=True) as store:
+        rows = store.con.execute(
+            "select run, params, value from v_metrics where metric = 'pose_auc' and slice = ''"
+        ).fetchall()
+    out = {}
+    for run, params, value in rows:
+        given = json.loads(params)
+        if given.get("protocol") == protocol:
+            out[run, float(given["threshold"])] = value
+    return out
+
+
+@pytest.mark.slow  # ingests six runs and estimates 120 poses: a few seconds
+def test_the_demo_stores_pose_auc_equal_to_superglues_loop(pose_store: Path) -> None:
+    default, superglue = auc(pose_store), auc(pose_store, "superglue")
+    assert sorted(default) == sorted((r, t) for r in RUNS for t in (5.0, 10.0, 20.0))
+    assert superglue == default  # the same setting: the same stored estimates
+    scenes = make_scenes(pose_runs.N_PAIRS_QUICK, seed=pose_runs.SCENE_SEED,
+                         n_points=pose_runs.N_MATCHES)  # fmt: skip
+    for matcher in pose_runs.MATCHERS:
+        for seed in pose_runs.SEEDS:
+            matches, _ = observe(scenes, noise_px=matcher.noise_px,
+                                 outlier_ratio=matcher.outlier_ratio, seed=seed)  # fmt: skip
+            # SuperGlue's match_pairs.py: estimate_pose at 1 px, max(err_t, err_R), pose_auc
+            expected = pose_auc(pose_error_per_pair(scenes, matches), [5, 10, 20])
+            run = f"pose/{matcher.name}-seed{seed}"
+            got = [default[run, t] for t in (5.0, 10.0, 20.0)]
+            assert np.allclose(got, expected, rtol=0, atol=1e-12), (run, got, expected)
+    # the precise matcher with more outliers recovers the better poses, every seed
+    for seed in pose_runs.SEEDS:
+        assert default[f"pose/sharp-seed{seed}", 5.0] > default[f"pose/coarse-seed{seed}", 5.0]
+
+
+@pytest.mark.slow
+def test_the_demo_pose_runs_have_their_metrics_and_curves(pose_store: Path) -> None:
+    with Store(pose_store, read_only=True) as store:
+        found = store.con.execute(
+            "select run, metric, count(*) from v_metrics where slice = '' and value is not null "
+            "and params not like '%protocol%' group by run, metric"
+        ).fetchall()
+        estimates = store.con.execute(
+            "select count(*), count(distinct run_id) from pose_estimates "
+            "where method = 'opencv' and threshold = 1.0 and confidence = 0.99999"
+        ).fetchall()[0]
+        spec = dash.load_spec(dash.dashboards_dir() / "curves.toml")
+        panel = next(p for p in spec.panels if p.query == "dashboards/pose_error_curves")
+        curves = dash.panel_data(store, panel, query_filters(store, [], []))
+    metrics = {(run, metric) for run, metric, _ in found}
+    assert metrics == {(r, m) for r in RUNS for m in pose_runs.POSE_METRICS}
+    assert estimates == (len(RUNS) * pose_runs.N_PAIRS_QUICK, len(RUNS))
+    assert curves["run"].unique(maintain_order=True).to_list() == RUNS
+    assert (curves["n_pairs"] == pose_runs.N_PAIRS_QUICK).all()

@@ -70,6 +70,7 @@ PROTOCOLS_SHOWN = {
     "digits": ("voc07", "voc07-numpy"),
     "hpatches": ("hpatches", "superpoint"),
     "detection": ("coco",),
+    "pose": pose_runs.PROTOCOLS,
 }
 
 
@@ -98,7 +99,10 @@ def build(
     result.runs += hpatches.ingest_runs(store, start=START, quick=quick, progress=progress)
     result.runs += detection_runs.ingest_runs(store, start=START, quick=quick, progress=progress)
     result.runs += pose_runs.ingest_runs(store, start=START, quick=quick, progress=progress)
-    evaluate(store, result.runs, by=("class",), progress=progress)
+    # the pose runs get the pose metrics (pose_runs.evaluate_runs), not the homography ones
+    pose = [r for r in result.runs if r.startswith("pose/")]
+    others = [r for r in result.runs if r not in pose]
+    evaluate(store, others, by=("class",), progress=progress)
     hpatches_runs = [r for r in result.runs if r.startswith("hpatches/")]
     evaluate(store, hpatches_runs, by=("noise", "kind"), progress=progress)
     # the numbers as the benchmarks' own code computes them, each under its protocol's name
@@ -113,6 +117,7 @@ def build(
     evaluate(store, detection, by=("category",), progress=progress)
     for name in PROTOCOLS_SHOWN["detection"]:
         evaluate(store, detection, by=("category",), protocol=name, progress=progress)
+    pose_runs.evaluate_runs(store, pose, progress=progress)
     if out is not None:
         result.dashboards = write_dashboards(store, out, progress=progress)
     result.seconds = time.perf_counter() - started

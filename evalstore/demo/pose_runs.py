@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from evalstore.analysis.evaluate import evaluate
 from evalstore.demo.pose_scenes import make_scenes, observe
 from evalstore.runs.meta import RunMeta
 
@@ -32,9 +33,12 @@ __all__ = [
     "N_MATCHES",
     "N_PAIRS",
     "N_PAIRS_QUICK",
+    "POSE_METRICS",
+    "PROTOCOLS",
     "SCENE_SEED",
     "SEEDS",
     "Matcher",
+    "evaluate_runs",
     "ingest_runs",
 ]
 
@@ -63,6 +67,19 @@ SCENE_SEED = 0
 N_PAIRS = 100
 N_PAIRS_QUICK = 20
 N_MATCHES = 150
+
+#: The pose runs' metrics: what matcher papers report of relative pose (the AUC at 5, 10 and
+#: 20 degrees, its mean, the median error; SuperGlue's precision and matching score) and
+#: the per-match accuracy keypoint runs also have. The homography metrics of the task's
+#: standard ones do not apply: a scene of several planes has no homography.
+POSE_METRICS = (
+    "pose_auc", "pose_maa", "pose_error", "epipolar_precision", "matching_score",
+    "precision_at_sigma", "mma",
+)  # fmt: skip
+#: The official protocols the pose runs are also evaluated under: SuperGlue's estimates at
+#: 1 px are evalstore's default setting, so its values reuse the stored poses (LoFTR's 0.5 px
+#: or glue-factory's sweep would estimate every pair again, once per threshold).
+PROTOCOLS = ("superglue",)
 
 
 def ingest_runs(
@@ -103,3 +120,12 @@ def ingest_runs(
             if progress is not None:
                 progress("pose matchers", len(names), total)
     return names
+
+
+def evaluate_runs(store: Store, runs: list[str], *, progress: Progress | None) -> None:
+    """Compute :data:`POSE_METRICS` of the pose runs, then the metrics of :data:`PROTOCOLS`.
+    The relative poses are estimated once, by the first metric that reads them, and stored:
+    the protocol's values (the same setting) reuse them."""
+    evaluate(store, runs, metrics=list(POSE_METRICS), progress=progress)
+    for name in PROTOCOLS:
+        evaluate(store, runs, protocol=name, progress=progress)
