@@ -176,14 +176,14 @@ def _seen_points(
     planes: FloatArray,
     n_points: int,
     size: tuple[int, int],
-) -> tuple[FloatArray, FloatArray, IntArray, int]:
-    """``n_points`` points seen in both images: (xy0, xy1, plane index, draws made)."""
+) -> tuple[FloatArray, FloatArray, IntArray]:
+    """``n_points`` points seen in both images: (xy0, xy1, the plane of each)."""
     width, height = size
     xy0s, xy1s, which = [], [], []
     found = drawn = 0
     while found < n_points:
-        if drawn > 50 * n_points:
-            raise InvalidInput("the scene's cameras see too few common points; a bug")
+        if drawn > 50 * n_points:  # camera 1 looks at the planes: never, whatever the seed
+            raise RuntimeError("the two cameras of a scene see too few common points")
         m = n_points
         xy0 = rng.uniform((0.0, 0.0), (width, height), size=(m, 2))
         plane = rng.integers(len(planes), size=m)
@@ -203,7 +203,7 @@ def _seen_points(
         which.append(plane[keep])
         found += keep.size
         drawn += m
-    return np.concatenate(xy0s), np.concatenate(xy1s), np.concatenate(which), drawn
+    return np.concatenate(xy0s), np.concatenate(xy1s), np.concatenate(which)
 
 
 def make_scenes(
@@ -240,7 +240,7 @@ def make_scenes(
         planes[i] = _planes(rng)
         middle = planes[i, 1]
         T[i] = _pose(rng, np.array([0.0, 0.0, middle[3] / middle[2]]))
-        xy0, xy1, which, _ = _seen_points(
+        xy0, xy1, which = _seen_points(
             rng, K0[i], K1[i], T[i], planes[i], n_points, (width, height)
         )
         points0.append(xy0)
