@@ -60,7 +60,7 @@ def expected(errors: list[tuple[float, float]], grid: np.ndarray) -> np.ndarray:
 def test_one_line_per_run_with_estimates_and_the_fraction_at_each_error(db: Path) -> None:
     with store_with_estimates(db) as store:
         frame = dash.panel_data(store, panel(), query_filters(store, [], []))
-    grid = np.arange(81) * 0.25
+    grid = np.arange(81) * 0.25  # pose/b has a pair at 19.75 degrees: the axis goes to 20
     assert frame["run"].unique(maintain_order=True).to_list() == list(ERRORS)
     for name, errors in ERRORS.items():
         rows = frame.filter(pl.col("run") == name)
@@ -83,8 +83,14 @@ def test_one_line_per_run_with_estimates_and_the_fraction_at_each_error(db: Path
 
 def test_the_chart_follows_the_run_filter_and_is_empty_without_estimates(db: Path) -> None:
     with store_with_estimates(db) as store:
+        only_a = dash.panel_data(store, panel(), query_filters(store, [], ["pose/a"]))
         only_b = dash.panel_data(store, panel(), query_filters(store, [], ["pose/b"]))
         none = dash.panel_data(store, panel(), query_filters(store, [], ["pose/none"]))
     assert set(only_b["run"]) == {"pose/b"} and only_b.height == 81
+    assert only_b["error"].max() == 20.0
+    # pose/a's finite errors stay within 5 degrees (3 at most): the axis ends at 5
+    grid = np.arange(81) * 0.0625
+    assert only_a["error"].to_list() == grid.tolist()
+    assert np.array_equal(only_a["fraction"].to_numpy(), expected(ERRORS["pose/a"], grid))
     assert none.height == 0
     assert dash.panel_figure(panel(), none) is None

@@ -113,9 +113,11 @@ order by category = '(all)' desc, category, created_at, run_id, k;
 -- The cumulative pose error of each keypoints run with pose estimates at one estimation
 -- setting: the fraction of the run's pairs whose pose error max(err_t, err_r) (degrees,
 -- SuperGlue's: the rotation angle and the translation-direction angle; +inf where the
--- estimate failed) is at most x, for x = 0, 0.25, ..., 20. The area under a curve up to t,
--- over t, is about the run's pose_auc at t (SuperGlue's exact AUC interpolates between the
--- pairs' errors, this grid between its points).
+-- estimate failed) is at most x, for 81 values of x from 0 to the bound: the smallest of
+-- pose_auc's 5, 10 and 20 degrees that the largest finite error of the chart's runs stays
+-- within, else 20. The area under a curve up to the bound, over the bound, is about the
+-- run's pose_auc there (SuperGlue's exact AUC interpolates between the pairs' errors, this
+-- grid between its points).
 -- Parameters: $experiments varchar[], $runs integer[] (NULL = all), $method varchar,
 --   $threshold double (px), $confidence double.
 -- Output: run, error, fraction, n_pairs (81 rows per run).
@@ -135,9 +137,17 @@ errors as (
 counted as (
     select run_id, count(*) as n_pairs from errors group by run_id
 ),
+span as (
+    select case when coalesce(max(err), 0) <= 5 then 5.0::double
+                when max(err) <= 10 then 10.0::double
+                else 20.0::double end as bound
+    from errors
+    where isfinite(err)
+),
 grid as (
-    select k, k * 0.25::double as error
+    select k, k * s.bound / 80 as error
     from (select unnest(range(0, 81)) as k)
+    cross join span s
 )
 select c.run, g.error, count(e.err) / n.n_pairs as fraction, n.n_pairs
 from chosen c
