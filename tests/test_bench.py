@@ -130,6 +130,22 @@ CASES: dict[str, tuple[list[str], list[str], list[pytest.MarkDecorator]]] = {
         ],
         [],
     ),
+    "pose.py": (
+        ["--pairs", "10", "--matches", "50", "--repeat", "1"],
+        [
+            r"10 pairs x 50 matches",
+            rf"ingest \(once, not counted\): {NUM} CPU s, {NUM} s wall whole process; "
+            rf"{NUM} CPU s the ingest alone",
+            rf"evalstore: evaluate -m pose_auc \(new estimates\)\s+{NUM}\s+{NUM}\s+{NUM}"
+            rf"\s+{NUM}\s+{NUM}",
+            rf"reference: SuperGlue's loop\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}",
+            rf"evalstore / reference: {X} CPU, {X} wall, {X} peak \(whole processes\); "
+            rf"the work alone {X} CPU, {X} wall",
+            r"agree to 1e-09: yes",
+            r"target evalstore CPU <= the reference's \(whole processes\): (met|NOT met)",
+        ],
+        [],
+    ),
     "ranking.py": (
         ["--rows", "20000", "--lists", "20", "--items", "100", "--repeat", "1"],
         [

@@ -24,11 +24,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from test_dashboards import XSS_RUN, build_sample
 
 from evalstore import Store, evaluate
 from evalstore import dashboards as dash
+from evalstore.demo.pose_scenes import make_scenes, observe
 from evalstore.runs.meta import RunMeta
 from tests.conformance.detsets import make_detset
 
@@ -223,6 +225,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
             meta = RunMeta(name, git_commit=False)
             store.ingest_coco(folder / "dt.json", folder / "gt.json", meta=meta)
         evaluate(store, ["det/a", "det/b"])
+        # and a keypoints run with cameras, whose pose estimates the pose-error curve draws
+        scenes = make_scenes(6, seed=0, n_points=30)
+        matches, pairs = observe(scenes, noise_px=0.5, outlier_ratio=0.1, seed=0)
+        meta = RunMeta("pose/a", git_commit=False)
+        store.ingest_keypoints(matches, pairs=pl.DataFrame(pairs), meta=meta)
+        evaluate(store, ["pose/a"], metrics=["pose_auc"])
         dash.write_dashboards(store, folder / "out")
     return folder / "out"
 
@@ -294,8 +302,8 @@ def test_page_without_plotly_js_says_so(browser: Chromium, site: Path, tmp_path:
     shutil.copyfile(site / "curves.html", tmp_path / "curves.html")
     browser.navigate((tmp_path / "curves.html").as_uri())
     text = browser.evaluate("document.body.innerText")
-    # one note per plotted panel: precision-recall, MMA, COCO per category
-    assert text.count("plotly.min.js did not load: keep it in the folder of this page.") == 3
+    # one note per plotted panel: precision-recall, MMA, pose error, COCO per category
+    assert text.count("plotly.min.js did not load: keep it in the folder of this page.") == 4
     assert any("ERR_FILE_NOT_FOUND" in e for e in browser.errors())  # the expected failure
     browser.events.clear()
 

@@ -361,10 +361,13 @@ def figure_data(page: str) -> dict[str, dict[str, Any]]:
 
 
 def test_every_default_panel_draws_on_the_sample(pages: dict[str, str]) -> None:
-    # the sample has no detection run: test_detection_curves draws that panel
+    # the sample has no detection run (test_detection_curves draws that panel) and no pose
+    # estimates (tests/test_pose_curves.py draws the cumulative pose error)
     empty = re.findall(r"No data for this panel: ([^<]*)<", "".join(pages.values()))
     assert empty == [
-        "no detection run of the selection (evalstore ingest --format coco, then evalstore eval)."
+        "no keypoints run of the selection has pose estimates at 1 px (ingest pairs with "
+        "cameras, then evalstore eval -m pose_auc).",
+        "no detection run of the selection (evalstore ingest --format coco, then evalstore eval).",
     ]
     for name in ("comparison", "curves", "heatmap", "hpatches"):
         for plot, fig in figure_data(pages[name]).items():

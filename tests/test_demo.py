@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from evalstore import Store, demo
 from evalstore.analysis.configurations import groups
 from evalstore.cli import app
+from evalstore.demo import pose_runs
 from evalstore.demo.detection import DETECTORS, run_detector
 from evalstore.demo.detection_runs import SEED, demo_dataset
 from evalstore.demo.digits import SEEDS
@@ -34,11 +35,13 @@ RUNS = (
     [f"digits/{c}-seed{s}" for c in CLASSIFIERS for s in SEEDS]
     + [f"hpatches/{d}" for d in ("sift", "orb", "akaze", "brisk", "sift_weak")]
     + [f"detection/{d}" for d in ("hough", "log", "dog", "doh")]
+    + [f"pose/{m.name}-seed{s}" for m in pose_runs.MATCHERS for s in pose_runs.SEEDS]
 )
 TASKS = {
     "digits": ["classification"],
     "hpatches": ["verification", "matching", "retrieval", "keypoints"],
     "detection": ["detection"],
+    "pose": ["keypoints"],
 }
 #: No demo object is large (area >= 96^2): COCO's APl and ARl have no ground truth in range,
 #: pycocotools' -1, stored as NULL with no list (test_the_detection_truth_has_no_large_object).
@@ -72,7 +75,9 @@ def test_every_task_and_default_metric_has_values(built: tuple[Path, demo.DemoRe
         tasks = TASKS[run.split("/")[0]]
         assert sorted(set(frame.filter(pl.col("run") == run)["task"])) == sorted(tasks), run
         for task in tasks:
-            for metric in DEFAULTS[task]:
+            # the pose runs get the pose metrics: a scene of planes has no homography
+            chosen = pose_runs.POSE_METRICS if run.startswith("pose/") else DEFAULTS[task]
+            for metric in chosen:
                 rows = frame.filter(
                     pl.col("run") == run, pl.col("task") == task, pl.col("base_metric") == metric
                 )
@@ -88,9 +93,10 @@ def test_every_task_and_default_metric_has_values(built: tuple[Path, demo.DemoRe
     )
     assert (classification["n_lists"] == 10).all()  # one list per digit class
     defined = frame.filter(pl.col("value").is_not_null())
-    # the overall precision, recall and F1 (ML-GCN's OP, OR, OF1) pool every class's counts:
-    # the run's value alone, no list's (n_lists 0)
+    # the overall precision, recall and F1 (ML-GCN's OP, OR, OF1) pool every class's counts,
+    # and the pose AUCs every pair's error: the run's value alone, no list's (n_lists 0)
     pooled = [f"{m}{k}" for m in ("op", "or", "of1") for k in ("", "_at_k")]
+    pooled += ["pose_auc", "pose_maa"]
     assert (defined.filter(pl.col("base_metric").is_in(pooled))["n_lists"] == 0).all()
     assert (defined.filter(~pl.col("base_metric").is_in(pooled))["n_lists"] > 0).all()
     assert frame.height - defined.height == 2 * 4 * 2  # APl, ARl; 4 runs; default and coco
@@ -99,11 +105,14 @@ def test_every_task_and_default_metric_has_values(built: tuple[Path, demo.DemoRe
 def test_values_are_in_range(built: tuple[Path, demo.DemoResult]) -> None:
     frame = overall(built[0]).drop_nulls("value")
     error = frame.filter(pl.col("base_metric") == "reprojection_error")
-    bounded = frame.filter(pl.col("base_metric") != "reprojection_error")
+    degrees = frame.filter(pl.col("base_metric") == "pose_error")
+    bounded = frame.filter(~pl.col("base_metric").is_in(["reprojection_error", "pose_error"]))
     assert bounded.height > 0
     assert bounded["value"].min() >= 0.0 and bounded["value"].max() <= 1.0
     assert error.height == 5  # one per descriptor, in pixels
     assert error["value"].min() >= 0.0 and error["value"].max() < 100.0
+    assert degrees.height == 6  # one per pose run: the median pair's error, in degrees
+    assert degrees["value"].min() > 0.0 and degrees["value"].max() < 5.0
 
 
 def value(

@@ -1,6 +1,7 @@
 """The demo: real evaluation runs recorded over several weeks, metrics and dashboards.
 
-Three experiments, from data that ships with scikit-learn and scikit-image (no network):
+Four experiments, from data that ships with scikit-learn and scikit-image or is made here
+(no network):
 
 - ``digits``: multi-label classification, PASCAL VOC style. Real classifiers (logistic
   regression at three regularisations, naive Bayes, k-NN, two MLPs) trained on scikit-learn's
@@ -16,6 +17,10 @@ Three experiments, from data that ships with scikit-learn and scikit-image (no n
   coco``: AP, AP50 .. ARl, per category). OpenCV's Hough circles and scikit-image's LoG, DoG
   and DoH blob detectors on scikit-image's ``coins`` and ``hubble_deep_field`` and seeded
   augmentations of them, against ground truth made by segmenting the images.
+- ``pose``: relative pose, as SuperGlue's evaluation judges matchers (``pose_auc`` at 5, 10
+  and 20 degrees). Synthetic two-view scenes with known cameras (K0, K1, T_0to1) and two
+  simulated matchers (pixel noise, outliers), each with three seeds; the pose of each pair
+  is estimated from its matches by OpenCV's RANSAC when a metric first needs it.
 
 The package: :mod:`~evalstore.demo.digits` (the digits experiment),
 :mod:`~evalstore.demo.hpatches` (the hpatches experiment) and the HPatches-style data it
@@ -23,9 +28,11 @@ records: :mod:`~evalstore.demo.sequences`, :mod:`~evalstore.demo.patches`,
 :mod:`~evalstore.demo.descriptors`, :mod:`~evalstore.demo.tasks` and
 :mod:`~evalstore.demo.matches`; the detection experiment
 (:mod:`~evalstore.demo.detection_runs`) and its images and detectors
-(:mod:`~evalstore.demo.detection_data`, :mod:`~evalstore.demo.detection`); :func:`build`
-records the three experiments. scikit-learn, scikit-image and OpenCV are imported when the
-demo is built, not with the package.
+(:mod:`~evalstore.demo.detection_data`, :mod:`~evalstore.demo.detection`); the pose
+experiment (:mod:`~evalstore.demo.pose_runs`) and its scenes
+(:mod:`~evalstore.demo.pose_scenes`); :func:`build` records the four experiments.
+scikit-learn, scikit-image and OpenCV are imported when the demo is built, not with the
+package.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from typing import TYPE_CHECKING
 
 from evalstore.analysis.evaluate import evaluate
 from evalstore.dashboards import write_dashboards
-from evalstore.demo import detection_runs, digits, hpatches
+from evalstore.demo import detection_runs, digits, hpatches, pose_runs
 
 if TYPE_CHECKING:
     from evalstore.db.connection import Progress
@@ -63,6 +70,7 @@ PROTOCOLS_SHOWN = {
     "digits": ("voc07", "voc07-numpy"),
     "hpatches": ("hpatches", "superpoint"),
     "detection": ("coco",),
+    "pose": pose_runs.PROTOCOLS,
 }
 
 
@@ -90,7 +98,11 @@ def build(
     result.runs += digits.ingest_runs(store, start=START, quick=quick, progress=progress)
     result.runs += hpatches.ingest_runs(store, start=START, quick=quick, progress=progress)
     result.runs += detection_runs.ingest_runs(store, start=START, quick=quick, progress=progress)
-    evaluate(store, result.runs, by=("class",), progress=progress)
+    result.runs += pose_runs.ingest_runs(store, start=START, quick=quick, progress=progress)
+    # the pose runs get the pose metrics (pose_runs.evaluate_runs), not the homography ones
+    pose = [r for r in result.runs if r.startswith("pose/")]
+    others = [r for r in result.runs if r not in pose]
+    evaluate(store, others, by=("class",), progress=progress)
     hpatches_runs = [r for r in result.runs if r.startswith("hpatches/")]
     evaluate(store, hpatches_runs, by=("noise", "kind"), progress=progress)
     # the numbers as the benchmarks' own code computes them, each under its protocol's name
@@ -105,6 +117,7 @@ def build(
     evaluate(store, detection, by=("category",), progress=progress)
     for name in PROTOCOLS_SHOWN["detection"]:
         evaluate(store, detection, by=("category",), protocol=name, progress=progress)
+    pose_runs.evaluate_runs(store, pose, progress=progress)
     if out is not None:
         result.dashboards = write_dashboards(store, out, progress=progress)
     result.seconds = time.perf_counter() - started

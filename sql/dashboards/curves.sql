@@ -1,4 +1,5 @@
--- Queries of dashboards/curves.toml: precision-recall curves and MMA curves.
+-- Queries of dashboards/curves.toml: precision-recall curves, MMA curves, COCO curves and
+-- cumulative pose-error curves.
 
 -- name: pr_runs
 -- The (run, task) pairs to draw PR curves for: every ranked-list task of the selected runs;
@@ -107,3 +108,51 @@ from (
     group by run, created_at, run_id, k, recall
 ) p
 order by category = '(all)' desc, category, created_at, run_id, k;
+
+-- name: pose_error_curves
+-- The cumulative pose error of each keypoints run with pose estimates at one estimation
+-- setting: the fraction of the run's pairs whose pose error max(err_t, err_r) (degrees,
+-- SuperGlue's: the rotation angle and the translation-direction angle; +inf where the
+-- estimate failed) is at most x, for 81 values of x from 0 to the bound: the smallest of
+-- pose_auc's 5, 10 and 20 degrees that the largest finite error of the chart's runs stays
+-- within, else 20. The area under a curve up to the bound, over the bound, is about the
+-- run's pose_auc there (SuperGlue's exact AUC interpolates between the pairs' errors, this
+-- grid between its points).
+-- Parameters: $experiments varchar[], $runs integer[] (NULL = all), $method varchar,
+--   $threshold double (px), $confidence double.
+-- Output: run, error, fraction, n_pairs (81 rows per run).
+with chosen as (
+    select r.run_id, r.run, r.created_at
+    from v_runs r
+    where ($experiments is null or list_contains($experiments, r.experiment))
+      and (list_contains($runs, r.run_id)
+            or ($runs is null and r.run_id not in (select step_run_id from run_steps)))
+),
+errors as (
+    select e.run_id, greatest(e.err_t, e.err_r) as err
+    from pose_estimates e
+    join chosen c on c.run_id = e.run_id
+    where e.method = $method and e.threshold = $threshold and e.confidence = $confidence
+),
+counted as (
+    select run_id, count(*) as n_pairs from errors group by run_id
+),
+span as (
+    select case when coalesce(max(err), 0) <= 5 then 5.0::double
+                when max(err) <= 10 then 10.0::double
+                else 20.0::double end as bound
+    from errors
+    where isfinite(err)
+),
+grid as (
+    select k, k * s.bound / 80 as error
+    from (select unnest(range(0, 81)) as k)
+    cross join span s
+)
+select c.run, g.error, count(e.err) / n.n_pairs as fraction, n.n_pairs
+from chosen c
+join counted n on n.run_id = c.run_id
+cross join grid g
+left join errors e on e.run_id = c.run_id and e.err <= g.error
+group by c.run, c.created_at, c.run_id, g.k, g.error, n.n_pairs
+order by c.created_at, c.run_id, g.k;
