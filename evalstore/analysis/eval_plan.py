@@ -55,7 +55,15 @@ _PRESENCE = {
     "outcomes": "eval/runs_with_outcomes",
     "detections": "eval/runs_with_detections",
     "cameras": "eval/runs_with_cameras",
+    "truth": "eval/runs_with_point_truth",
 }
+
+#: The built-in metrics that read where each match should land (a true homography, a given
+#: or derived point): a run whose pairs have none (cameras only) is not theirs.
+_POINT_TRUTH = frozenset(
+    {"precision_at_sigma", "mma", "reprojection_error", "homography_accuracy",
+     "homography_accuracy_superpoint", "homography_auc"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -171,6 +179,7 @@ def plan(
         for m in _candidates(table, task, metrics, chosen):
             # a detection run's ranked lists are made on first use (analysis/det_lists.py)
             source = "detections" if task == "detection" else m.source
+            source = "truth" if m.name in _POINT_TRUTH else source
             if source not in found:
                 keys = {"runs": probe, "task": task}
                 rows = queries.fetch_rows(store.con, _PRESENCE[source], keys)

@@ -126,8 +126,13 @@ def leaderboard(
         for name, at in specs:
             sweep = METRICS[name].sweep
             part = frame.filter((pl.col("task") == task) & (pl.col("base_metric") == name))
-            if at is not None and sweep is not None:
-                part = part.filter(pl.col("_p").struct.field(sweep.column) == at)
+            if sweep is not None and sweep.column in _SWEPT:
+                value = pl.col("_p").struct.field(sweep.column)
+                part = (
+                    part.filter(value == at)
+                    if at is not None
+                    else part.sort(value, maintain_order=True)
+                )
             keep.append(part)
     chosen = pl.concat(keep).drop("_p") if keep else frame.clear()
     if chosen.height == 0:
@@ -263,15 +268,9 @@ def pivot(frame: pl.DataFrame, protocol: str | None = None) -> Leaderboard:
     return Leaderboard(long, columns, higher, protocol)
 
 
-_PARAMS = pl.Struct(
-    {
-        "ties": pl.String,
-        "sigma": pl.Float64,
-        "threshold": pl.Float64,
-        "eps": pl.Float64,
-        "protocol": pl.String,
-    }
-)
+#: the sweeps whose values a column is chosen by, and sorted by as numbers (5 before 10)
+_SWEPT = ("sigma", "threshold", "eps", "bins")
+_PARAMS = pl.Struct({"ties": pl.String, **dict.fromkeys(_SWEPT, pl.Float64), "protocol": pl.String})
 
 
 def _per_run(store: Store, frame: pl.DataFrame) -> pl.DataFrame:

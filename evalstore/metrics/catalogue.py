@@ -307,7 +307,14 @@ DEFAULTS: dict[str, tuple[str, ...]] = {
     "matching": ("ap",),
     "retrieval": ("ap",),
     "classification": ("ap", "ap_voc07", "ap_voc10"),
-    "keypoints": ("precision_at_sigma", "mma", "reprojection_error", "homography_accuracy"),
+    "keypoints": (
+        "precision_at_sigma",
+        "mma",
+        "reprojection_error",
+        "homography_accuracy",
+        "pose_auc",
+        "pose_error",
+    ),
     "outcomes": ("iou", "iou_micro"),
     "detection": tuple(COCO_METRICS),
 }
@@ -319,7 +326,12 @@ HEADLINE: dict[str, tuple[tuple[str, float | None], ...]] = {
     "matching": (("ap", None),),
     "retrieval": (("ap", None),),
     "classification": (("ap", None), ("ap_voc07", None), ("ap_voc10", None)),
-    "keypoints": (("precision_at_sigma", 3.0), ("mma", 3.0), ("homography_accuracy", 3.0)),
+    "keypoints": (
+        ("precision_at_sigma", 3.0),
+        ("mma", 3.0),
+        ("homography_accuracy", 3.0),
+        ("pose_auc", 5.0),
+    ),
     "outcomes": (("iou", None),),
     "detection": (("coco_ap", None), ("coco_ap50", None)),
 }

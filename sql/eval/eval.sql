@@ -136,6 +136,14 @@ select run_id from runs where run_id not in (select step_run_id from run_steps) 
 -- Which of $runs hold keypoint pairs.
 select distinct run_id from pairs where list_contains($runs, run_id);
 
+-- name: runs_with_point_truth
+-- Which of $runs hold keypoint pairs with truth for their matches: a true homography, or a
+-- point given with a match or derived from a disparity (a run of pairs with cameras alone
+-- has none).
+select distinct run_id from pairs where list_contains($runs, run_id) and h11 is not null
+union
+select distinct run_id from matches where list_contains($runs, run_id) and gt_x1 is not null;
+
 -- name: runs_with_outcomes
 -- Which of $runs hold counted outcomes.
 select distinct run_id from outcomes where list_contains($runs, run_id);
