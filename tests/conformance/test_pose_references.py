@@ -262,7 +262,8 @@ def test_gluefactory_epipolar_precision_equals_eval_matches_epipolar(
     assert pose.epipolar_precision(got, th) == prec
     # not SuperGlue's test: the mean of the two line distances vs the sum of their squares
     squared = pose.epipolar_errors(s.kpts0, s.kpts1, s.T_0to1, s.K0, s.K1)
-    if len(got) and (squared > 0).all():
+    # (where the points are off their lines: noise-free matches give ~0 under both)
+    if len(got) and (got > 1e-6).any():
         assert not np.allclose(got, squared)
 
 
