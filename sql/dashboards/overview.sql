@@ -129,11 +129,7 @@ with members as (
 values_ as (
     select cast(v.task as varchar) as task, v.metric, v.base_metric, v.params,
            v.experiment, m.config, v.run, v.run_id, v.created_at, v.value,
-           array_to_string(
-               list_filter(
-                   list_transform(json_keys(v.params), lambda k: k || '=' || (v.params ->> k)),
-                   lambda s: s <> 'ties=grouped'),
-               ', ') as shown_params
+-- @include lib/shown_params.sql params=v.params
     from v_metrics v
     join members m on m.run_id = v.run_id
     where v.slice = '' and v.base_metric <> 'mma'
@@ -198,11 +194,7 @@ order by task, metric, length(params), params, created_at, last_run_id;
 with values_ as (
     select cast(v.task as varchar) as task, v.metric, v.base_metric, v.params, s.step,
            r.experiment || '/' || r.name as run, v.value,
-           array_to_string(
-               list_filter(
-                   list_transform(json_keys(v.params), lambda k: k || '=' || (v.params ->> k)),
-                   lambda p: p <> 'ties=grouped'),
-               ', ') as shown_params
+-- @include lib/shown_params.sql params=v.params
     from run_steps s
     join runs r on r.run_id = s.run_id
     join v_metrics v on v.run_id = s.step_run_id

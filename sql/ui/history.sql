@@ -37,11 +37,7 @@ order by run, s.step;
 -- Output: series, run, run_id, step, value, source ('evaluated' or 'logged').
 with computed as (
     select cast(v.task as varchar) as task, v.metric, v.params, s.run_id, s.step, v.value,
-           array_to_string(
-               list_filter(
-                   list_transform(json_keys(v.params), lambda k: k || '=' || (v.params ->> k)),
-                   lambda p: p <> 'ties=grouped'),
-               ', ') as shown_params
+-- @include lib/shown_params.sql params=v.params
     from run_steps s
     join v_metrics v on v.run_id = s.step_run_id
     where list_contains($runs, s.run_id) and v.slice = '' and v.base_metric <> 'mma'
