@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import polars as pl
 
+from evalstore.analysis.clipping import clip_intervals, unbounded
 from evalstore.analysis.intervals import FEW_LISTS
 from evalstore.metrics.ranges import value_range
 
 __all__ = ["FEW_LISTS", "with_caveats"]
-
-
-def _format(x: float) -> str:
-    return format(x, ".4f")
 
 
 def with_caveats(result: pl.DataFrame) -> pl.DataFrame:
@@ -32,28 +29,19 @@ def with_caveats(result: pl.DataFrame) -> pl.DataFrame:
     >>> print(out["caveat"])
     clipped to the metric's range (was [-1.2000, 0.3000]); 2 list(s): interval unreliable
     """
-    lows, highs, caveats = [], [], []
-    for metric, low, high, n in result.select("metric", "ci_low", "ci_high", "n_lists").rows():
-        said = []
-        if low is not None and high is not None:
-            span = value_range(metric)
-            if span is None:
-                said.append("not clipped: the metric's range is unknown")
-            elif span[1] is not None:
-                width = span[1] - span[0]
-                kept = (max(low, -width), min(high, width))
-                if kept != (low, high):
-                    said.append(
-                        f"clipped to the metric's range (was [{_format(low)}, {_format(high)}])"
-                    )
-                low, high = kept
-            if n is not None and n < FEW_LISTS:
-                said.append(f"{n} list(s): interval unreliable")
-        lows.append(low)
-        highs.append(high)
-        caveats.append("; ".join(said))
-    return result.with_columns(
-        ci_low=pl.Series(lows, dtype=pl.Float64),
-        ci_high=pl.Series(highs, dtype=pl.Float64),
-        caveat=pl.Series(caveats, dtype=pl.String),
+    return clip_intervals(
+        result,
+        bounds=_difference_bounds,
+        count="n_lists",
+        few=FEW_LISTS,
+        few_note=lambda n: f"{n} list(s): interval unreliable",
     )
+
+
+def _difference_bounds(metric: str) -> tuple[float, float] | None:
+    """What a difference of two values of ``metric`` can take: +-(its range's width)."""
+    span = value_range(metric)
+    if span is None:
+        return None
+    width = unbounded(span[1]) - span[0]
+    return -width, width

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from evalstore.analysis.clipping import clip_intervals, unbounded
 from evalstore.metrics.ranges import value_range
 
 __all__ = ["FEW_SEEDS", "with_caveats"]
@@ -23,25 +24,15 @@ def with_caveats(frame: pl.DataFrame) -> pl.DataFrame:
     (:func:`~evalstore.metrics.ranges.value_range`) and a ``caveat`` per row: the interval
     clipped (and what it was), not clipped (the metric's range unknown), from 2-4 seeds
     (wide)."""
-    lows, highs, caveats = [], [], []
-    for metric, low, high, n in frame.select("metric", "ci_low", "ci_high", "n_runs").rows():
-        said = []
-        if low is not None and high is not None:
-            span = value_range(metric)
-            if span is None:
-                said.append("not clipped: the metric's range is unknown")
-            else:
-                kept = (max(low, span[0]), high if span[1] is None else min(high, span[1]))
-                if kept != (low, high):
-                    said.append(f"clipped to the metric's range (was [{low:.4f}, {high:.4f}])")
-                low, high = kept
-            if n is not None and n < FEW_SEEDS:
-                said.append(f"{n} seeds: t interval wide")
-        lows.append(low)
-        highs.append(high)
-        caveats.append("; ".join(said))
-    return frame.with_columns(
-        ci_low=pl.Series(lows, dtype=pl.Float64),
-        ci_high=pl.Series(highs, dtype=pl.Float64),
-        caveat=pl.Series(caveats, dtype=pl.String),
+    return clip_intervals(
+        frame,
+        bounds=_bounds,
+        count="n_runs",
+        few=FEW_SEEDS,
+        few_note=lambda n: f"{n} seeds: t interval wide",
     )
+
+
+def _bounds(metric: str) -> tuple[float, float] | None:
+    span = value_range(metric)
+    return None if span is None else (span[0], unbounded(span[1]))
