@@ -18,10 +18,12 @@ import polars as pl
 
 from evalstore.dashboards.grid import (
     axis_titles,
+    category_rows,
     cell,
     distinct,
     grid_layout,
     make_grid,
+    row_tick_room,
     split,
     tick_room,
 )
@@ -59,8 +61,7 @@ def confusion_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
     heights = [max(140, 24 * max(len(c) for c in classes[start : start + cols]) + 20)
                for start in range(0, len(parts), cols)]  # fmt: skip
     ticks = [tick_room([plain(v) for v in c], cols) for c in classes]
-    row_ticks = [max(px for px, _ in ticks[start : start + cols])
-                 for start in range(0, len(parts), cols)]  # fmt: skip
+    row_ticks = row_tick_room(ticks, cols)
     labels = [plain(v) for c in classes for v in c]
     left_px = 60 + 7 * max(len(cut_label(v)) for v in labels)
     lay = grid_layout(panel, len(runs), titled=True, row_px=heights, tick_px=row_ticks,
@@ -105,16 +106,6 @@ def confusion_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
             col=col,
         )
         fig.update_xaxes(row=row, col=col, type="category", **ticks[index][1])
-        fig.update_yaxes(
-            row=row,
-            col=col,
-            type="category",
-            autorange="reversed",
-            categoryorder="array",
-            categoryarray=shown,
-            tickmode="array",
-            tickvals=shown,
-            ticktext=[esc(cut_label(plain(v))) for v in names],
-        )
+        category_rows(fig, row, col, [plain(v) for v in names])
     axis_titles(fig, len(runs), cols, "predicted", "actual")
     return fig

@@ -24,11 +24,13 @@ from evalstore.dashboards.text import cut_label, esc
 __all__ = [
     "Layout",
     "axis_titles",
+    "category_rows",
     "cell",
     "distinct",
     "grid_layout",
     "make_grid",
     "positions",
+    "row_tick_room",
     "rows_where",
     "split",
     "tick_room",
@@ -187,6 +189,29 @@ def tick_room(labels: Sequence[str], cols: int, reserved_px: int = 0) -> tuple[i
         return 0, axis
     axis["tickangle"] = -30
     return int(longest * 7 * 0.5), axis
+
+
+def row_tick_room(ticks: Sequence[tuple[int, dict[str, Any]]], cols: int) -> list[int]:
+    """Under each row of ``cols`` charts, the room its own tick labels need (:func:`tick_room`
+    of each chart): a row of ten class names does not wait on another row's turned labels."""
+    starts = range(0, len(ticks), cols)
+    return [max(px for px, _ in ticks[start : start + cols]) for start in starts]
+
+
+def category_rows(fig: Figure, row: int, col: int, labels: Sequence[str]) -> None:
+    """Chart (row, col)'s y axis: the categories ``labels`` (plain text) top down in their
+    order, each tick cut to 32 characters (the hover keeps it whole)."""
+    fig.update_yaxes(
+        row=row,
+        col=col,
+        type="category",
+        autorange="reversed",
+        categoryorder="array",
+        categoryarray=[esc(v) for v in labels],
+        tickmode="array",
+        tickvals=[esc(v) for v in labels],
+        ticktext=[esc(cut_label(v)) for v in labels],
+    )
 
 
 def cell(index: int, cols: int) -> tuple[int, int]:

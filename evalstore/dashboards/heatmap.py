@@ -19,10 +19,12 @@ import polars as pl
 from evalstore.dashboards.axes import value_range
 from evalstore.dashboards.grid import (
     axis_titles,
+    category_rows,
     cell,
     distinct,
     grid_layout,
     make_grid,
+    row_tick_room,
     rows_where,
     tick_room,
 )
@@ -119,10 +121,7 @@ def heatmap_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
     # the labels under each chart share its width with its row labels and colour bar
     reserved = left_px + _BAR_PX
     ticks = [tick_room([plain(v) for v in distinct(p[x])], cols, reserved) for p in parts]
-    # under each row, the room its own tick labels need (a row of VOC's ten classes does not
-    # wait on the turned labels of HPatches' image pairs)
-    row_ticks = [max(px for px, _ in ticks[start : start + cols])
-                 for start in range(0, len(parts), cols)]  # fmt: skip
+    row_ticks = row_tick_room(ticks, cols)
     lay = grid_layout(panel, len(facets), titled=panel.facet is not None, row_px=heights,
                       tick_px=row_ticks, left_px=left_px, bar_px=_BAR_PX)  # fmt: skip
     fig = make_grid(lay, [esc(plain(f)) for f in facets] if panel.facet else None)
@@ -173,18 +172,7 @@ def heatmap_figure(panel: Panel, frame: pl.DataFrame) -> Figure:
             row=row,
             col=col,
         )
-        y_cut = [plain(v) for v in ys]
         fig.update_xaxes(row=row, col=col, type="category", **ticks[f_index][1])
-        fig.update_yaxes(
-            row=row,
-            col=col,
-            type="category",
-            autorange="reversed",
-            categoryorder="array",
-            categoryarray=[esc(v) for v in y_cut],
-            tickmode="array",
-            tickvals=[esc(v) for v in y_cut],
-            ticktext=[esc(cut_label(v)) for v in y_cut],
-        )
+        category_rows(fig, row, col, [plain(v) for v in ys])
     axis_titles(fig, len(facets), cols, esc(panel.x_title or x), esc(panel.y_title or y))
     return fig
