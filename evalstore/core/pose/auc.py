@@ -91,7 +91,7 @@ GLUEFACTORY_PROTOCOLS = {
 }
 
 
-def _errors(errors: ArrayLike) -> FloatArray:
+def error_array(errors: ArrayLike) -> FloatArray:
     """The errors as a 1-D float64 array: >= 0, +inf allowed (a failed estimate), no NaN."""
     try:
         arr = np.asarray(errors, dtype=np.float64)
@@ -143,7 +143,7 @@ def pose_auc(errors: ArrayLike, thresholds: Sequence[float]) -> list[float]:
     >>> pose_auc([0.0, 2.5, 7.5, float("inf")], [5])
     [0.4375]
     """
-    errs, ths = _errors(errors), _thresholds(thresholds)
+    errs, ths = error_array(errors), _thresholds(thresholds)
     # models/utils.py pose_auc, line for line
     sort_idx = np.argsort(errs)
     errs = np.array(errs.copy())[sort_idx]
@@ -180,7 +180,7 @@ def error_auc_loftr(errors: ArrayLike, thresholds: Sequence[float]) -> list[floa
     >>> error_auc_loftr([0.0, 2.5, 7.5, float("inf")], [5, 10])
     [0.4375, 0.59375]
     """
-    errs, ths = _errors(errors), _thresholds(thresholds)
+    errs, ths = error_array(errors), _thresholds(thresholds)
     # src/utils/metrics.py error_auc, line for line (float() of each: LoFTR's errors are
     # np.float64 items of an array)
     err_list = [0.0, *sorted(float(e) for e in errs)]  # [0] + sorted(list(errors))
@@ -218,22 +218,12 @@ def auc_gluefactory(errors: ArrayLike, thresholds: Sequence[float]) -> list[floa
     >>> auc_gluefactory([0.0, 2.5, 7.5, float("inf")], [5, 10, 20])
     [0.4375, 0.5938, 0.6719]
     """
-    errs, ths = _errors(errors), _thresholds(thresholds)
+    errs, ths = error_array(errors), _thresholds(thresholds)
     if len(errs) == 0:  # AUCMetric.compute
         return [float("nan")] * len(ths)
-    # gluefactory/utils/tools.py cal_error_auc, line for line
-    sort_idx = np.argsort(errs)
-    errs = np.array(errs.copy())[sort_idx]
-    recall = (np.arange(len(errs)) + 1) / len(errs)
-    errs = np.r_[0.0, errs]
-    recall = np.r_[0.0, recall]
-    aucs = []
-    for t in ths:
-        last_index = np.searchsorted(errs, t)
-        r = np.r_[recall[:last_index], recall[last_index - 1]]
-        e = np.r_[errs[:last_index], t]
-        aucs.append(float(np.round((np.trapezoid(r, x=e) / t), 4)))
-    return aucs
+    # gluefactory/utils/tools.py cal_error_auc is SuperGlue's pose_auc line for line, but for
+    # np.round(auc, 4) (tests/conformance/reference_pose.py holds both transcriptions)
+    return [float(np.round(a, 4)) for a in pose_auc(errs, ths)]
 
 
 def maa_gluefactory(errors: ArrayLike, thresholds: Sequence[float]) -> float:

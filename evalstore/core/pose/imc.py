@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from evalstore.core.pose.auc import error_array
 from evalstore.errors import InvalidInput
 
 __all__ = ["accuracy_imc", "maa_imc"]
@@ -51,16 +52,7 @@ def accuracy_imc(errors: ArrayLike) -> list[float]:
     >>> [round(a, 4) for a in accuracy_imc([0.5, 2.0, float("inf")])]
     [0.3333, 0.3333, 0.6667, 0.6667, 0.6667, 0.6667, 0.6667, 0.6667, 0.6667, 0.6667]
     """
-    try:
-        err_qt = np.array(errors, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"errors must be numbers: {exc}") from None
-    if err_qt.ndim != 1:
-        raise InvalidInput(f"errors must be a 1-D array, got shape {err_qt.shape}")
-    bad = np.flatnonzero(np.isnan(err_qt) | (err_qt < 0))
-    if bad.size:
-        i = int(bad[0])
-        raise InvalidInput(f"errors[{i}] is {err_qt[i]}: an error is >= 0, or +inf if failed")
+    err_qt = error_array(errors).copy()  # a copy: failures are set to 1e6 below
     if len(err_qt) == 0:
         return [0.0] * 10
     # compute_qt_auc, line for line (the errors already in degrees)
