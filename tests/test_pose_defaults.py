@@ -15,6 +15,8 @@ from evalstore.analysis.evaluate import evaluate
 from evalstore.analysis.leaderboard import leaderboard
 from evalstore.core import pose
 from evalstore.errors import InvalidInput
+from evalstore.metrics.pose_catalogue import GLUEFACTORY_RANSAC_SWEEP, PoseRules
+from evalstore.metrics.protocols import PROTOCOLS
 
 
 def _cameras_only(store: Store, run: str, seed: int) -> None:
@@ -70,3 +72,10 @@ def test_an_estimate_does_not_depend_on_what_ran_before() -> None:
     assert first is not None and again is not None
     assert np.array_equal(first[0], again[0]) and np.array_equal(first[1], again[1])
     assert np.array_equal(first[2], again[2])
+
+
+def test_pose_rules_refuse_an_auc_code_no_sql_follows() -> None:
+    with pytest.raises(InvalidInput, match=r"PoseRules auc 'colmap': expected one of superglue"):
+        PoseRules(auc="colmap")
+    assert PROTOCOLS["gluefactory"].pose is not None
+    assert PROTOCOLS["gluefactory"].pose.ransac_thresholds == GLUEFACTORY_RANSAC_SWEEP

@@ -23,11 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from evalstore.errors import InvalidInput
+
 __all__ = [
     "AUC_CODES",
     "DEFAULT_RULES",
     "EPIPOLAR_THRESHOLDS",
     "ESTIMATED",
+    "GLUEFACTORY_RANSAC_SWEEP",
     "HOMOGRAPHY_AUC_THRESHOLDS",
     "IMC_DEGREES",
     "POSE",
@@ -48,6 +51,9 @@ EPIPOLAR_THRESHOLDS = (5e-4,)
 IMC_DEGREES = (10.0,)
 #: whose floating-point steps the AUC follows (sql/lib/error_auc.sql)
 AUC_CODES = ("superglue", "loftr", "gluefactory")
+#: the RANSAC thresholds (pixels) glue-factory sweeps when ``eval.ransac_th`` is -1
+#: (``gluefactory/eval/megadepth1500.py``, ``scannet1500.py``, ``hpatches.py`` ``run_eval``)
+GLUEFACTORY_RANSAC_SWEEP = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,11 @@ class PoseRules:
     ransac_thresholds: tuple[float, ...] = (1.0,)
     confidence: float = 0.99999
     auc: str = "superglue"
+
+    def __post_init__(self) -> None:
+        if self.auc not in AUC_CODES:
+            known = ", ".join(AUC_CODES)
+            raise InvalidInput(f"PoseRules auc {self.auc!r}: expected one of {known}")
 
     def params(self) -> dict[str, Any]:
         """What a value of a metric that reads the estimates records of the setting in its

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from evalstore.errors import InvalidInput
 from evalstore.metrics import multilabel_names
 from evalstore.metrics.catalogue import COCO_METRICS, TIDE_METRICS
-from evalstore.metrics.pose_catalogue import PoseRules
+from evalstore.metrics.pose_catalogue import GLUEFACTORY_RANSAC_SWEEP, PoseRules
 
 __all__ = ["PROTOCOLS", "Protocol", "Source", "get"]
 
@@ -355,7 +355,7 @@ PROTOCOLS: dict[str, Protocol] = {
             "poses estimated at 0.5, 1, ..., 3 px (its ransac_th = -1), the one of the largest "
             "mAA kept (pose_ransac_threshold); every AUC rounded to 4 decimals, the median "
             "error to 3; homography_auc's corners are the image's (0, 0)..(w, h)",
-            pose=PoseRules("opencv", (0.5, 1.0, 1.5, 2.0, 2.5, 3.0), 0.99999, "gluefactory"),
+            pose=PoseRules("opencv", GLUEFACTORY_RANSAC_SWEEP, 0.99999, "gluefactory"),
         ),
     ]
 }

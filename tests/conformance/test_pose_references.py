@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from evalstore.core import pose
 from evalstore.core.matching import corner_error
 from evalstore.errors import InvalidInput
+from evalstore.metrics.pose_catalogue import GLUEFACTORY_RANSAC_SWEEP
 from tests import pose_loops as loops
 from tests.conformance import reference_pose as ref
 from tests.conftest import examples
@@ -339,7 +340,7 @@ def test_aucs_equal_their_references(errors: list[float], thresholds: list[float
     auc_ths=st.sampled_from([[5, 10, 20], [1, 3, 5]]),
 )
 def test_best_threshold_equals_eval_poses(by_th: list[list[float]], auc_ths: list[float]) -> None:
-    sweep = pose.GLUEFACTORY_RANSAC_SWEEP[: len(by_th)]
+    sweep = GLUEFACTORY_RANSAC_SWEEP[: len(by_th)]
     results = {th: {"rel_pose_error": e} for th, e in zip(sweep, by_th, strict=True)}
     summaries, best_th = ref.gf_eval_poses(results, auc_ths, "rel_pose_error")
     th, aucs, maa = pose.best_threshold_gluefactory(

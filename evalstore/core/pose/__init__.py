@@ -9,11 +9,8 @@ on first use); no I/O.
 """
 
 from evalstore.core.pose.auc import (
-    GLUEFACTORY_PROTOCOLS,
-    GLUEFACTORY_RANSAC_SWEEP,
     HOMOGRAPHY_AUC_THRESHOLDS,
     POSE_AUC_THRESHOLDS,
-    GlueFactoryProtocol,
     auc_gluefactory,
     best_threshold_gluefactory,
     error_auc_loftr,
@@ -40,11 +37,8 @@ from evalstore.core.pose.imc import accuracy_imc, maa_imc
 
 __all__ = [
     "EPIPOLAR_THRESHOLD",
-    "GLUEFACTORY_PROTOCOLS",
-    "GLUEFACTORY_RANSAC_SWEEP",
     "HOMOGRAPHY_AUC_THRESHOLDS",
     "POSE_AUC_THRESHOLDS",
-    "GlueFactoryProtocol",
     "PoseEstimate",
     "accuracy_imc",
     "angle_error_mat",

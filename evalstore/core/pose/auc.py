@@ -28,7 +28,6 @@ Three codes, the same formula in different floating-point steps:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -36,11 +35,8 @@ import numpy.typing as npt
 from evalstore.errors import InvalidInput
 
 __all__ = [
-    "GLUEFACTORY_PROTOCOLS",
-    "GLUEFACTORY_RANSAC_SWEEP",
     "HOMOGRAPHY_AUC_THRESHOLDS",
     "POSE_AUC_THRESHOLDS",
-    "GlueFactoryProtocol",
     "auc_gluefactory",
     "best_threshold_gluefactory",
     "error_auc_loftr",
@@ -55,40 +51,6 @@ FloatArray = npt.NDArray[np.float64]
 POSE_AUC_THRESHOLDS = (5.0, 10.0, 20.0)
 #: the AUC thresholds of the HPatches homography benchmark, pixels (glue-factory, LightGlue)
 HOMOGRAPHY_AUC_THRESHOLDS = (1.0, 3.0, 5.0)
-#: the RANSAC thresholds (pixels) glue-factory sweeps when ``eval.ransac_th`` is -1
-#: (``gluefactory/eval/megadepth1500.py``, ``scannet1500.py``, ``hpatches.py`` ``run_eval``)
-GLUEFACTORY_RANSAC_SWEEP = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
-
-
-@dataclass(frozen=True)
-class GlueFactoryProtocol:
-    """The defaults of one glue-factory benchmark (its ``default_conf["eval"]`` and the
-    ``auc_ths`` its ``run_eval`` passes to ``eval_poses``).
-
-    Attributes:
-        estimator: glue-factory's robust estimator (``poselib`` or ``opencv``).
-        ransac_th: the default RANSAC threshold in pixels (-1 sweeps
-            :data:`GLUEFACTORY_RANSAC_SWEEP` and keeps the best,
-            :func:`best_threshold_gluefactory`).
-        confidence: the RANSAC confidence of the ``opencv`` estimator (its
-            ``options.confidence``); None for poselib (its own defaults).
-        auc_thresholds: the AUC thresholds (degrees for pose, pixels for homography).
-    """
-
-    estimator: str
-    ransac_th: float
-    confidence: float | None
-    auc_thresholds: tuple[float, ...]
-
-
-#: glue-factory's benchmarks @ 2d17e3b3: megadepth1500 (poselib, 1 px), scannet1500 (opencv,
-#: 1 px, confidence 0.99999 from ``robust_estimators/relative_pose/opencv.py``), hpatches
-#: (poselib homography, 1 px, AUC at 1/3/5 px of the corner error)
-GLUEFACTORY_PROTOCOLS = {
-    "megadepth1500": GlueFactoryProtocol("poselib", 1.0, None, POSE_AUC_THRESHOLDS),
-    "scannet1500": GlueFactoryProtocol("opencv", 1.0, 0.99999, POSE_AUC_THRESHOLDS),
-    "hpatches": GlueFactoryProtocol("poselib", 1.0, None, HOMOGRAPHY_AUC_THRESHOLDS),
-}
 
 
 def error_array(errors: ArrayLike) -> FloatArray:
@@ -253,9 +215,9 @@ def best_threshold_gluefactory(
     threshold of the largest mean.
 
     ``best_th = max(mAAs, key=mAAs.get)``: ties go to the first threshold in the mapping's
-    order (glue-factory's: the order of its ``test_thresholds``, ascending in
-    :data:`GLUEFACTORY_RANSAC_SWEEP`); a NaN mean (no errors) is never greater than another
-    (it wins only as the first).
+    order (glue-factory's: the order of its ``test_thresholds``, ascending; evalstore's copy is
+    ``evalstore.metrics.pose_catalogue.GLUEFACTORY_RANSAC_SWEEP``); a NaN mean (no errors) is
+    never greater than another (it wins only as the first).
 
     Args:
         errors_by_threshold: RANSAC threshold (pixels) -> the errors of the estimates made at it.
