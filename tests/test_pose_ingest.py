@@ -35,12 +35,12 @@ def _superglue_line(row: dict[str, Any], path0: str, path1: str, rot: str = "0 0
 
 def test_camera_columns_of_a_parquet_file_are_stored_as_given(store: Store, tmp_path: Path) -> None:
     matches, cams, _ = scene()
-    cams = cams.with_columns(n_keypoints0=pl.Series([1024, None, 7]))
+    cams = cams.with_columns(n_keypoints0=pl.Series([1024, None, 700]))
     cams.write_parquet(tmp_path / "pairs.parquet")
     store.ingest_keypoints(matches, pairs=tmp_path / "pairs.parquet", run="k/a", git_commit=None)
     got = _stored(store)
     assert got.select("pair_id", *CAMERAS).equals(cams.select("pair_id", *CAMERAS))
-    assert got["n_keypoints0"].to_list() == [1024, None, 7]
+    assert got["n_keypoints0"].to_list() == [1024, None, 700]
     # no homography: the matches have no truth per point, and none is stored
     assert store.con.sql("select count(gt_x1) from v_matches").fetchall() == [(0,)]
 
@@ -162,6 +162,10 @@ BAD_COLUMNS = {
     "keypoints": (
         lambda c: c.with_columns(n_keypoints0=pl.Series([10.0, 2.5, 3.0])),
         "pairs.csv row 2 (pair 'p1'): n_keypoints0 is 2.5; it must be a whole number",
+    ),
+    "fewer_keypoints_than_matches": (
+        lambda c: c.with_columns(n_keypoints0=pl.Series([None, 1, None])),
+        "pairs.csv (pair 'p1'): n_keypoints0 is 1, fewer than its",
     ),
     "text": (
         _edit("k0_11", "f"),

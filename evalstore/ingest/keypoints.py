@@ -149,6 +149,7 @@ def ingest_keypoints(
     )
     first = sorted(seen)
     n = len(codes)
+    _check_keypoint_counts(table, codes, pairs, frame["_file"][0])
     if n > MAX_ROWS:
         raise InvalidInput(
             f"{frame['_file'][0]}: {n:,} matches; a run holds at most {MAX_ROWS:,} (seq is an "
@@ -273,6 +274,25 @@ def _codes(ids: pl.Series, uniques: pl.Series, positions: np.ndarray) -> np.ndar
                 values = values.astype(np.int64)
             return lut[values - values.dtype.type(lo) if lo else values]
     return ids.replace_strict(uniques, positions, return_dtype=pl.Int32).to_numpy()
+
+
+def _check_keypoint_counts(
+    table: pl.DataFrame, codes: np.ndarray, pairs: Source | None, matches: str
+) -> None:
+    """A pair's ``n_keypoints0`` (the keypoints detected in image 0, matching_score's
+    denominator) is at least its matches: each keypoint is matched at most once."""
+    given = table["n_keypoints0"].to_numpy(allow_copy=True) if "n_keypoints0" in table else None
+    if given is None or table["n_keypoints0"].null_count() == table.height:
+        return
+    matched = np.bincount(codes, minlength=table.height)
+    short = np.flatnonzero(~np.isnan(given.astype(np.float64)) & (given < matched))
+    if short.size:
+        i = int(short[0])
+        where_ = str(pairs) if isinstance(pairs, (str, os.PathLike)) else "the pairs"
+        raise InvalidInput(
+            f"{where_} (pair {table['pair_id'][i]!r}): n_keypoints0 is {int(given[i])}, fewer "
+            f"than its {int(matched[i])} matches in {matches} (a keypoint is matched once)"
+        )
 
 
 def _check_finite(frame: pl.DataFrame, cols: Sequence[str], what: str) -> None:
