@@ -75,6 +75,18 @@ def test_an_include_key_without_its_hole_is_refused(tmp_path: Path) -> None:
         queries.load_file(path, "metrics/m")
 
 
+@pytest.mark.parametrize(
+    "line",
+    ["-- @include lib/t975.sql table=t.q975 d2f=s.n", "    -- @include lib/t975.sql table=t df=1"],
+)
+def test_an_include_the_pattern_does_not_read_is_refused(tmp_path: Path, line: str) -> None:
+    """A key with a digit, or an indented line, would else stay a comment: the hole unfilled
+    or the fragment silently missing."""
+    path = _user_file(tmp_path, f"-- a user's metric\nselect\n{line}\nfrom t")
+    with pytest.raises(EvalstoreError, match=r"m\.sql: .*a malformed include: '-- @include"):
+        queries.load_file(path, "metrics/m")
+
+
 def test_an_include_hole_left_unfilled_is_refused_when_run(tmp_path: Path) -> None:
     # lib/match_fraction.sql needs sweep, cmp and lo_cmp: without cmp its text keeps {cmp}
     body = "with\n-- @include lib/match_fraction.sql sweep=sigma lo_cmp=>=\nselect * from per_pair"

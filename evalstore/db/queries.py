@@ -64,6 +64,7 @@ __all__ = [
 _NAME_LINE = re.compile(r"^--\s*name:\s*([A-Za-z_][A-Za-z0-9_]*)\s*$", re.MULTILINE)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INCLUDE = re.compile(r"^--\s*@include\s+(\S+)((?:\s+[a-z_]+=\S+)*)\s*$", re.MULTILINE)
+_ANY_INCLUDE = re.compile(r"^[ \t]*--[ \t]*@include\b.*$", re.MULTILINE)
 # a query's name: folders and a file stem (or a -- name:) of sql/, never `..` or a full path
 _QUERY_NAME = re.compile(r"^[A-Za-z0-9_]+(?:/[A-Za-z0-9_]+)*$")
 
@@ -97,6 +98,9 @@ def _expand(text: str, root: Path, depth: int = 0) -> str:
             )
         return _expand(fill(body, parts).strip(), root, depth + 1)
 
+    for line in _ANY_INCLUDE.findall(text):
+        if not _INCLUDE.fullmatch(line):  # e.g. a key with a digit: else left as a comment
+            raise EvalstoreError(f"a malformed include: {line.strip()!r} (keys are a-z and _)")
     return _INCLUDE.sub(include, text)
 
 

@@ -161,17 +161,9 @@ points as (
              t.config, t.created_at
 ),
 quantile as (
-    -- t(0.975, df): the table up to 100 degrees of freedom, Cornish-Fisher beyond (as
-    -- lib/configuration_stats.sql)
+    -- t(0.975, n - 1) of the configuration's values so far
     select p.*,
-           coalesce(q.q975,
-                    1.959963984540054
-                    + (1.959963984540054 ^ 3 + 1.959963984540054) / (4 * (p.n_values - 1))
-                    + (5 * 1.959963984540054 ^ 5 + 16 * 1.959963984540054 ^ 3
-                       + 3 * 1.959963984540054) / (96 * (p.n_values - 1) ^ 2)
-                    + (3 * 1.959963984540054 ^ 7 + 19 * 1.959963984540054 ^ 5
-                       + 17 * 1.959963984540054 ^ 3 - 15 * 1.959963984540054)
-                      / (384 * (p.n_values - 1) ^ 3)) as q
+-- @include lib/t975.sql table=q.q975 df=p.n_values-1
     from points p
     left join student_t q on q.df = p.n_values - 1
 )

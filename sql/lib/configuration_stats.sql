@@ -27,16 +27,9 @@ stats as (
     group by c.experiment, c.config_key, c.config, m.task, m.label, m.metric, m.params
 ),
 quantile as (
-    -- t(0.975, df): the table up to 100 degrees of freedom, Cornish-Fisher beyond
+    -- t(0.975, n - 1) of the configuration's values
     select s.*,
-           coalesce(t.q975,
-                    1.959963984540054
-                    + (1.959963984540054 ^ 3 + 1.959963984540054) / (4 * (s.n_values - 1))
-                    + (5 * 1.959963984540054 ^ 5 + 16 * 1.959963984540054 ^ 3
-                       + 3 * 1.959963984540054) / (96 * (s.n_values - 1) ^ 2)
-                    + (3 * 1.959963984540054 ^ 7 + 19 * 1.959963984540054 ^ 5
-                       + 17 * 1.959963984540054 ^ 3 - 15 * 1.959963984540054)
-                      / (384 * (s.n_values - 1) ^ 3)) as q
+-- @include lib/t975.sql table=t.q975 df=s.n_values-1
     from stats s
     left join student_t t on t.df = s.n_values - 1
 )
