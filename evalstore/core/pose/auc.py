@@ -54,7 +54,15 @@ HOMOGRAPHY_AUC_THRESHOLDS = (1.0, 3.0, 5.0)
 
 
 def error_array(errors: ArrayLike) -> FloatArray:
-    """The errors as a 1-D float64 array: >= 0, +inf allowed (a failed estimate), no NaN."""
+    """The errors as a 1-D float64 array: >= 0, +inf allowed (a failed estimate), no NaN.
+
+    >>> error_array([0.5, 2, float("inf")])
+    array([0.5, 2. , inf])
+    >>> error_array([1.0, -2.0])
+    Traceback (most recent call last):
+    ...
+    evalstore.errors.InvalidInput: errors[1] is -2.0: an error is >= 0, or +inf for a failed ...
+    """
     try:
         arr = np.asarray(errors, dtype=np.float64)
     except (TypeError, ValueError) as exc:
