@@ -1,13 +1,13 @@
 """``compare`` of a run value recomputed from image pairs (the pose AUCs, mAAs and median
 error, homography_auc: evalstore/analysis/run_value_pairs.py).
 
-Fast: a replicate and a swap worked by hand (SuperGlue's ``pose_auc``,
+A replicate and a swap worked by hand (SuperGlue's ``pose_auc``,
 magicleap/SuperGluePretrainedNetwork ``models/utils.py`` @
-ddcf11f42e7e0732a0c4607648f9448ea8d73590, on the drawn errors), the matches left out change no
-replicate, ``compare``, ``check`` and the command line on two pose runs and on two
-configurations, runs on other pairs untested. Slow: the coverage of the 95% interval of an AUC
-difference known from a large population, and the false alarms of the swap test under the
-null (docs/statistics.md).
+ddcf11f42e7e0732a0c4607648f9448ea8d73590, on the drawn errors); the matches left out change no
+replicate; ``compare``, ``check``, the command line and the UI's Compare page on two pose runs,
+on two configurations and on two runs' homographies; runs on other pairs untested. Slow
+(simulations): the coverage of the 95% interval of an AUC difference known from a large
+population, and the false alarms of the swap test under the null (docs/statistics.md).
 """
 
 from __future__ import annotations
@@ -301,3 +301,35 @@ def test_the_ui_compare_page_shows_the_interval_and_p_value(db: Path) -> None:
         assert cells[:3] == ["m/b", "keypoints", "pose_auc"]
         for i, column in ((4, "diff"), (5, "ci_low"), (6, "ci_high"), (7, "p_value")):
             assert float(cells[i]) == pytest.approx(row[column], rel=2e-3, abs=1e-5), column
+
+
+def _homography_run(store: Store, run: str, noise: float) -> None:
+    """12 pairs of 30 matches under a near-identity homography, ``noise`` pixels of noise."""
+    rng = np.random.default_rng(8)
+    rows: dict[str, list[Any]] = {c: [] for c in ("pair_id", "x0", "y0", "x1", "y1")}
+    truth: dict[str, list[Any]] = {"pair_id": [], "width": [], "height": []}
+    for p in range(12):
+        h = np.eye(3) + np.array([[0.02, 0.01, 3.0], [-0.01, 0.03, -2.0], [1e-5, 2e-5, 0.0]])
+        xy = rng.uniform(0, 64, (30, 2))
+        warped = np.c_[xy, np.ones(30)] @ h.T
+        moved = warped[:, :2] / warped[:, 2:] + np.random.default_rng(p).normal(0, noise, (30, 2))
+        for (x0, y0), (x1, y1) in zip(xy.tolist(), moved.tolist(), strict=True):
+            for key, value in zip(rows, (f"p{p}", x0, y0, x1, y1), strict=True):
+                rows[key].append(value)
+        truth["pair_id"].append(f"p{p}")
+        truth["width"].append(64)
+        truth["height"].append(48)
+        for i in (1, 2, 3):
+            for j in (1, 2, 3):
+                truth.setdefault(f"h{i}{j}", []).append(float(h[i - 1, j - 1]))
+    store.ingest_keypoints(rows, run=run, pairs=pl.DataFrame(truth), git_commit=None)
+
+
+def test_compare_tests_the_difference_of_two_runs_homography_aucs(store: Store) -> None:
+    _homography_run(store, "h/a", 0.2)
+    _homography_run(store, "h/b", 2.0)
+    frame = compare(store, ["h/a", "h/b"], metrics=["homography_auc"], n_boot=200)
+    assert frame.height == 3 and set(frame["resampled"]) == {"pairs"}
+    for row in frame.iter_rows(named=True):
+        assert row["n_lists"] == 12 and row["diff"] < 0, row
+        assert row["ci_low"] <= row["diff"] <= row["ci_high"] and 0 < row["p_value"] <= 1
