@@ -18,7 +18,7 @@ from pose_scenes import scene
 from typer.testing import CliRunner
 
 from evalstore import Store
-from evalstore.analysis.compare import RUN_VALUE, compare
+from evalstore.analysis.compare import compare
 from evalstore.analysis.evaluate import evaluate
 from evalstore.cli import app
 from evalstore.core import pose
@@ -143,16 +143,20 @@ def test_a_run_without_cameras_has_no_pose_metric(store: Store) -> None:
     assert frame.height == 3 and all(v > 0.99 for v in frame["value"])
 
 
-def test_compare_counts_no_pair_wins_of_a_run_value_and_runs_no_test(store: Store) -> None:
+def test_compare_counts_no_pair_wins_of_a_run_value_and_resamples_its_pairs(
+    store: Store,
+) -> None:
+    """The run's AUC has no per-pair value (no wins); its test resamples the pairs
+    (tests/test_run_value_pairs.py)."""
     _ingest(store, "m/a", seed=5, noise=0.3)
     _ingest(store, "m/b", seed=5, noise=3.0, outliers=0.4)
     frame = compare(store, ["m/a", "m/b"], metrics=["pose_auc", "epipolar_precision"])
     auc = frame.filter(pl.col("metric") == "pose_auc")
     assert auc.height == 3
-    assert set(auc["resampled"]) == {RUN_VALUE}
-    assert auc["p_value"].null_count() == 3 and auc["n_lists"].to_list() == [0, 0, 0]
+    assert set(auc["resampled"]) == {"pairs"} and (auc["wins"] + auc["losses"] == 0).all()
+    assert auc["p_value"].null_count() == 0 and auc["n_lists"].to_list() == [5, 5, 5]
     prec = frame.filter(pl.col("metric") == "epipolar_precision")
-    assert prec["n_lists"].to_list() == [5] and prec["resampled"][0] != RUN_VALUE
+    assert prec["n_lists"].to_list() == [5] and prec["resampled"][0] == "lists"
 
 
 def test_the_interval_of_a_run_auc_resamples_its_pairs(store: Store) -> None:

@@ -20,7 +20,9 @@ A *list* is one ranked list (a query, a class, an image pair: ``group_id`` in th
   resampled by item.
 - :mod:`~evalstore.analysis.configurations`: runs grouped into configurations.
 - :mod:`~evalstore.analysis.pairing`: what a comparison resamples, and its statistics;
-  :mod:`~evalstore.analysis.watching`: its item resampling as it goes (the UI's progress).
+  :mod:`~evalstore.analysis.run_value_pairs`: those of a run value recomputed from image pairs
+  (the pose AUCs); :mod:`~evalstore.analysis.watching`: its item resampling as it goes (the
+  UI's progress).
 - :mod:`~evalstore.analysis.compare`: comparisons of runs or configurations; history;
   :mod:`~evalstore.analysis.compare_caveats`: what their intervals say beside them.
 - :mod:`~evalstore.analysis.leaderboard`, :mod:`~evalstore.analysis.diff`: the headline

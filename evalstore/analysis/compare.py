@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from evalstore.analysis import pairing
+from evalstore.analysis import pairing, run_value_pairs
 from evalstore.analysis.configurations import Unit, experiment_run_ids, run_unit, select
 from evalstore.analysis.evaluate import evaluate, resolve_ties, with_protocol
 from evalstore.analysis.pairing import RESAMPLING, name, paired_lists
+from evalstore.analysis.run_value_pairs import RUN_VALUE, UNTESTED
 from evalstore.analysis.statistics import TIE_TOLERANCE, Stats, holm, paired_stats
 from evalstore.errors import InvalidInput
 from evalstore.metrics import protocols
@@ -45,6 +46,7 @@ __all__ = [
     "RESAMPLING",
     "RUN_VALUE",
     "TIE_TOLERANCE",
+    "UNTESTED",
     "Stats",
     "compare",
     "compare_units",
@@ -53,9 +55,6 @@ __all__ = [
     "paired_stats",
     "units",
 ]
-
-#: ``resampled`` of a metric of ``overall = "run row"`` (TIDE's): wins counted, no test.
-RUN_VALUE = "run value: not a mean over lists, no test"
 
 COMPARE_COLUMNS = [
     "run",
@@ -223,9 +222,10 @@ def compare_units(
             if not _is_default(params, ties, protocol, metrics is None):
                 continue
             stats = pairing.stats(store, base, other, task, metric, params, n_boot, resample, seed)
-            if metric.overall == "run row":  # TIDE's: the run's value is not the lists' mean
-                untested = {"p_value": None, "effect_size": None, "resampled": RUN_VALUE}
-                stats |= {"ci_low": np.nan, "ci_high": np.nan, **untested}
+            if metric.overall == "run row":  # the run's value is not the lists' mean
+                stats |= run_value_pairs.stats(
+                    store, base, other, task, metric, params, n_boot, seed
+                )  # fmt: skip
             value_a = _unit_value(overall, base, key)
             value_b = _unit_value(overall, other, key)
             better, worse = (

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from evalstore.analysis.compare import RUN_VALUE, compare_units
+from evalstore.analysis.compare import UNTESTED, compare_units
 from evalstore.analysis.configurations import Unit, run_unit, select
 from evalstore.errors import InvalidInput
 from evalstore.runs.logged import LOGGED_TASK
@@ -101,9 +101,9 @@ def check(
         what = f"{r['task']} {r['metric']}" + (
             "" if r["params"] in ("{}", '{"ties":"grouped"}') else f" {r['params']}"
         )
-        if r["resampled"] == RUN_VALUE:  # TIDE's: the run's value, not a mean over lists
+        if r["resampled"] in UNTESTED:  # TIDE's: the run's value, not a mean over lists
             moved = f"{r['baseline_value']:.4g} -> {r['value']:.4g} ({r['diff']:+.4g})"
-            lines.append(f"untested {what}: {moved}; {RUN_VALUE}")
+            lines.append(f"untested {what}: {moved}; {r['resampled']}")
             continue
         ci = f"95% CI [{r['ci_low']:+.4g}, {r['ci_high']:+.4g}]"
         values = (

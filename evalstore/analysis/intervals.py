@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CI", "CI_COLUMNS", "FEW_LISTS", "Interval", "attach", "few_lists", "interval",
-    "mean_replicates", "reads_samples",
+    "mean_replicates", "reads_samples", "twin_params",
 ]  # fmt: skip
 
 #: The columns ``evaluate(..., ci=...)`` adds to its frame, after the others.
@@ -88,7 +88,7 @@ class Interval:
     n_lists: int
 
 
-def _params(metric: Metric, params: str) -> tuple[Params, bool]:
+def twin_params(metric: Metric, params: str) -> tuple[Params, bool]:
     """The twin's parameters of a stored ``params`` text, and whether lists without positives
     count 0 (a protocol's rule)."""
     given = json.loads(params)
@@ -126,7 +126,7 @@ def interval(store: Store, run_id: int, task: str, metric: Metric, params: str, 
             run that is not a mean over lists (TIDE's).
     """
     rng = np.random.default_rng(ci.seed)
-    call, zero = _params(metric, params)
+    call, zero = twin_params(metric, params)
     keys = {"runs": [run_id], "task": task, "metric": metric.name, "params": params}
     stored = store.query("compare/unit_lists", keys)
     lists = stored["group_id"].to_list()

@@ -32,7 +32,7 @@ from evalstore.metrics.registry import Inputs, KeypointRun, Metric, Outcomes, Pa
 if TYPE_CHECKING:
     from evalstore.store.facade import Store
 
-__all__ = ["expand", "item_codes", "read_inputs", "run_value", "value_replicates"]
+__all__ = ["expand", "item_codes", "read_inputs", "read_ranked", "run_value", "value_replicates"]
 
 #: The homographies of a pair, row-major: true, estimated, inverse (table ``pairs``).
 _HOMOGRAPHY = [f"{m}{i}{j}" for m in "her" for i in (1, 2, 3) for j in (1, 2, 3)]
@@ -44,6 +44,24 @@ def _ids(values: list[object]) -> np.ndarray:
     return out
 
 
+def read_ranked(store: Store, run_id: int, task: str) -> RankedLists:
+    """The ranked lists of run ``run_id`` in ``task`` as a metric's twin reads them: its rows
+    in input order, and the lists whose number of positives was given."""
+    key = {"run_id": run_id, "task": task}
+    rows = store.query("eval/ci_ranked_rows", key)
+    over = store.query("eval/ci_positives", key)
+    return RankedLists(
+        group=_ids(rows["group_id"].to_list()),
+        scores=rows["score"].fill_null(-np.inf).to_numpy().astype(np.float64),
+        labels=rows["label"].to_numpy().astype(np.int64),
+        order=rows["seq"].to_numpy().astype(np.int64),
+        items=_ids(rows["item_id"].to_list()),
+        lists=_ids(over["group_id"].to_list()) if over.height else None,
+        n_positives=over["n_positives"].to_numpy().astype(np.int64) if over.height else None,
+        gains=rows["gain"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
+    )
+
+
 def read_inputs(store: Store, run_id: int, task: str, metric: Metric) -> Inputs:
     """The stored rows of run ``run_id`` that ``metric`` reads (its ``source``).
 
@@ -52,18 +70,7 @@ def read_inputs(store: Store, run_id: int, task: str, metric: Metric) -> Inputs:
     """
     key = {"run_id": run_id}
     if metric.source == "scores":
-        rows = store.query("eval/ci_ranked_rows", {**key, "task": task})
-        over = store.query("eval/ci_positives", {**key, "task": task})
-        return RankedLists(
-            group=_ids(rows["group_id"].to_list()),
-            scores=rows["score"].fill_null(-np.inf).to_numpy().astype(np.float64),
-            labels=rows["label"].to_numpy().astype(np.int64),
-            order=rows["seq"].to_numpy().astype(np.int64),
-            items=_ids(rows["item_id"].to_list()),
-            lists=_ids(over["group_id"].to_list()) if over.height else None,
-            n_positives=over["n_positives"].to_numpy().astype(np.int64) if over.height else None,
-            gains=rows["gain"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
-        )
+        return read_ranked(store, run_id, task)
     if metric.source == "outcomes":
         rows = store.query("eval/ci_outcomes", key)
         counts = {c: rows[c].to_numpy().astype(np.int64) for c in ("tp", "fp", "fn")}

@@ -11,11 +11,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from evalstore.analysis.run_draws import read_ranked
 from evalstore.core.points import TIES
-from evalstore.db import queries
 from evalstore.errors import InvalidInput
 from evalstore.metrics import registry as metrics
-from evalstore.metrics.registry import Params, RankedLists
+from evalstore.metrics.registry import Params
 from evalstore.metrics.user import RANKED_TASKS, compute
 from evalstore.store.facade import Store
 
@@ -44,7 +44,7 @@ def check_twin(name: str, *, seeds: int = 20) -> list[str]:
         for seed in range(seeds):
             lists = _random_lists(np.random.default_rng(seed))
             run = store.ingest(lists, task=task, run=f"twin/s{seed}", labels="pm1", git_commit=None)
-            inputs = _read(store, run.run_id, task)
+            inputs = read_ranked(store, run.run_id, task)
             for tie in ties:
                 params = Params(ties=tie, k=metric.defaults.get("k"))
                 values = metric.sql_params([run.run_id], task, params)
@@ -75,15 +75,3 @@ def _random_lists(rng: np.random.Generator) -> dict[str, Any]:
     scores[rng.random(group.size) < 0.15] = -np.inf
     labels = rng.choice([-1, -1, 0, 1], group.size)
     return {"group_id": group, "item_id": np.arange(group.size), "score": scores, "label": labels}
-
-
-def _read(store: Store, run_id: int, task: str) -> RankedLists:
-    rows = queries.fetch(store.con, "store/twin_rows", {"run_id": run_id, "task": task})
-    return RankedLists(
-        group=np.array([str(g) for g in rows["group_id"].to_list()], dtype=object),
-        scores=rows["score"].fill_null(-np.inf).to_numpy().astype(np.float64),
-        labels=rows["label"].to_numpy().astype(np.int64),
-        order=rows["seq"].to_numpy().astype(np.int64),
-        items=np.array(rows["item_id"].to_list(), dtype=object),
-        gains=rows["gain"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
-    )

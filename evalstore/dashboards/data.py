@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import polars as pl
 
-from evalstore.analysis.compare import RUN_VALUE, compare
+from evalstore.analysis.compare import UNTESTED, compare
 from evalstore.analysis.evaluate import evaluate
 from evalstore.dashboards.board import BOARD_COLUMNS
 from evalstore.dashboards.confusion import COLUMNS as CONFUSION_COLUMNS
@@ -186,7 +186,7 @@ def compare_stats(store: Store, frame: pl.DataFrame) -> pl.DataFrame:
             result = compare(store, [baseline_id, run_id], metrics=[metric]).select(
                 "task", "params", pl.col("diff").alias("mean_diff"), "ci_low", "ci_high",
                 "p_value", "wins", "losses", "resampled",
-                note=pl.when(pl.col("resampled") == RUN_VALUE).then(pl.lit(RUN_VALUE)),
+                note=pl.when(pl.col("resampled").is_in(UNTESTED)).then(pl.col("resampled")),
             )  # fmt: skip
         except InvalidInput as exc:  # e.g. the runs were scored on different lists
             result = part.select("task", "params").unique(maintain_order=True)

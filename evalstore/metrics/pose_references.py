@@ -265,13 +265,16 @@ def expand_pose_run(run: PoseRun, counts: np.ndarray) -> PoseRun:
     index = {p: i for i, p in enumerate(run.pairs.tolist())}
 
     def copies(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(rows, new pair of each): every row of a drawn pair once per copy."""
+        """(rows, new pair of each): every row of a drawn pair once per copy, by new pair,
+        each copy's rows in input order."""
         code = np.array([index.get(p, -1) for p in ids.tolist()], dtype=np.int64)
-        rows = [(r, first[c] + k) for r, c in enumerate(code.tolist()) if c >= 0
-                for k in range(int(counts[c]))]  # fmt: skip
-        order = sorted(range(len(rows)), key=lambda i: rows[i][1])  # stable: input order
-        return (np.array([rows[i][0] for i in order], dtype=np.int64),
-                np.array([rows[i][1] for i in order], dtype=np.int64))  # fmt: skip
+        rep = np.zeros(code.size, dtype=np.int64)
+        rep[code >= 0] = counts[code[code >= 0]]
+        rows = np.repeat(np.arange(code.size, dtype=np.int64), rep)
+        k = np.arange(rows.size, dtype=np.int64) - np.repeat(np.cumsum(rep) - rep, rep)
+        new = first[code[rows]] + k
+        order = np.argsort(new, kind="stable")  # stable: input order within a copy
+        return rows[order], new[order].astype(np.int64)
 
     m, m_pair = copies(run.pair)
     e, e_pair = copies(run.est_pair)

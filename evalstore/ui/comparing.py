@@ -217,7 +217,8 @@ def compare_page(store: Store, view: View) -> str:
         table,
         "Each metric of each run (or configuration: the mean over its seeds) minus the "
         "baseline's, with its 95% interval and p-value as evalstore compare computes them "
-        "(paired over lists; items within lists below 10 lists), and p_adj, the Holm "
+        "(paired over lists; items within lists below 10 lists; a run value of image pairs, "
+        "as pose_auc, over its pairs), and p_adj, the Holm "
         f"adjustment over every row of the table. Green: better than the baseline, red: worse, "
         f"with p_adj < {SIGNIFICANT}. Each interval is clipped to the differences the metric's "
         f"range allows (its caveat says so, and what it was); one from fewer than {FEW_LISTS} "

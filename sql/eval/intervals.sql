@@ -2,7 +2,8 @@
 -- (evalstore.analysis.intervals: `eval --ci` of a value that is not a mean over lists).
 
 -- name: ci_ranked_rows
--- The ranked rows of the run $run_id INTEGER in the task $task VARCHAR, in input order.
+-- The ranked rows of the run $run_id INTEGER in the task $task VARCHAR, in input order (also
+-- what the twin test of a user's metric reads: evalstore.analysis.twins).
 -- Output: group_id, item_id, score, label, seq, gain.
 select group_id, item_id, score, label, seq, gain
 from scores

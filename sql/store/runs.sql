@@ -147,14 +147,6 @@ select run_id from v_runs where ({predicate})
 -- Every run's (experiment, name), for a "did you mean" when a reference matches none.
 select experiment, name from runs order by experiment, name;
 
--- name: twin_rows
--- The ranked rows of the run $run_id INTEGER in the task $task VARCHAR, in input order, as a
--- metric's Python twin reads them (evalstore.user_metrics.check_twin).
-select group_id, item_id, score, label, seq, gain
-from scores
-where run_id = $run_id and task = $task
-order by seq;
-
 -- name: run_tags
 -- The tags of $run_id.
 select tags from runs where run_id = $run_id;
