@@ -7,6 +7,7 @@ one run's value")."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ from typer.testing import CliRunner
 
 from evalstore import Store
 from evalstore.analysis import intervals, run_draws
+from evalstore.analysis.compare import UNTESTED, compare
+from evalstore.analysis.compare_caveats import with_caveats
 from evalstore.analysis.intervals import CI
 from evalstore.cli import app
 from evalstore.metrics.registry import METRICS, Params, RankedLists
@@ -167,3 +170,26 @@ def test_each_multi_label_replicate_is_ml_gcns_number_on_the_drawn_images(runs: 
         assert of1 == pytest.approx(mlgcn.overall(scores[drawn], targets[drawn])[2], rel=1e-12)
         want = mlgcn.overall_topk(scores[drawn], targets[drawn], 3)[5]
         assert cf1 == pytest.approx(want, rel=1e-12)
+
+
+def test_compare_gives_no_item_test_where_a_samples_rows_span_the_lists(db: Path) -> None:
+    """Below 10 classes, compare resamples items list by list, which would split a sample's
+    rows across its class lists: the single-label metrics and the values of the whole run
+    (ece, f1_micro) get no interval or p-value there (wins counted), never a [0, 0] interval;
+    AP, a mean over classes of each list's own ranking, keeps its item test."""
+    rng = np.random.default_rng(3)
+    with Store(db) as store:
+        rows_a = _single_label(rng)[0]  # b: the same samples and truth, other scores
+        rows_b = {**rows_a, "score": rows_a["score"] * rng.uniform(0.5, 1.0, len(rows_a["score"]))}
+        store.ingest(rows_a, task="classification", run="x/a", git_commit=None)
+        store.ingest(rows_b, task="classification", run="x/b", git_commit=None)
+        metrics = ["ece", "f1_micro", "f1_macro", "balanced_accuracy", "ap"]
+        found = with_caveats(compare(store, ["x/a", "x/b"], metrics=metrics))
+    rows = {r["metric"]: r for r in found.to_dicts()}
+    for name in ("ece", "f1_micro", "f1_macro", "balanced_accuracy"):
+        row = rows[name]
+        assert row["resampled"] in UNTESTED, row
+        assert math.isnan(row["ci_low"]) and row["p_value"] is None, row
+        assert row["caveat"] == "", row
+    assert rows["map"]["resampled"] == "items", rows.keys()
+    assert rows["map"]["ci_low"] < rows["map"]["ci_high"]

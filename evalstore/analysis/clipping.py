@@ -23,7 +23,8 @@ def clip_intervals(
 ) -> pl.DataFrame:
     """``frame`` with ``ci_low``/``ci_high`` cut to ``bounds(metric)`` (None: the metric's
     range is unknown, so not cut) and a ``caveat`` per row: the interval clipped (and what it
-    was), not clipped, and ``few_note(n)`` when its ``count`` column is below ``few``.
+    was), not clipped, and ``few_note(n)`` when its ``count`` column is below ``few``; nothing
+    for a row without an interval (None or NaN: no test).
 
     >>> rows = pl.DataFrame({"metric": ["ap"], "ci_low": [-0.2], "ci_high": [0.5], "n": [3]})
     >>> out = clip_intervals(rows, bounds=lambda m: (0.0, 1.0), count="n", few=5,
@@ -34,7 +35,7 @@ def clip_intervals(
     lows, highs, caveats = [], [], []
     for metric, low, high, n in frame.select("metric", "ci_low", "ci_high", count).rows():
         said = []
-        if low is not None and high is not None:
+        if low is not None and high is not None and not (math.isnan(low) or math.isnan(high)):
             span = bounds(metric)
             if span is None:
                 said.append("not clipped: the metric's range is unknown")

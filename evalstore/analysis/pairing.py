@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from evalstore.store.facade import Store
 
 __all__ = [
+    "ACROSS_LISTS",
     "RESAMPLING",
     "by_category",
     "in_list_order",
@@ -63,6 +64,10 @@ __all__ = [
 #: ``--resample``: ``auto`` (items below MIN_LISTS lists for ranking metrics, else lists),
 #: ``lists`` or ``items`` (ranking metrics; others resample lists).
 RESAMPLING = ("auto", "lists", "items")
+#: ``resampled`` of a metric whose items cannot be resampled list by list: it reads a sample's
+#: rows in every list together (the single-label metrics) or is one value of the whole run
+#: (``ece``, ``f1_micro``). Below MIN_LISTS lists it has no test (wins counted).
+ACROSS_LISTS = "samples: read across lists, no item test"
 
 
 def paired_lists(
@@ -178,6 +183,8 @@ def stats(
     by_items = (metric.source == "scores" and task != "detection") and (
         resample == "items" or (resample == "auto" and n < MIN_LISTS)
     )
+    if by_items and (bool(metric.checks) or lists == [None]):
+        return {**out, "ci_low": nan, "ci_high": nan, "p_value": None, "resampled": ACROSS_LISTS}
     items = None
     p_json = json.loads(params)
     call = Params(ties=p_json.get("ties", "grouped"), k=p_json.get("k"))

@@ -27,6 +27,7 @@ import numpy as np
 
 from evalstore.analysis import run_draws, watching
 from evalstore.analysis.intervals import twin_params
+from evalstore.analysis.pairing import ACROSS_LISTS
 from evalstore.analysis.statistics import inversion_p, percentile_interval, seed_replicates
 from evalstore.metrics.pose_references import PoseRun
 from evalstore.metrics.registry import Inputs, KeypointRun, Metric, Params
@@ -55,7 +56,7 @@ RUN_VALUE = "run value: not a mean over lists, no test"
 #: ``resampled`` of a run value of runs whose image pairs differ: no paired test.
 DIFFERENT_PAIRS = "run value: the runs' pairs differ, no paired test"
 #: The ``resampled`` of rows without a test.
-UNTESTED = (RUN_VALUE, DIFFERENT_PAIRS)
+UNTESTED = (RUN_VALUE, DIFFERENT_PAIRS, ACROSS_LISTS)
 
 #: The fields of a run's matches (no run value of :func:`resamples_pairs` reads them: left
 #: out, so a draw does not copy them) and of its pair ids.
