@@ -58,10 +58,9 @@ def error_array(errors: ArrayLike) -> FloatArray:
 
     >>> error_array([0.5, 2, float("inf")])
     array([0.5, 2. , inf])
-    >>> error_array([1.0, -2.0])
+    >>> error_array([1.0, -2.0])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    ...
-    evalstore.errors.InvalidInput: errors[1] is -2.0: an error is >= 0, or +inf for a failed ...
+    evalstore.errors.InvalidInput: errors[1] is -2.0: an error is >= 0, or +inf for a ...
     """
     try:
         arr = np.asarray(errors, dtype=np.float64)
