@@ -14,9 +14,10 @@ REPEAT times each, alternated, each in a fresh process under ``/usr/bin/time -v`
     stored matches (SuperGlue's setting: 1 px, confidence 0.99999), stored, and the AUC at 5,
     10 and 20 degrees computed from the stored errors;
   - reference: SuperGlue's loop (magicleap/SuperGluePretrainedNetwork @ ddcf11f42e7e,
-    ``match_pairs.py`` with ``--eval``, its functions from ``models/utils.py``), transcribed in
-    :data:`REFERENCE`: the same Parquet files read with pyarrow, then for each pair
-    ``estimate_pose`` + ``compute_pose_error``, ``max(err_t, err_R)``, then ``pose_auc``.
+    ``match_pairs.py`` with ``--eval``, its functions from ``models/utils.py``) as
+    tests/conformance/reference_pose.py transcribes it, run by :data:`REFERENCE`: the same
+    Parquet files read with pyarrow, then for each pair ``estimate_pose`` +
+    ``compute_pose_error``, ``max(err_t, err_R)``, then ``pose_auc``.
 
 Prints, for each, the median CPU seconds (user + sys, every thread) and wall seconds of the
 whole process and of the work alone (from after the imports, as the process measures it),
@@ -77,76 +78,12 @@ print(json.dumps({"cpu": cpu, "wall": wall,
 
 REFERENCE = r"""
 import json, sys, time
-import cv2
 import numpy as np
 import pyarrow.parquet as pq
 
-# Transcribed from magicleap/SuperGluePretrainedNetwork @ ddcf11f42e7e0732a0c4607648f9448ea8d73590,
-# models/utils.py: estimate_pose, angle_error_mat, angle_error_vec, compute_pose_error,
-# pose_auc (np.trapz is np.trapezoid in NumPy 2; `len(E) / 3` is an integer division here,
-# which np.split requires of a float since NumPy 2).
-
-def estimate_pose(kpts0, kpts1, K0, K1, thresh, conf=0.99999):
-    if len(kpts0) < 5:
-        return None
-
-    f_mean = np.mean([K0[0, 0], K1[1, 1], K0[0, 0], K1[1, 1]])
-    norm_thresh = thresh / f_mean
-
-    kpts0 = (kpts0 - K0[[0, 1], [2, 2]][None]) / K0[[0, 1], [0, 1]][None]
-    kpts1 = (kpts1 - K1[[0, 1], [2, 2]][None]) / K1[[0, 1], [0, 1]][None]
-
-    E, mask = cv2.findEssentialMat(
-        kpts0, kpts1, np.eye(3), threshold=norm_thresh, prob=conf,
-        method=cv2.RANSAC)
-
-    assert E is not None
-
-    best_num_inliers = 0
-    ret = None
-    for _E in np.split(E, len(E) // 3):
-        n, R, t, _ = cv2.recoverPose(
-            _E, kpts0, kpts1, np.eye(3), 1e9, mask=mask)
-        if n > best_num_inliers:
-            best_num_inliers = n
-            ret = (R, t[:, 0], mask.ravel() > 0)
-    return ret
-
-
-def angle_error_mat(R1, R2):
-    cos = (np.trace(np.dot(R1.T, R2)) - 1) / 2
-    cos = np.clip(cos, -1., 1.)  # numercial errors can make it out of bounds
-    return np.rad2deg(np.abs(np.arccos(cos)))
-
-
-def angle_error_vec(v1, v2):
-    n = np.linalg.norm(v1) * np.linalg.norm(v2)
-    return np.rad2deg(np.arccos(np.clip(np.dot(v1, v2) / n, -1.0, 1.0)))
-
-
-def compute_pose_error(T_0to1, R, t):
-    R_gt = T_0to1[:3, :3]
-    t_gt = T_0to1[:3, 3]
-    error_t = angle_error_vec(t, t_gt)
-    error_t = np.minimum(error_t, 180 - error_t)  # ambiguity of E estimation
-    error_R = angle_error_mat(R, R_gt)
-    return error_t, error_R
-
-
-def pose_auc(errors, thresholds):
-    sort_idx = np.argsort(errors)
-    errors = np.array(errors.copy())[sort_idx]
-    recall = (np.arange(len(errors)) + 1) / len(errors)
-    errors = np.r_[0., errors]
-    recall = np.r_[0., recall]
-    aucs = []
-    for t in thresholds:
-        last_index = np.searchsorted(errors, t)
-        r = np.r_[recall[:last_index], recall[last_index-1]]
-        e = np.r_[errors[:last_index], t]
-        aucs.append(np.trapezoid(r, x=e)/t)
-    return aucs
-
+# SuperGlue's functions as tests/conformance/reference_pose.py transcribes them (it imports
+# cv2 and NumPy, as SuperGlue's models/utils.py does)
+from tests.conformance.reference_pose import sg_match_pairs_pose, sg_pose_auc
 
 matches_path, pairs_path = sys.argv[1:3]
 c0, w0 = time.process_time(), time.perf_counter()
@@ -171,17 +108,11 @@ for start, end in zip(starts, ends):
     K0, K1 = matrix("k0", i, (3, 3)), matrix("k1", i, (3, 3))
     T_0to1 = np.vstack([matrix("t", i, (3, 4)), [0.0, 0.0, 0.0, 1.0]])
     mkpts0, mkpts1 = kpts0[start:end], kpts1[start:end]
-    # match_pairs.py, the --eval block
-    thresh = 1.  # In pixels relative to resized image size.
-    ret = estimate_pose(mkpts0, mkpts1, K0, K1, thresh)
-    if ret is None:
-        err_t, err_R = np.inf, np.inf
-    else:
-        R, t, inliers = ret
-        err_t, err_R = compute_pose_error(T_0to1, R, t)
+    # match_pairs.py, the --eval block: the pose, then its error in the collated table
+    err_t, err_R = sg_match_pairs_pose(mkpts0, mkpts1, T_0to1, K0, K1)
     pose_errors.append(np.maximum(err_t, err_R))
 thresholds = [5, 10, 20]
-aucs = pose_auc(pose_errors, thresholds)
+aucs = sg_pose_auc(pose_errors, thresholds)
 print(json.dumps({"cpu": time.process_time() - c0, "wall": time.perf_counter() - w0,
                   "values": [float(a) for a in aucs]}))
 """

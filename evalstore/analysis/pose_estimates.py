@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import cv2
 import duckdb
 import numpy as np
-import pyarrow as pa
+import polars as pl
 
 from evalstore.core import pose
 from evalstore.db import queries
@@ -124,7 +124,7 @@ def ensure_pose_estimates(
         # stand in for what stopped it
         with contextlib.suppress(duckdb.Error):
             con.unregister("_pose_estimates")
-    return rows.num_rows
+    return rows.height
 
 
 def _estimate(
@@ -133,18 +133,23 @@ def _estimate(
     pair_nos: np.ndarray,
     ks: np.ndarray,
     settings: Sequence[PoseSetting],
-) -> pa.Table:
+) -> pl.DataFrame:
     """The estimate of each pending (run_ids[i], pair_nos[i], settings[ks[i] - 1]), sorted
     by run and pair, as a table with the columns of ``pose_estimates``."""
     first = np.ones(run_ids.size, dtype=bool)
     first[1:] = (run_ids[1:] != run_ids[:-1]) | (pair_nos[1:] != pair_nos[:-1])
     bind = {"run_ids": run_ids[first].tolist(), "pair_nos": pair_nos[first].tolist()}
     pairs = queries.fetch(store.con, "store/pose_pairs", bind)
-    matches = queries.fetch(store.con, "store/pose_matches", bind)
-    bounds = np.zeros(pairs.height + 1, dtype=np.int64)
-    np.cumsum(pairs["n_matches"].to_numpy(), out=bounds[1:])
+    matches = queries.fetch(store.con, "store/pose_matches", {"runs": np.unique(run_ids).tolist()})
+    order, lo_of, hi_of = _spans(
+        _pair_keys(matches["run_id"].to_numpy(), matches["pair_no"].to_numpy()),
+        matches["seq"].to_numpy(),
+        _pair_keys(run_ids[first], pair_nos[first]),
+    )
     xy0 = np.column_stack([matches["x0"].to_numpy(), matches["y0"].to_numpy()])
     xy1 = np.column_stack([matches["x1"].to_numpy(), matches["y1"].to_numpy()])
+    if order is not None:
+        xy0, xy1 = xy0[order], xy1[order]
     k0 = pairs.select(_K0).to_numpy().reshape(-1, 3, 3)
     k1 = pairs.select(_K1).to_numpy().reshape(-1, 3, 3)
     t = np.zeros((pairs.height, 4, 4))
@@ -158,7 +163,7 @@ def _estimate(
     pair = np.cumsum(first) - 1  # each pending row's index in `pairs`
     for i in range(n):
         p = int(pair[i])
-        lo, hi = int(bounds[p]), int(bounds[p + 1])
+        lo, hi = int(lo_of[p]), int(hi_of[p])
         setting = settings[int(ks[i]) - 1]
         estimate = _pose(xy0[lo:hi], xy1[lo:hi], k0[p], k1[p], setting)
         if estimate is None:
@@ -167,21 +172,48 @@ def _estimate(
         r_out[i], t_out[i] = rot.ravel(), trans
         errors[i] = pose.pose_errors(t[p], rot, trans)
         inliers[i] = int(mask.sum())
-    columns: dict[str, pa.Array] = {
-        "run_id": pa.array(run_ids, pa.int32()),
-        "pair_no": pa.array(pair_nos, pa.int32()),
-        "method": pa.array([settings[int(k) - 1].method for k in ks], pa.string()),
-        "threshold": pa.array([settings[int(k) - 1].threshold for k in ks], pa.float64()),
-        "confidence": pa.array([settings[int(k) - 1].confidence for k in ks], pa.float64()),
-    }
+    # polars, not pyarrow: pa.array of a NumPy array imports pandas (0.4 CPU s) to ask
+    # whether it is a pandas object
+    chosen = [settings[int(k) - 1] for k in ks]
+    columns = [
+        pl.Series("run_id", run_ids, pl.Int32),
+        pl.Series("pair_no", pair_nos, pl.Int32),
+        pl.Series("method", [s.method for s in chosen], pl.String),
+        pl.Series("threshold", [s.threshold for s in chosen], pl.Float64),
+        pl.Series("confidence", [s.confidence for s in chosen], pl.Float64),
+    ]
     for values, names in ((r_out, _R), (t_out, _TV)):
         for j, name in enumerate(names):
-            v = np.ascontiguousarray(values[:, j])
-            columns[name] = pa.array(v, pa.float64(), mask=np.isnan(v))
-    columns["err_t"] = pa.array(errors[:, 0], pa.float64())
-    columns["err_r"] = pa.array(errors[:, 1], pa.float64())
-    columns["n_inliers"] = pa.array(inliers, pa.int32())
-    return pa.table(columns)
+            columns.append(pl.Series(name, values[:, j], pl.Float64, nan_to_null=True))
+    columns.append(pl.Series("err_t", errors[:, 0], pl.Float64))
+    columns.append(pl.Series("err_r", errors[:, 1], pl.Float64))
+    columns.append(pl.Series("n_inliers", inliers, pl.Int32))
+    return pl.DataFrame(columns)
+
+
+def _pair_keys(run_ids: np.ndarray, pair_nos: np.ndarray) -> np.ndarray:
+    """(run_id, pair_no) as one int64 each, ordered as the pairs are (both are int32)."""
+    return run_ids.astype(np.int64) * 2**32 + pair_nos.astype(np.int64) + 2**31
+
+
+def _spans(
+    keys: np.ndarray, seq: np.ndarray, wanted: np.ndarray
+) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """(order, lo, hi): the permutation that sorts matches by pair key and then ``seq``
+    (None where they are so already, as ingest writes them), and, for each of the sorted
+    ``wanted`` pair keys, its matches' rows ``lo:hi`` in that order (empty: no match)."""
+    step = np.diff(keys)
+    order = None
+    if not np.all((step > 0) | ((step == 0) & (np.diff(seq) > 0))):
+        order = np.lexsort((seq, keys))
+        keys = keys[order]
+    if keys.size == 0:
+        return order, np.zeros(wanted.size, np.int64), np.zeros(wanted.size, np.int64)
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    ends = np.r_[starts[1:], keys.size]
+    at = np.minimum(np.searchsorted(keys[starts], wanted), starts.size - 1)
+    found = keys[starts[at]] == wanted
+    return order, np.where(found, starts[at], 0), np.where(found, ends[at], 0)
 
 
 def _pose(

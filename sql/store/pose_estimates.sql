@@ -27,39 +27,28 @@ order by c.run_id, c.pair_no, s.k;
 
 -- name: pose_pairs
 -- $run_ids INTEGER[], $pair_nos INTEGER[]: the pairs (parallel lists, sorted by run_id and
--- pair_no, no pair twice). Out: run_id, pair_no, k0_11..k0_33, k1_11..k1_33, t_11..t_34 and
--- n_matches of each, by run_id and pair_no (the order of pose_matches).
+-- pair_no, no pair twice). Out: run_id, pair_no, k0_11..k0_33, k1_11..k1_33 and t_11..t_34
+-- of each, by run_id and pair_no.
 with wanted as (
     select unnest($run_ids) as run_id, unnest($pair_nos) as pair_no
-),
-counts as (
-    select m.run_id, m.pair_no, count(*) as n_matches
-    from matches m
-    join wanted w on w.run_id = m.run_id and w.pair_no = m.pair_no
-    group by m.run_id, m.pair_no
 )
 select c.run_id, c.pair_no,
        c.k0_11, c.k0_12, c.k0_13, c.k0_21, c.k0_22, c.k0_23, c.k0_31, c.k0_32, c.k0_33,
        c.k1_11, c.k1_12, c.k1_13, c.k1_21, c.k1_22, c.k1_23, c.k1_31, c.k1_32, c.k1_33,
        c.t_11, c.t_12, c.t_13, c.t_14, c.t_21, c.t_22, c.t_23, c.t_24,
-       c.t_31, c.t_32, c.t_33, c.t_34,
-       coalesce(n.n_matches, 0) as n_matches
+       c.t_31, c.t_32, c.t_33, c.t_34
 from pair_cameras c
 join wanted w on w.run_id = c.run_id and w.pair_no = c.pair_no
-left join counts n on n.run_id = c.run_id and n.pair_no = c.pair_no
 order by c.run_id, c.pair_no;
 
 -- name: pose_matches
--- $run_ids INTEGER[], $pair_nos INTEGER[]: as pose_pairs. Out: x0, y0, x1, y1 of the pairs'
--- matches, by run_id, pair_no and then in input order (seq): each pair's matches as ingest
--- gave them, as SuperGlue hands them to RANSAC.
-with wanted as (
-    select unnest($run_ids) as run_id, unnest($pair_nos) as pair_no
-)
-select m.x0, m.y0, m.x1, m.y1
-from matches m
-join wanted w on w.run_id = m.run_id and w.pair_no = m.pair_no
-order by m.run_id, m.pair_no, m.seq;
+-- $runs INTEGER[]: the runs of the pairs. Out: run_id, pair_no, seq, x0, y0, x1, y1 of
+-- every match of the runs, unsorted: a scan with a filter keeps the table's order, which
+-- ingest wrote by pair and seq, and the caller checks that order (sorting where it does not
+-- hold) rather than have an ORDER BY sort millions of rows again.
+select run_id, pair_no, seq, x0, y0, x1, y1
+from matches
+where list_contains($runs, run_id);
 
 -- name: insert_pose_estimates
 -- The caller registers `_pose_estimates` with the columns of pose_estimates, one row per

@@ -125,12 +125,8 @@ def sg_match_pairs_matching(mkpts0, mkpts1, kpts0, T_0to1, K0, K1):
     return epi_errs, precision, matching_score, num_correct
 
 
-def sg_match_pairs_pair(mkpts0, mkpts1, kpts0, T_0to1, K0, K1):
-    """match_pairs.py, the evaluation of one pair (lines 315-335)."""
-    epi_errs, precision, matching_score, num_correct = sg_match_pairs_matching(
-        mkpts0, mkpts1, kpts0, T_0to1, K0, K1
-    )
-
+def sg_match_pairs_pose(mkpts0, mkpts1, T_0to1, K0, K1):
+    """match_pairs.py, the pose half of one pair's evaluation (lines 321-327)."""
     thresh = 1.0  # In pixels relative to resized image size.
     ret = sg_estimate_pose(mkpts0, mkpts1, K0, K1, thresh)
     if ret is None:
@@ -138,6 +134,15 @@ def sg_match_pairs_pair(mkpts0, mkpts1, kpts0, T_0to1, K0, K1):
     else:
         R, t, inliers = ret  # noqa: RUF059
         err_t, err_R = sg_compute_pose_error(T_0to1, R, t)
+    return err_t, err_R
+
+
+def sg_match_pairs_pair(mkpts0, mkpts1, kpts0, T_0to1, K0, K1):
+    """match_pairs.py, the evaluation of one pair (lines 315-335)."""
+    epi_errs, precision, matching_score, num_correct = sg_match_pairs_matching(
+        mkpts0, mkpts1, kpts0, T_0to1, K0, K1
+    )
+    err_t, err_R = sg_match_pairs_pose(mkpts0, mkpts1, T_0to1, K0, K1)
     return {
         "error_t": err_t,
         "error_R": err_R,

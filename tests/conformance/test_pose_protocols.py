@@ -4,10 +4,11 @@ estimated by evalstore at the protocol's setting and stored, then every number t
 reports, through the store and the metric SQL, equal to the transcribed code run on the same
 stored estimates (the same estimate given, the arithmetic of the reference) to 1e-12.
 
-The transcriptions below quote the reference lines; the references' numbers are fractions
-here (SuperGlue and LoFTR print 100 times them). Where a reference is written for torch
-(LoFTR's ``symmetric_epipolar_distance``, glue-factory's ``homography_corner_error``), the
-same lines run on NumPy float64 arrays.
+The transcriptions are reference_pose.py's (the references' lines quoted there, with their
+repositories and commits); the references' numbers are fractions here (SuperGlue and LoFTR
+print 100 times them). Where a reference is written for torch (LoFTR's
+``symmetric_epipolar_distance``, glue-factory's ``homography_corner_error``), the same lines
+run on NumPy float64 arrays.
 """
 
 from __future__ import annotations
@@ -23,181 +24,46 @@ import pytest
 
 from evalstore import Store
 from evalstore.analysis.evaluate import evaluate
+from tests.conformance import reference_pose as ref
 from tests.pose_scenes import scene
 
-# -- magicleap/SuperGluePretrainedNetwork @ ddcf11f42e7e0732a0c4607648f9448ea8d73590 ------------
-
-
-def sg_pose_auc(errors: Any, thresholds: Any) -> list[float]:
-    """models/utils.py ``pose_auc``, line for line (``np.trapz`` is ``np.trapezoid``)."""
-    sort_idx = np.argsort(errors)
-    errors = np.array(errors.copy())[sort_idx]
-    recall = (np.arange(len(errors)) + 1) / len(errors)
-    errors = np.r_[0.0, errors]
-    recall = np.r_[0.0, recall]
-    aucs = []
-    for t in thresholds:
-        last_index = np.searchsorted(errors, t)
-        r = np.r_[recall[:last_index], recall[last_index - 1]]
-        e = np.r_[errors[:last_index], t]
-        aucs.append(np.trapezoid(r, x=e) / t)
-    return aucs
-
-
-def sg_compute_epipolar_error(kpts0: Any, kpts1: Any, T_0to1: Any, K0: Any, K1: Any) -> Any:
-    """models/utils.py ``compute_epipolar_error`` (with ``to_homogeneous``), line for line."""
-    kpts0 = (kpts0 - K0[[0, 1], [2, 2]][None]) / K0[[0, 1], [0, 1]][None]
-    kpts1 = (kpts1 - K1[[0, 1], [2, 2]][None]) / K1[[0, 1], [0, 1]][None]
-    kpts0 = np.concatenate([kpts0, np.ones((kpts0.shape[0], 1))], axis=-1)
-    kpts1 = np.concatenate([kpts1, np.ones((kpts1.shape[0], 1))], axis=-1)
-    t0, t1, t2 = T_0to1[:3, 3]
-    t_skew = np.array([[0, -t2, t1], [t2, 0, -t0], [-t1, t0, 0]])
-    E = t_skew @ T_0to1[:3, :3]
-    Ep0 = kpts0 @ E.T  # N x 3
-    p1Ep0 = np.sum(kpts1 * Ep0, -1)  # N
-    Etp1 = kpts1 @ E  # N x 3
-    d = p1Ep0**2 * (
-        1.0 / (Ep0[:, 0] ** 2 + Ep0[:, 1] ** 2) + 1.0 / (Etp1[:, 0] ** 2 + Etp1[:, 1] ** 2)
-    )
-    return d
+# -- the references' collation of their per-pair numbers, with reference_pose.py's functions -----
 
 
 def sg_match_pairs(pairs: list[dict[str, Any]]) -> dict[str, float]:
-    """match_pairs.py: per pair ``epi_errs = compute_epipolar_error(...)``, ``correct =
-    epi_errs < 5e-4``, ``precision = np.mean(correct) if len(correct) > 0 else 0``,
-    ``matching_score = num_correct / len(kpts0) if len(kpts0) > 0 else 0``; then
-    ``pose_error = np.maximum(results['error_t'], results['error_R'])``, ``aucs =
-    pose_auc(pose_errors, [5, 10, 20])``, ``prec = np.mean(precisions)``, ``ms =
-    np.mean(matching_scores)`` (without its 100x)."""
-    pose_errors, precisions, matching_scores = [], [], []
+    """SuperGlue's match_pairs.py on the stored estimates: each pair's matching half
+    (``ref.sg_match_pairs_matching``: ``len(kpts0)``, the number of image 0's keypoints, is
+    the stored n_keypoints0), its stored errors, then the collated table
+    (``ref.sg_match_pairs_summary``, without its 100x)."""
+    results = []
     for p in pairs:
-        epi_errs = sg_compute_epipolar_error(p["mkpts0"], p["mkpts1"], p["T"], p["K0"], p["K1"])
-        correct = epi_errs < 5e-4
-        num_correct = np.sum(correct)
-        precision = np.mean(correct) if len(correct) > 0 else 0
-        matching_score = num_correct / p["n_kpts0"] if p["n_kpts0"] > 0 else 0
-        pose_errors.append(np.maximum(p["error_t"], p["error_R"]))
-        precisions.append(precision)
-        matching_scores.append(matching_score)
-    aucs = sg_pose_auc(pose_errors, [5, 10, 20])
-    return {"auc@5": aucs[0], "auc@10": aucs[1], "auc@20": aucs[2],
-            "prec": float(np.mean(precisions)), "ms": float(np.mean(matching_scores))}  # fmt: skip
-
-
-# -- zju3dv/LoFTR @ df7ca80f917334b94cfbe32cc2901e09a80e70a8, src/utils/metrics.py -------------
-
-
-def loftr_error_auc(errors: Any, thresholds: Any) -> dict[str, float]:
-    """``error_auc``, line for line (its body sets ``thresholds = [5, 10, 20]``)."""
-    errors = [0] + sorted(list(errors))  # noqa: RUF005 (its line)
-    recall = list(np.linspace(0, 1, len(errors)))
-    aucs = []
-    thresholds = [5, 10, 20]
-    for thr in thresholds:
-        last_index = np.searchsorted(errors, thr)
-        y = recall[:last_index] + [recall[last_index - 1]]  # noqa: RUF005
-        x = errors[:last_index] + [thr]  # noqa: RUF005
-        aucs.append(np.trapezoid(y, x) / thr)
-    return {f"auc@{t}": auc for t, auc in zip(thresholds, aucs, strict=True)}
-
-
-def loftr_symmetric_epipolar_distance(pts0: Any, pts1: Any, E: Any, K0: Any, K1: Any) -> Any:
-    """``symmetric_epipolar_distance`` (torch there, NumPy here), line for line."""
-    pts0 = (pts0 - K0[[0, 1], [2, 2]][None]) / K0[[0, 1], [0, 1]][None]
-    pts1 = (pts1 - K1[[0, 1], [2, 2]][None]) / K1[[0, 1], [0, 1]][None]
-    pts0 = np.concatenate([pts0, np.ones((pts0.shape[0], 1))], axis=-1)
-    pts1 = np.concatenate([pts1, np.ones((pts1.shape[0], 1))], axis=-1)
-    Ep0 = pts0 @ E.T  # [N, 3]
-    p1Ep0 = np.sum(pts1 * Ep0, -1)  # [N,]
-    Etp1 = pts1 @ E  # [N, 3]
-    d = p1Ep0**2 * (
-        1.0 / (Ep0[:, 0] ** 2 + Ep0[:, 1] ** 2) + 1.0 / (Etp1[:, 0] ** 2 + Etp1[:, 1] ** 2)
-    )
-    return d
-
-
-def loftr_epidist_prec(errors: Any, thresholds: Any) -> list[float]:
-    """``epidist_prec`` (``ret_dict=False``), line for line."""
-    precs = []
-    for thr in thresholds:
-        prec_ = []
-        for errs in errors:
-            correct_mask = errs < thr
-            prec_.append(np.mean(correct_mask) if len(correct_mask) > 0 else 0)
-        precs.append(np.mean(prec_) if len(prec_) > 0 else 0)
-    return precs
+        kpts0 = np.zeros((p["n_kpts0"], 2))  # only their number is read
+        _, precision, matching_score, _ = ref.sg_match_pairs_matching(
+            p["mkpts0"], p["mkpts1"], kpts0, p["T"], p["K0"], p["K1"]
+        )
+        results.append({"error_t": p["error_t"], "error_R": p["error_R"],
+                        "precision": precision, "matching_score": matching_score})  # fmt: skip
+    auc5, auc10, auc20, prec, ms = ref.sg_match_pairs_summary(results)
+    return {"auc@5": auc5, "auc@10": auc10, "auc@20": auc20, "prec": float(prec), "ms": float(ms)}
 
 
 def loftr_aggregate(pairs: list[dict[str, Any]]) -> dict[str, float]:
-    """``aggregate_metrics``: ``pose_errors = np.max(np.stack([R_errs, t_errs]), axis=0)``,
-    ``error_auc(pose_errors, [5, 10, 20])``, ``epidist_prec(epi_errs, [thr])`` (each pair's
-    errors from ``compute_symmetrical_epipolar_errors``: ``E = Tx @ T[:3, :3]``)."""
+    """LoFTR's ``aggregate_metrics``: ``pose_errors = np.max(np.stack([R_errs, t_errs]),
+    axis=0)``, ``error_auc(pose_errors, [5, 10, 20])``, ``epidist_prec(epi_errs, [thr])``
+    (each pair's errors from ``compute_symmetrical_epipolar_errors``: ``E = Tx @ T[:3, :3]``)."""
     r_errs = [p["error_R"] for p in pairs]
     t_errs = [p["error_t"] for p in pairs]
     pose_errors = np.max(np.stack([r_errs, t_errs]), axis=0)
-    out = loftr_error_auc(pose_errors, [5, 10, 20])
-    epi = []
-    for p in pairs:
-        t0, t1, t2 = p["T"][:3, 3]
-        Tx = np.array([[0, -t2, t1], [t2, 0, -t0], [-t1, t0, 0]])  # cross_product_matrix
-        E = Tx @ p["T"][:3, :3]
-        epi.append(loftr_symmetric_epipolar_distance(p["mkpts0"], p["mkpts1"], E, p["K0"], p["K1"]))
+    out = ref.loftr_error_auc(pose_errors, [5, 10, 20])
+    epi = [
+        ref.loftr_symmetric_epipolar_distance(
+            p["mkpts0"], p["mkpts1"], ref.loftr_essential(p["T"]), p["K0"], p["K1"]
+        )
+        for p in pairs
+    ]
     for thr in (1e-4, 5e-4):
-        out[f"prec@{thr:.0e}"] = loftr_epidist_prec(epi, [thr])[0]
+        out[f"prec@{thr:.0e}"] = ref.loftr_epidist_prec(epi, [thr])[0]
     return out
-
-
-# -- cvg/glue-factory @ 2d17e3b3bd7d30f0c828d4c4d3eac4ecefbf283d -------------------------------
-
-
-def gf_cal_error_auc(errors: Any, thresholds: Any) -> list[float]:
-    """gluefactory/utils/tools.py ``cal_error_auc``, line for line."""
-    sort_idx = np.argsort(errors)
-    errors = np.array(errors.copy())[sort_idx]
-    recall = (np.arange(len(errors)) + 1) / len(errors)
-    errors = np.r_[0.0, errors]
-    recall = np.r_[0.0, recall]
-    aucs = []
-    for t in thresholds:
-        last_index = np.searchsorted(errors, t)
-        r = np.r_[recall[:last_index], recall[last_index - 1]]
-        e = np.r_[errors[:last_index], t]
-        aucs.append(np.round((np.trapezoid(r, x=e) / t), 4))
-    return aucs
-
-
-def gf_eval_poses(pose_results: Any, auc_ths: Any, key: str, unit: str = "°") -> Any:
-    """gluefactory/eval/utils.py ``eval_poses`` (``AUCMetric(...).compute()`` is
-    ``cal_error_auc``), line for line without its prints."""
-    pose_aucs = {}
-    for th, results_i in pose_results.items():
-        pose_aucs[th] = gf_cal_error_auc(results_i[key], auc_ths)
-    mAAs = {k: np.mean(v) for k, v in pose_aucs.items()}
-    best_th = max(mAAs, key=mAAs.get)  # type: ignore[arg-type]
-    summaries = {}
-    for i, ath in enumerate(auc_ths):
-        summaries[f"{key}@{ath}{unit}"] = pose_aucs[best_th][i]
-    summaries[f"{key}_mAA"] = mAAs[best_th]
-    for k, v in pose_results[best_th].items():
-        arr = np.array(v)
-        if not np.issubdtype(np.array(v).dtype, np.number):
-            continue
-        summaries[f"m{k}"] = round(np.median(arr), 3)
-    return summaries, best_th
-
-
-def gf_homography_corner_error(T: Any, T_gt: Any, image_size: Any) -> Any:
-    """gluefactory/geometry/homography.py ``homography_corner_error`` (torch there),
-    with ``to_homogeneous`` / ``from_homogeneous``."""
-    W, H = image_size[..., 0], image_size[..., 1]
-    corners0 = np.array([[0, 0], [W, 0], [W, H], [0, H]], dtype=np.float64)
-    hom = np.concatenate([corners0, np.ones((4, 1))], axis=-1)
-    c1_gt = hom @ T_gt.T
-    c1 = hom @ T.T
-    corners1_gt = c1_gt[..., :-1] / c1_gt[..., -1:]
-    corners1 = c1[..., :-1] / c1[..., -1:]
-    d = np.sqrt(((corners1 - corners1_gt) ** 2).sum(-1))
-    return d.mean(-1)
 
 
 # -- through the store ---------------------------------------------------------------------------
@@ -287,7 +153,7 @@ def test_gluefactory_is_eval_poses(tmp_path: Path, seed: int, kw: dict[str, Any]
         for th in (0.5, 1.0, 1.5, 2.0, 2.5, 3.0):  # run_eval's test_thresholds, in order
             for p in _store_pairs(store, "m/a", th):
                 pose_results[th]["rel_pose_error"].append(max(p["error_R"], p["error_t"]))
-        summaries, best_th = gf_eval_poses(pose_results, [5, 10, 20], "rel_pose_error")
+        summaries, best_th = ref.gf_eval_poses(pose_results, [5, 10, 20], "rel_pose_error")
     assert got[("pose_ransac_threshold", None)] == best_th
     for t in (5, 10, 20):
         assert got[("pose_auc", float(t))] == summaries[f"rel_pose_error@{t}°"]
@@ -327,9 +193,9 @@ def test_gluefactory_homography_auc_is_its_hpatches_eval(tmp_path: Path) -> None
             errors.append(float("inf"))
             continue
         M = np.array([row[f"e{i}{j}"] for i in (1, 2, 3) for j in (1, 2, 3)]).reshape(3, 3)
-        errors.append(float(gf_homography_corner_error(M, H_gt, np.array([320.0, 240.0]))))
+        errors.append(float(ref.gf_homography_corner_error(M, H_gt, np.array([320.0, 240.0]))))
     assert errors[-1] == float("inf") and min(errors) < 5
-    want = gf_cal_error_auc(errors, [1, 3, 5])
+    want = ref.gf_cal_error_auc(errors, [1, 3, 5])
     for t, w in zip((1, 3, 5), want, strict=True):
         assert got[("homography_auc", float(t))] == pytest.approx(float(w), rel=1e-12, abs=1e-15)
 
@@ -339,6 +205,7 @@ import json, sys, tempfile
 from pathlib import Path
 from evalstore import Store
 from evalstore.analysis.evaluate import evaluate
+from tests.conformance import reference_pose as ref
 from tests.pose_scenes import scene
 
 matches, cams, _ = scene(n_pairs=8, n_matches=60, seed=4, noise=2.0, outliers=0.3)
