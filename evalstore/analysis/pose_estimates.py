@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import cv2
 import duckdb
 import numpy as np
 import polars as pl
@@ -221,6 +220,8 @@ def _pose(
 ) -> pose.PoseEstimate:
     """One pair's estimate with ``setting``; None where it fails (OpenCV's error on
     degenerate input included)."""
+    import cv2  # lazy: OpenCV only where a pose is estimated, not with every evaluate
+
     try:
         return pose.estimate_pose(xy0, xy1, k0, k1, setting.threshold, setting.confidence)
     except cv2.error:
