@@ -148,3 +148,33 @@ def test_an_error_midway_leaves_no_estimates(
         with pytest.raises(KeyboardInterrupt), store.transaction():
             ensure_pose_estimates(store, [run_id], [SUPERGLUE], needed_by="x")
         assert store.con.execute("select count(*) from pose_estimates").fetchall() == [(0,)]
+
+
+def test_gluefactorys_estimator_divides_by_the_mean_of_the_four_focal_lengths(
+    tmp_path: Path,
+) -> None:
+    """method opencv_gluefactory (the gluefactory protocol's) stores glue-factory's estimate,
+    made with the threshold over mean(fx0, fy0, fx1, fy1): here fy0 != fx0, where SuperGlue's
+    mean(fx0, fy1, fx0, fy1) differs."""
+    matches, cams, _ = scene(seed=1)
+    with Store(tmp_path / "s.duckdb") as store:
+        run_id = _run(store, "k/a", seed=1)
+        store.con.execute("update pair_cameras set k0_22 = 1.3 * k0_22")
+        setting = PoseSetting("opencv_gluefactory", 1.0)
+        with store.transaction():
+            ensure_pose_estimates(store, [run_id], [setting], needed_by="pose_auc")
+        stored = {
+            p: (r11, t1)
+            for p, m, *_, r11, t1, _er, _et, _n in _stored(store)
+            if m == "opencv_gluefactory"
+        }
+    for row in cams.iter_rows(named=True):
+        k0 = np.array([row[c] for c in K_COLUMNS[:9]]).reshape(3, 3)
+        k0[1, 1] *= 1.3
+        k1 = np.array([row[c] for c in K_COLUMNS[9:]]).reshape(3, 3)
+        assert k0[0, 0] != k0[1, 1]
+        pair = matches.filter(pl.col("pair_id") == row["pair_id"])
+        xy0, xy1 = pair.select("x0", "y0").to_numpy(), pair.select("x1", "y1").to_numpy()
+        got = pose.estimate_pose_gluefactory(xy0, xy1, k0, k1, 1.0, 0.99999)
+        assert got is not None
+        assert stored[row["pair_id"]] == (got[0][0, 0], got[1][0]), row["pair_id"]

@@ -34,8 +34,11 @@ if TYPE_CHECKING:
 
 __all__ = ["METHODS", "PoseSetting", "ensure_pose_estimates"]
 
-#: the estimation methods: "opencv" is SuperGlue's estimate_pose (OpenCV's 5-point RANSAC)
-METHODS = frozenset({"opencv"})
+#: the estimation methods, both OpenCV's 5-point RANSAC then recoverPose: "opencv" is
+#: SuperGlue's estimate_pose (the threshold over mean(fx0, fy1, fx0, fy1)), "opencv_gluefactory"
+#: glue-factory's opencv estimator (over the mean of the four focal lengths)
+_ESTIMATORS = {"opencv": "estimate_pose", "opencv_gluefactory": "estimate_pose_gluefactory"}
+METHODS = frozenset(_ESTIMATORS)
 
 _K0 = tuple(f"k0_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3))
 _K1 = tuple(f"k1_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3))
@@ -46,8 +49,8 @@ _TV = ("t1", "t2", "t3")
 
 @dataclass(frozen=True)
 class PoseSetting:
-    """How a relative pose is estimated: ``method`` (``"opencv"``), the RANSAC ``threshold``
-    in pixels (divided by the mean focal length, as SuperGlue does) and its ``confidence``.
+    """How a relative pose is estimated: ``method`` (:data:`METHODS`), the RANSAC ``threshold``
+    in pixels (divided by the method's mean focal length) and its ``confidence``.
     The default is SuperGlue's evaluation (1 px, 0.99999)."""
 
     method: str = "opencv"
@@ -223,6 +226,10 @@ def _pose(
     import cv2  # lazy: OpenCV only where a pose is estimated, not with every evaluate
 
     try:
-        return pose.estimate_pose(xy0, xy1, k0, k1, setting.threshold, setting.confidence)
+        estimate = getattr(pose, _ESTIMATORS[setting.method])  # a function of core.pose
+        result: pose.PoseEstimate = estimate(
+            xy0, xy1, k0, k1, setting.threshold, setting.confidence
+        )
+        return result
     except cv2.error:
         return None

@@ -61,7 +61,9 @@ class PoseRules:
     """The estimation setting of the poses a metric reads, and whose AUC code it follows.
 
     Attributes:
-        method: the estimator (``opencv``: SuperGlue's ``estimate_pose``).
+        method: the estimator (``opencv``: SuperGlue's ``estimate_pose``;
+            ``opencv_gluefactory``: glue-factory's, the threshold over the mean of the four
+            focal lengths).
         ransac_thresholds: the RANSAC threshold in pixels; several: glue-factory's sweep, the
             one of the largest mAA kept.
         confidence: RANSAC's confidence.

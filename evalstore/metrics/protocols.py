@@ -352,10 +352,11 @@ PROTOCOLS: dict[str, Protocol] = {
                 )
             },
             "grouped",
-            "poses estimated at 0.5, 1, ..., 3 px (its ransac_th = -1), the one of the largest "
+            "poses estimated by its opencv estimator (the threshold over the mean of the four "
+            "focal lengths) at 0.5, 1, ..., 3 px (its ransac_th = -1), the one of the largest "
             "mAA kept (pose_ransac_threshold); every AUC rounded to 4 decimals, the median "
             "error to 3; homography_auc's corners are the image's (0, 0)..(w, h)",
-            pose=PoseRules("opencv", GLUEFACTORY_RANSAC_SWEEP, 0.99999, "gluefactory"),
+            pose=PoseRules("opencv_gluefactory", GLUEFACTORY_RANSAC_SWEEP, 0.99999, "gluefactory"),
         ),
     ]
 }
