@@ -16,7 +16,7 @@ import hashlib
 import numpy as np
 import pytest
 
-from evalstore.analysis.multiplicities import BLOCK, prefix_sums
+from evalstore.analysis.multiplicities import BLOCK, byte_sum, prefix_sums
 from evalstore.analysis.resampling import ItemLists
 from evalstore.analysis.reweighting import reweighted_replicates
 from evalstore.metrics.registry import METRICS, Params
@@ -83,3 +83,11 @@ def test_prefix_sums_are_the_cumulative_sums(n: int) -> None:
     row = prefix_sums(w, wide[:, 4 : n + 5])
     assert np.array_equal(wide[1, 4 : n + 5], np.r_[0, np.cumsum(w, dtype=np.int64)])
     assert not wide[1, :4].any() and not wide[1, n + 5 :].any()
+
+
+def test_byte_sums_are_the_sums() -> None:
+    rng = np.random.default_rng(3)
+    counts = rng.poisson(1.0, 10_000).clip(0, 30).astype(np.uint8)
+    counts[rng.random(10_000) < 0.05] = 30  # the largest count: 8 x 30 fits a byte
+    for start, stop in [(0, 0), (0, 5), (3, 5), (3, 20), (8, 16), (1, 9999), (0, 10_000)]:
+        assert byte_sum(counts, start, stop) == int(counts[start:stop].sum(dtype=np.int64))

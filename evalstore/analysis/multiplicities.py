@@ -24,6 +24,7 @@ __all__ = [
     "CDF",
     "CELLS",
     "Layout",
+    "byte_sum",
     "distinct",
     "poisson",
     "prefix_sums",
@@ -111,9 +112,25 @@ def poisson(
             u = (cells[deeper] + rng.random(deeper.size)) / CELLS
             counts[deeper] = np.searchsorted(CDF, u, side="right")
         out[refine] = counts
-    # uint32 holds a sum of counts up to 30 over fewer than 2^27 slots
-    return [int(np.add.reduce(out[a:b], dtype=np.uint32 if b - a < 1 << 27 else np.uint64))
-            for a, b in pairwise(bounds)]  # fmt: skip
+    return [byte_sum(out, a, b) for a, b in pairwise(bounds)]
+
+
+_BYTES = np.uint64(0x0101010101010101)
+
+
+def byte_sum(counts: np.ndarray, start: int, stop: int) -> int:
+    """The sum of ``counts[start:stop]`` (C-contiguous uint8 counts of at most 30): eight at a
+    time, each 8-byte word times 0x0101010101010101 holding the sum of its bytes in its top
+    byte (at most 240: no carry between bytes), those top bytes summed; the few counts before
+    the first word and after the last one by one. About half the time of ``np.add.reduce``
+    with a uint32 accumulator, which casts every count."""
+    first = min(stop, -(-start // 8) * 8)  # the words' span: [first, last)
+    last = max(first, stop // 8 * 8)
+    total = int(counts[start:first].sum(dtype=np.int64) + counts[last:stop].sum(dtype=np.int64))
+    if last > first:
+        words = counts[first:last].view(np.uint64)
+        total += int(np.right_shift(words * _BYTES, np.uint64(56)).sum(dtype=np.uint64))
+    return total
 
 
 def sparse_nonzero(mask: np.ndarray) -> np.ndarray:
