@@ -5,8 +5,9 @@ the same numbers for the same ``--seed``.
 The digests are those of the replicates the code of 338868f computed (NumPy 2, x86-64): one
 replicate at a time (a list of more than 2^19 items, as the 1.2e6-pair list of
 bench/compare.py) and in blocks (small lists), for AP and fpr95, under ties grouped and
-per rank. The scores are continuous except where ties are the point, and tied scores are
-ranked in the order every sort gives them (grouped ties share their point whatever the order).
+per rank. Tied scores appear only where the ranking keeps input order within a tie (several
+lists, or per-rank ties): one list under grouped ties is ranked by an unstable sort, whose
+order within a tie group (which item gets which random byte) may differ between NumPy builds.
 """
 
 from __future__ import annotations
