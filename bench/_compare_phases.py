@@ -74,7 +74,7 @@ def main() -> None:
     work = np.empty(w.size, dtype=np.bool_)
     # the draw's cumulative sums serve the first run's pass, as in the loop (code since dc77c0c)
     shares = "cums" in inspect.signature(layout.draw).parameters
-    cums = np.zeros(layout.size + len(layout.strata), dtype=np.int32)
+    cums = np.zeros((2, layout.size + len(layout.strata)), dtype=np.int32)
     spent = dict.fromkeys(["draw", "gather a", "pass a", "gather b", "pass b"], 0.0)
     for _ in range(opts.replicates):
         t = CPU()

@@ -397,7 +397,7 @@ def test_the_draws_cumulative_sums_serve_the_first_runs_pass(n: int) -> None:
     assert (orders[0].pos_stratum, orders[0].neg_stratum) != (-1, -1)
     assert (orders[1].pos_stratum, orders[1].neg_stratum) == (-1, -1)  # gathered weights
     n_pos, n_neg = np.array([float(np.sum(labels == 1))]), np.array([float(np.sum(labels == -1))])
-    cums = np.zeros(layout.size + len(layout.strata), dtype=np.int32)
+    cums = np.zeros((2, layout.size + len(layout.strata)), dtype=np.int32)  # row 1 the sums
     w = np.empty(layout.size, dtype=np.uint8)
     served = 0
     for _ in range(40):
@@ -406,7 +406,7 @@ def test_the_draws_cumulative_sums_serve_the_first_runs_pass(n: int) -> None:
             if filled[s]:
                 served += 1
                 expected = np.r_[0, np.cumsum(w[offset : offset + k])]
-                assert np.array_equal(cums[offset + s : offset + s + k + 1], expected)
+                assert np.array_equal(cums[1, offset + s : offset + s + k + 1], expected)
         for metric in ("ap", "fpr95"):
             for order in orders:
                 drawn = (cums.copy(), filled)  # the pass may write over the sums it reads

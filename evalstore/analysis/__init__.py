@@ -11,7 +11,8 @@ A *list* is one ranked list (a query, a class, an image pair: ``group_id`` in th
 - :mod:`~evalstore.analysis.statistics`: bootstrap intervals, sign-flip tests, Holm.
 - :mod:`~evalstore.analysis.resampling`: the items of few lists resampled within their label;
   :mod:`~evalstore.analysis.reweighting`: AP and fpr95's replicates as reweighted fixed orders,
-  their multiplicities drawn by :mod:`~evalstore.analysis.multiplicities`.
+  their multiplicities drawn by :mod:`~evalstore.analysis.multiplicities`, one list ranked
+  by :mod:`~evalstore.analysis.grouped_ranking`.
 - :mod:`~evalstore.analysis.det_matching`, :mod:`~evalstore.analysis.det_lists`,
   :mod:`~evalstore.analysis.det_items`: a detection run's matches under each protocol, its
   ranked lists, the objects two runs found or missed; all made from the stored boxes.

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evalstore.analysis import watching
-from evalstore.analysis.multiplicities import BLOCK, Layout, stratified_weights
+from evalstore.analysis.grouped_ranking import one_grouped_list
+from evalstore.analysis.multiplicities import BLOCK, Layout, prefix_sums, stratified_weights
 from evalstore.analysis.resampling import ItemLists, first_alike
 from evalstore.core.points import RankedRows, docid_order, ranked_rows
 from evalstore.errors import InvalidInput
@@ -78,6 +79,8 @@ class RunOrder:
             weight at most 254).
         pos_start, neg_start: (L + 1,) where each list's positives and negatives start.
         pos_stratum, neg_stratum: the stratum ``pos`` (``neg``) is (:meth:`Layout.cumulative`).
+        work: the run's gathered weights, kept between replicates; shared: the passes' work
+            arrays, which the runs of one call share (one run's pass at a time).
     """
 
     pos: np.ndarray | slice
@@ -93,13 +96,16 @@ class RunOrder:
     neg_start: np.ndarray
     pos_stratum: int = -1
     neg_stratum: int = -1
-    work: dict[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+    work: dict[tuple[str, int], np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+    shared: dict[tuple[str, int], np.ndarray] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @staticmethod
     def ranked(items: ItemLists, scores: np.ndarray, ties: str) -> RankedRows:
         """The ranked rows (items) of one run under ``ties``."""
         if ties == "grouped" and items.n_lists == 1 and np.isfinite(scores.max(initial=0.0)):
-            return _one_grouped_list(items.labels, scores)
+            return one_grouped_list(items.labels, scores)
         order = items.order
         if ties == "docid":
             if items.items is None:
@@ -108,8 +114,16 @@ class RunOrder:
         return ranked_rows(items.codes, scores, items.labels, ties=ties, order=order)
 
     @classmethod
-    def of(cls, items: ItemLists, ranked: RankedRows, ties: str, layout: Layout) -> RunOrder:
-        """The order of a run ranked as ``ranked`` (:meth:`ranked`) under ``ties``."""
+    def of(
+        cls,
+        items: ItemLists,
+        ranked: RankedRows,
+        ties: str,
+        layout: Layout,
+        shared: dict[tuple[str, int], np.ndarray] | None = None,
+    ) -> RunOrder:
+        """The order of a run ranked as ``ranked`` (:meth:`ranked`) under ``ties`` (``shared``:
+        the passes' work arrays of the other runs of the call, :attr:`shared`)."""
         rows = ranked.rows
         lab = items.labels[rows]
         is_pos, is_neg = lab == 1, lab == -1
@@ -158,13 +172,16 @@ class RunOrder:
             neg_start,
             layout.cumulative(pos),
             layout.cumulative(neg),
+            shared={} if shared is None else shared,
         )
 
     def _buffer(self, name: str, rows: int, size: int, dtype: type) -> np.ndarray:
-        """A (rows, size) work array kept between blocks (no allocation, no page faults)."""
-        held = self.work.get(name)
+        """A (rows, size) work array kept between blocks (no allocation, no page faults): the
+        run's own for its gathered weights, else one the runs share (fewer bytes in cache)."""
+        kept, key = self.work if name in ("wp", "wn") else self.shared, (name, size)
+        held = kept.get(key)
         if held is None or held.shape[0] < rows:
-            held = self.work[name] = np.zeros((rows, size), dtype=dtype)
+            held = kept[key] = np.zeros((rows, size), dtype=dtype)
         return held[:rows]
 
     def weights(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -185,20 +202,21 @@ class RunOrder:
         """``[0, cumsum]`` along each row of the positives' weights ``wp`` and of the
         negatives' ``wn`` (:meth:`weights`); ``drawn``: the draw's (:meth:`Layout.draw`)
         ``cums`` and which strata it filled, used where one of them is ``pos`` or ``neg``."""
-        rows = wp.shape[0]
-        cum_tp = self._buffer("cum_tp", rows, wp.shape[1] + 1, np.int32)  # column 0 stays 0
-        cum_fp = self._buffer("cum_fp", rows, wn.shape[1] + 1, np.int32)
-        if rows > 1:
+        rows = wp.shape[0]  # one replicate: two rows, prefix_sums' form (row 0 scratch)
+        cum_tp = self._buffer("cum_tp", max(rows, 2), wp.shape[1] + 1, np.int32)
+        cum_fp = self._buffer("cum_fp", max(rows, 2), wn.shape[1] + 1, np.int32)
+        if rows > 1:  # column 0 stays 0
             np.cumsum(wp, axis=1, dtype=np.int32, out=cum_tp[:, 1:])
             np.cumsum(wn, axis=1, dtype=np.int32, out=cum_fp[:, 1:])
             return cum_tp, cum_fp
-        drawn_tp = _drawn(drawn, self.pos, self.pos_stratum)  # one replicate: the 1-D loops
-        drawn_fp = _drawn(drawn, self.neg, self.neg_stratum)  # where the draw did not sum
+        drawn_tp = _drawn(drawn, self.pos, self.pos_stratum)  # where the draw did not sum
+        drawn_fp = _drawn(drawn, self.neg, self.neg_stratum)
         if drawn_tp is None:
-            np.cumsum(wp[0], dtype=np.int32, out=cum_tp[0, 1:])
+            prefix_sums(wp[0], cum_tp)
         if drawn_fp is None:
-            np.cumsum(wn[0], dtype=np.int32, out=cum_fp[0, 1:])
-        return cum_tp if drawn_tp is None else drawn_tp, cum_fp if drawn_fp is None else drawn_fp
+            prefix_sums(wn[0], cum_fp)
+        return (cum_tp[1:] if drawn_tp is None else drawn_tp,
+                cum_fp[1:] if drawn_fp is None else drawn_fp)  # fmt: skip
 
     def fp_at(self, wp: np.ndarray, wn: np.ndarray, m: np.ndarray) -> np.ndarray:
         """(B, L) per replicate and list, the weight of the negatives at the first point
@@ -264,31 +282,6 @@ class RunOrder:
         return out
 
 
-def _one_grouped_list(labels: np.ndarray, scores: np.ndarray) -> RankedRows:
-    """:func:`~evalstore.core.points.ranked_rows` of one list under ``grouped`` ties (finite
-    or ``-inf`` scores), by an unstable sort (a third of the stable one's time): the order
-    within a tie group, which ``ranked_rows`` keeps in input order, changes no value, as the
-    group's items share its point."""
-    kept = (labels != 0) & (scores > -np.inf)
-    every = bool(kept.all())  # then no row is left out: no gathers (fewer fresh pages)
-    keep = None if every else np.flatnonzero(kept)
-    s = scores + 0.0 if keep is None else scores[keep] + 0.0  # -0.0 and 0.0 tie
-    by = np.argsort(np.negative(s, out=s))  # the negated scores: equal where the scores are
-    s = s[by]
-    new = np.ones(s.size, dtype=bool)
-    np.not_equal(s[1:], s[:-1], out=new[1:])
-    m = s.size
-    tie = np.cumsum(new)
-    tie -= 1
-    return RankedRows(
-        groups=np.zeros(1, dtype=np.int64),
-        rows=by if keep is None else keep[by],
-        list_index=np.zeros(m, dtype=np.int64),
-        rank=np.arange(1, m + 1, dtype=np.int64),
-        tie=tie,
-    )
-
-
 #: The draw's cumulative sums and the strata it filled (:meth:`Layout.draw`), or None.
 Drawn = tuple[np.ndarray, tuple[bool, ...]] | None
 
@@ -297,7 +290,7 @@ def _drawn(drawn: Drawn, index: np.ndarray | slice, stratum: int) -> np.ndarray 
     """(1, k + 1) the draw's ``[0, cumsum]`` of the weights at ``index`` (or None)."""
     if drawn is None or stratum < 0 or not drawn[1][stratum] or not isinstance(index, slice):
         return None
-    return drawn[0][None, index.start + stratum : index.stop + stratum + 1]
+    return drawn[0][1:2, index.start + stratum : index.stop + stratum + 1]
 
 
 def _take(a: np.ndarray, index: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -370,7 +363,8 @@ def reweighted_replicates(
     distinct = sorted(set(first))
     ranked = {r: RunOrder.ranked(items, items.scores[r], params.ties) for r in distinct}
     layout = Layout.of(items, ranked[distinct[0]].rows)
-    orders = {r: RunOrder.of(items, ranked[r], params.ties, layout) for r in distinct}
+    shared: dict[tuple[str, int], np.ndarray] = {}  # the passes' work arrays, one set
+    orders = {r: RunOrder.of(items, ranked[r], params.ties, layout, shared) for r in distinct}
     n_pos = _list_positives(items)
     n_neg = np.bincount(items.codes[items.labels == -1], minlength=items.n_lists).astype(float)
     out = np.empty((runs, n_boot))
@@ -378,7 +372,7 @@ def reweighted_replicates(
     w = np.empty((rows, layout.size), dtype=np.uint8)
     work = np.empty(w.size, dtype=np.bool_)
     # one replicate at a time: the cumulative sums to_size makes serve the first run's pass
-    cums = np.zeros(layout.size + len(layout.strata), dtype=np.int32) if rows == 1 else None
+    cums = np.zeros((2, layout.size + len(layout.strata)), np.int32) if rows == 1 else None
     for start in range(0, n_boot, rows):
         block = w[: min(rows, n_boot - start)]
         filled = layout.draw(rng, block, work, cums)
