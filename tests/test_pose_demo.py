@@ -17,7 +17,7 @@ from evalstore.core.pose import estimate_pose, pose_auc, pose_errors
 from evalstore.dashboards.data import query_filters
 from evalstore.demo import pose_runs
 from evalstore.demo.pose_scenes import (
-    CAMERA_COLUMNS,
+    MATRIX_COLUMNS,
     Scenes,
     back_project,
     camera_matrices,
@@ -74,8 +74,8 @@ def test_another_seed_gives_other_scenes_and_the_matcher_seed_only_other_noise()
 def test_the_pairs_table_has_the_camera_columns_of_the_scenes() -> None:
     scenes = make_scenes(5, seed=2, n_points=10)
     pairs = camera_matrices(scenes)
-    assert set(CAMERA_COLUMNS) <= set(pairs)
-    assert len(CAMERA_COLUMNS) == 9 + 9 + 12
+    assert set(MATRIX_COLUMNS) <= set(pairs)
+    assert len(MATRIX_COLUMNS) == 9 + 9 + 12
     for i in range(len(scenes)):
         k0 = np.array([[pairs[f"k0_{r}{c}"][i] for c in (1, 2, 3)] for r in (1, 2, 3)])
         k1 = np.array([[pairs[f"k1_{r}{c}"][i] for c in (1, 2, 3)] for r in (1, 2, 3)])

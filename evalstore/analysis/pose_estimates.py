@@ -28,6 +28,7 @@ import polars as pl
 from evalstore.core import pose
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
+from evalstore.metrics.pose_inputs import K0_COLUMNS, K1_COLUMNS, T_COLUMNS
 
 if TYPE_CHECKING:
     from evalstore.db.connection import Database
@@ -40,9 +41,6 @@ __all__ = ["METHODS", "PoseSetting", "ensure_pose_estimates"]
 _ESTIMATORS = {"opencv": "estimate_pose", "opencv_gluefactory": "estimate_pose_gluefactory"}
 METHODS = frozenset(_ESTIMATORS)
 
-_K0 = tuple(f"k0_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3))
-_K1 = tuple(f"k1_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3))
-_T = tuple(f"t_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3, 4))
 _R = tuple(f"r{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3))
 _TV = ("t1", "t2", "t3")
 
@@ -152,10 +150,10 @@ def _estimate(
     xy1 = np.column_stack([matches["x1"].to_numpy(), matches["y1"].to_numpy()])
     if order is not None:
         xy0, xy1 = xy0[order], xy1[order]
-    k0 = pairs.select(_K0).to_numpy().reshape(-1, 3, 3)
-    k1 = pairs.select(_K1).to_numpy().reshape(-1, 3, 3)
+    k0 = pairs.select(K0_COLUMNS).to_numpy().reshape(-1, 3, 3)
+    k1 = pairs.select(K1_COLUMNS).to_numpy().reshape(-1, 3, 3)
     t = np.zeros((pairs.height, 4, 4))
-    t[:, :3, :] = pairs.select(_T).to_numpy().reshape(-1, 3, 4)
+    t[:, :3, :] = pairs.select(T_COLUMNS).to_numpy().reshape(-1, 3, 4)
     t[:, 3, 3] = 1.0
     n = run_ids.size
     r_out = np.full((n, 9), np.nan)

@@ -37,9 +37,10 @@ import numpy as np
 import numpy.typing as npt
 
 from evalstore.errors import InvalidInput
+from evalstore.metrics.pose_inputs import K0_COLUMNS, K1_COLUMNS, T_COLUMNS
 
 __all__ = [
-    "CAMERA_COLUMNS",
+    "MATRIX_COLUMNS",
     "Scenes",
     "back_project",
     "camera_matrices",
@@ -52,13 +53,9 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 Arrays = dict[str, np.ndarray]
 
-#: The pairs table's camera columns, as ``evalstore ingest --task keypoints --pairs`` reads
-#: them: K0 and K1 row-major, then the first three rows of T_0to1.
-CAMERA_COLUMNS = (
-    *(f"k0_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3)),
-    *(f"k1_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3)),
-    *(f"t_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3, 4)),
-)
+#: The pairs table's matrix columns, as ``evalstore ingest --task keypoints --pairs`` reads
+#: them: K0 and K1 row-major, then the first three rows of T_0to1 (n_keypoints0 apart).
+MATRIX_COLUMNS = (*K0_COLUMNS, *K1_COLUMNS, *T_COLUMNS)
 
 _N_PLANES = 3
 _DEPTHS = (4.0, 7.0, 11.0)  # metres, in front of camera 0, each jittered by +-15 %
@@ -264,7 +261,7 @@ def make_scenes(
 
 
 def camera_matrices(scenes: Scenes) -> Arrays:
-    """The pairs table: ``pair_id``, :data:`CAMERA_COLUMNS`, ``n_keypoints0``, ``width``,
+    """The pairs table: ``pair_id``, :data:`MATRIX_COLUMNS`, ``n_keypoints0``, ``width``,
     ``height``."""
     n = len(scenes)
     out: Arrays = {"pair_id": np.array(scenes.pair_ids)}

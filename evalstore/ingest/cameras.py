@@ -35,6 +35,7 @@ import polars as pl
 from evalstore.errors import InvalidInput
 from evalstore.ingest.frames import row_of
 from evalstore.ingest.validate import INT32
+from evalstore.metrics.pose_inputs import K0_COLUMNS, K1_COLUMNS, T_COLUMNS
 
 __all__ = [
     "CAMERA_COLUMNS",
@@ -49,8 +50,7 @@ __all__ = [
     "read_superglue",
 ]
 
-K_COLUMNS = tuple(f"k{c}_{i}{j}" for c in (0, 1) for i in (1, 2, 3) for j in (1, 2, 3))
-T_COLUMNS = tuple(f"t_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3, 4))
+K_COLUMNS = (*K0_COLUMNS, *K1_COLUMNS)
 #: T_0to1's last row: optional, 0 0 0 1 where given
 LAST_ROW = ("t_41", "t_42", "t_43", "t_44")
 #: the columns of pair_cameras (but run_id and pair_no), as :func:`cameras_of` returns them

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PoseRun"]
+__all__ = ["K0_COLUMNS", "K1_COLUMNS", "T_COLUMNS", "PoseRun"]
+
+#: A pair's cameras as the pairs table and ``pair_cameras`` hold them: K0 and K1 row-major, and
+#: the first three rows of T_0to1 (its last is 0 0 0 1).
+K0_COLUMNS = tuple(f"k0_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3))
+K1_COLUMNS = tuple(f"k1_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3))
+T_COLUMNS = tuple(f"t_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3, 4))
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from evalstore.metrics.pose_catalogue import (
     PoseRules,
     rules_of,
 )
-from evalstore.metrics.pose_inputs import PoseRun
+from evalstore.metrics.pose_inputs import K0_COLUMNS, K1_COLUMNS, T_COLUMNS, PoseRun
 from evalstore.metrics.references import Inputs, KeypointRun, Params, Reference, Result
 
 if TYPE_CHECKING:
@@ -234,15 +234,12 @@ def read_pose_run(con: duckdb.DuckDBPyConnection, run_id: int) -> PoseRun:
     cams = queries.fetch(con, "eval/pose_cameras", key)
     matches = queries.fetch(con, "eval/pose_matches", key)
     est = queries.fetch(con, "eval/pose_estimate_rows", key)
-    k0 = [f"k0_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3)]
-    k1 = [f"k1_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3)]
-    t = [f"t_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3, 4)]
     coords = {c: matches[c].cast(pl.Float64).to_numpy() for c in ("x0", "y0", "x1", "y1")}
     return PoseRun(
         pairs=_ids(cams["pair_id"].to_list()),
-        k0=_floats(cams, k0).reshape(-1, 3, 3),
-        k1=_floats(cams, k1).reshape(-1, 3, 3),
-        t=_floats(cams, t).reshape(-1, 3, 4),
+        k0=_floats(cams, K0_COLUMNS).reshape(-1, 3, 3),
+        k1=_floats(cams, K1_COLUMNS).reshape(-1, 3, 3),
+        t=_floats(cams, T_COLUMNS).reshape(-1, 3, 4),
         n_keypoints0=cams["n_keypoints0"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
         pair=_ids(matches["pair_id"].to_list()),
         est_pair=_ids(est["pair_id"].to_list()),
