@@ -77,5 +77,7 @@ def test_an_estimate_does_not_depend_on_what_ran_before() -> None:
 def test_pose_rules_refuse_an_auc_code_no_sql_follows() -> None:
     with pytest.raises(InvalidInput, match=r"PoseRules auc 'colmap': expected one of superglue"):
         PoseRules(auc="colmap")
+    with pytest.raises(InvalidInput, match=r"ransac_thresholds \(1.0, 0.5\): .* ascending"):
+        PoseRules(ransac_thresholds=(1.0, 0.5))
     assert PROTOCOLS["gluefactory"].pose is not None
     assert PROTOCOLS["gluefactory"].pose.ransac_thresholds == GLUEFACTORY_RANSAC_SWEEP

@@ -20,6 +20,7 @@ cache key, known before its SQL runs, and cannot hold what the SQL finds.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,6 +81,12 @@ class PoseRules:
         if self.auc not in AUC_CODES:
             known = ", ".join(AUC_CODES)
             raise InvalidInput(f"PoseRules auc {self.auc!r}: expected one of {known}")
+        swept = self.ransac_thresholds
+        if not swept or any(b <= a for a, b in itertools.pairwise(swept)):
+            # the SQL keeps the smallest of equal mAAs, the twin the first: the same if sorted
+            raise InvalidInput(
+                f"PoseRules ransac_thresholds {swept}: give at least one, in ascending order"
+            )
 
     def params(self) -> dict[str, Any]:
         """What a value of a metric that reads the estimates records of the setting in its
