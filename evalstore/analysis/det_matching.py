@@ -33,6 +33,7 @@ from evalstore.core.detection import CocoParams
 from evalstore.core.detection_match import coco_match, group_ranks
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
+from evalstore.metrics import protocols
 from evalstore.metrics.det_references import (
     COCO_METRICS,
     TIDE_METRICS,
@@ -40,7 +41,7 @@ from evalstore.metrics.det_references import (
     stored_run,
     tide_inputs,
 )
-from evalstore.metrics.pose_catalogue import ESTIMATED, rules_of
+from evalstore.metrics.pose_catalogue import ESTIMATED
 
 if TYPE_CHECKING:
     from evalstore.db.connection import Database
@@ -75,7 +76,7 @@ def ensure_derived(
     if metric.name in estimates.NEEDS_ESTIMATES:
         estimates.ensure_estimates(store, run_ids, needed_by=metric.name)
     if metric.name in ESTIMATED:
-        rules = rules_of(None if protocol is None else protocol.pose)
+        rules = protocols.pose_rules(protocol)
         settings = [PoseSetting(rules.method, t, rules.confidence) for t in rules.ransac_thresholds]
         ensure_pose_estimates(store, run_ids, settings, needed_by=metric.name)
     if metric.path is not None and metric.source == "detections":

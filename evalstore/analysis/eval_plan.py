@@ -21,7 +21,7 @@ from evalstore.db import queries
 from evalstore.errors import InvalidInput
 from evalstore.metrics import protocols
 from evalstore.metrics.catalogue import ALL_TASKS, LIST_NOUN, TIES, Metric, for_task
-from evalstore.metrics.pose_catalogue import ESTIMATED, rules_of
+from evalstore.metrics.pose_catalogue import ESTIMATED
 from evalstore.runs.registry import resolve_many
 from evalstore.runs.selection import check_slice_keys
 
@@ -105,7 +105,8 @@ def params_text(
     if metric.sweep is not None:
         values[metric.sweep.column] = at
     if metric.name in ESTIMATED:  # the setting of the poses it reads: the protocol's
-        values.update(rules_of(None if protocol is None else protocols.get(protocol).pose).params())
+        chosen = None if protocol is None else protocols.get(protocol)
+        values.update(protocols.pose_rules(chosen).params())
     return json.dumps(values, sort_keys=True, separators=(",", ":"))
 
 

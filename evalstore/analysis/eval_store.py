@@ -20,7 +20,8 @@ from evalstore.analysis.eval_plan import params_text
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
 from evalstore.metrics.catalogue import Metric
-from evalstore.metrics.pose_catalogue import RULED, rules_of
+from evalstore.metrics.pose_catalogue import RULED
+from evalstore.metrics.protocols import pose_rules
 from evalstore.metrics.single_label_catalogue import PROBABILITY_CHECK
 
 if TYPE_CHECKING:
@@ -68,6 +69,27 @@ def check(store: Database, metric: Metric, task: str, run_ids: Sequence[int]) ->
         raise InvalidInput(f"{metric.name}: run {run}: sample {sample!r} {problem}")
 
 
+def sql_bind(
+    metric: Metric,
+    run_ids: list[int],
+    task: str,
+    *,
+    ties: str,
+    k: int,
+    at: Sequence[float],
+    protocol: Protocol | None,
+) -> dict[str, Any]:
+    """The values of ``metric``'s SQL ``$parameters`` for ``run_ids`` of ``task``: the tie
+    policy, cut-off, sweep values and, for the pose metrics, the protocol's estimation
+    setting and AUC code."""
+    bind: dict[str, Any] = {"runs": run_ids, "task": task, "ties": ties, "k": k}
+    if metric.sweep is not None:
+        bind[metric.sweep.param] = list(at)
+    if metric.name in RULED:
+        bind.update(pose_rules(protocol).binds())
+    return bind
+
+
 def store_values(
     store: Database,
     metric: Metric,
@@ -92,11 +114,7 @@ def store_values(
     the values, so that a Ctrl-C leaves the store as it was or with both."""
     con = store.con
     run_ids = list(run_ids)
-    bind: dict[str, Any] = {"runs": run_ids, "task": task, "ties": ties, "k": k}
-    if metric.sweep is not None:
-        bind[metric.sweep.param] = list(at)
-    if metric.name in RULED:  # the poses' setting and the AUC's code: the protocol's
-        bind.update(rules_of(None if protocol is None else protocol.pose).binds())
+    bind = sql_bind(metric, run_ids, task, ties=ties, k=k, at=at, protocol=protocol)
     text = metric.query_for(ties).text  # the registry names each tie policy's SQL file
     now = datetime.now(timezone.utc).replace(tzinfo=None) if now is None else now
     with store.transaction():

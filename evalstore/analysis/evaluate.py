@@ -19,11 +19,10 @@ from evalstore.analysis.eval_plan import (
     run_ids,
     sweep_values,
 )
-from evalstore.analysis.eval_store import store_values
+from evalstore.analysis.eval_store import sql_bind, store_values
 from evalstore.db import queries
 from evalstore.errors import InvalidInput
 from evalstore.metrics import protocols, user
-from evalstore.metrics.pose_catalogue import RULED, rules_of
 from evalstore.metrics.registry import LIST_NOUN, METRICS, Metric, get
 from evalstore.runs.logged import latest_values, split_logged
 
@@ -70,11 +69,7 @@ def _compute(
     parameter set per value of its sweep, all from one query): make what its SQL reads on
     first use, compute a user's metric in the sandbox or hand it to ``engine``, then
     :func:`~evalstore.analysis.eval_store.store_values`."""
-    bind: dict[str, Any] = {"runs": run_ids, "task": task, "ties": ties, "k": k}
-    if metric.sweep is not None:
-        bind[metric.sweep.param] = at
-    if metric.name in RULED:  # the poses' setting and the AUC's code: the protocol's
-        bind.update(rules_of(None if protocol is None else protocol.pose).binds())
+    bind = sql_bind(metric, run_ids, task, ties=ties, k=k, at=at, protocol=protocol)
     now = datetime.now(timezone.utc).replace(tzinfo=None)
 
     def prepare() -> None:  # the estimates, matches and lists its SQL reads, made on first use

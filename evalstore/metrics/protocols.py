@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from evalstore.errors import InvalidInput
 from evalstore.metrics import multilabel_names
 from evalstore.metrics.catalogue import COCO_METRICS, TIDE_METRICS
-from evalstore.metrics.pose_catalogue import GLUEFACTORY_RANSAC_SWEEP, PoseRules
+from evalstore.metrics.pose_catalogue import GLUEFACTORY_RANSAC_SWEEP, PoseRules, rules_of
 
-__all__ = ["PROTOCOLS", "Protocol", "Source", "get"]
+__all__ = ["PROTOCOLS", "Protocol", "Source", "get", "pose_rules"]
 
 
 @dataclass(frozen=True)
@@ -371,3 +371,9 @@ def get(name: str) -> Protocol:
     if name not in PROTOCOLS:
         raise InvalidInput(f"unknown --protocol {name!r}; known: {', '.join(PROTOCOLS)}")
     return PROTOCOLS[name]
+
+
+def pose_rules(protocol: Protocol | None) -> PoseRules:
+    """The pose estimation setting and AUC code of ``protocol``: its own, else SuperGlue's
+    (:data:`~evalstore.metrics.pose_catalogue.DEFAULT_RULES`)."""
+    return rules_of(None if protocol is None else protocol.pose)
