@@ -188,3 +188,19 @@ def test_docs_queries_run(runs: Path, cli: Any, number: int) -> None:
     result = cli("sql", query, "--format", "json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout), query
+
+
+def test_one_unnamed_list_resamples_its_items(db: Path) -> None:
+    """A verification run without a group column is one list (group NULL): compare resamples
+    its items, as for any ranking metric below 10 lists (not a value of the whole run, such
+    as ece's, which has no item test)."""
+    rng = np.random.default_rng(5)
+    label = np.where(rng.random(400) < 0.5, 1, -1)
+    with Store(db) as store:
+        for name, noise in (("a", 0.5), ("b", 1.5)):
+            scores = label + noise * rng.standard_normal(400)
+            store.ingest({"item_id": np.arange(400), "score": scores, "label": label},
+                         task="verification", run=f"one/{name}", git_commit=None)  # fmt: skip
+        found = compare(store, ["one/a", "one/b"], n_boot=200)
+    assert found["resampled"].to_list() == ["items", "items"]
+    assert (found["ci_low"] < found["ci_high"]).all()

@@ -131,7 +131,7 @@ def interval(store: Store, run_id: int, task: str, metric: Metric, params: str, 
     stored = store.query("compare/unit_lists", keys)
     lists = stored["group_id"].to_list()
     values = stored["value"].fill_null(np.nan).to_numpy().astype(np.float64)
-    if metric.overall == "run row" or _one_value(store, run_id, task, metric, lists):
+    if metric.overall == "run row" or run_draws.one_value(store, run_id, task, metric, lists):
         return _whole_items(store, run_id, task, metric, call, rng, ci)
     if task == "detection" and metric.source == "scores":
         lists, matrix = by_category(lists, values[None, :])
@@ -166,17 +166,6 @@ def reads_samples(metric: Metric) -> bool:
     metric reads a sample's scores for every class: the metrics that check their samples
     before they are computed), so that resampling each list's items apart breaks its input."""
     return bool(metric.checks)
-
-
-def _one_value(store: Store, run_id: int, task: str, metric: Metric, lists: list[Any]) -> bool:
-    """Whether the metric's only value is a row of group NULL of a run whose rows are in
-    several lists or groups (``iou_micro``, ``ece``): a value of the whole run."""
-    if lists != [None]:
-        return False
-    if metric.source != "scores":
-        return True
-    named = store.query("eval/ci_named_lists", {"run_id": run_id, "task": task})
-    return int(named["n"][0]) > 0
 
 
 def _whole_items(

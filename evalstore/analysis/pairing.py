@@ -30,6 +30,7 @@ import polars as pl
 from evalstore.analysis import watching
 from evalstore.analysis.resampling import ItemLists, item_replicates, rank_swap_p
 from evalstore.analysis.reweighting import fast, reweighted_replicates
+from evalstore.analysis.run_draws import one_value
 from evalstore.analysis.statistics import (
     MIN_LISTS,
     TIE_TOLERANCE,
@@ -64,9 +65,8 @@ __all__ = [
 #: ``--resample``: ``auto`` (items below MIN_LISTS lists for ranking metrics, else lists),
 #: ``lists`` or ``items`` (ranking metrics; others resample lists).
 RESAMPLING = ("auto", "lists", "items")
-#: ``resampled`` of a metric whose items cannot be resampled list by list: it reads a sample's
-#: rows in every list together (the single-label metrics) or is one value of the whole run
-#: (``ece``, ``f1_micro``). Below MIN_LISTS lists it has no test (wins counted).
+#: ``resampled`` below MIN_LISTS lists of a metric that reads a sample's rows in every list
+#: (single-label) or is one value of the whole run (``ece``): no test, wins counted.
 ACROSS_LISTS = "samples: read across lists, no item test"
 
 
@@ -183,7 +183,7 @@ def stats(
     by_items = (metric.source == "scores" and task != "detection") and (
         resample == "items" or (resample == "auto" and n < MIN_LISTS)
     )
-    if by_items and (bool(metric.checks) or lists == [None]):
+    if by_items and (bool(metric.checks) or one_value(store, a.run_ids[0], task, metric, lists)):
         return {**out, "ci_low": nan, "ci_high": nan, "p_value": None, "resampled": ACROSS_LISTS}
     items = None
     p_json = json.loads(params)

@@ -20,7 +20,7 @@ docs/statistics.md gives the scheme.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -32,7 +32,10 @@ from evalstore.metrics.registry import Inputs, KeypointRun, Metric, Outcomes, Pa
 if TYPE_CHECKING:
     from evalstore.store.facade import Store
 
-__all__ = ["expand", "item_codes", "read_inputs", "read_ranked", "run_value", "value_replicates"]
+__all__ = [
+    "expand", "item_codes", "one_value", "read_inputs", "read_ranked", "run_value",
+    "value_replicates",
+]  # fmt: skip
 
 #: The homographies of a pair, row-major: true, estimated, inverse (table ``pairs``).
 _HOMOGRAPHY = [f"{m}{i}{j}" for m in "her" for i in (1, 2, 3) for j in (1, 2, 3)]
@@ -42,6 +45,18 @@ def _ids(values: list[object]) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
     out[:] = values
     return out
+
+
+def one_value(store: Store, run_id: int, task: str, metric: Metric, lists: list[Any]) -> bool:
+    """Whether the metric's only value (``lists``: its values' groups) is a row of group NULL
+    of a run whose rows are in several lists or groups (``iou_micro``, ``ece``): a value of
+    the whole run, not of one unnamed list (a verification run's)."""
+    if lists != [None]:
+        return False
+    if metric.source != "scores":
+        return True
+    named = store.query("eval/ci_named_lists", {"run_id": run_id, "task": task})
+    return int(named["n"][0]) > 0
 
 
 def read_ranked(store: Store, run_id: int, task: str) -> RankedLists:
