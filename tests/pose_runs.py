@@ -9,6 +9,7 @@ from values on the AUC thresholds, failures (+inf) and others. The estimates are
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +19,7 @@ import polars as pl
 from hypothesis import strategies as st
 
 from evalstore import Store
+from evalstore.analysis.pose_estimates import METHODS
 
 K_COLUMNS = [f"k{c}_{i}{j}" for c in (0, 1) for i in (1, 2, 3) for j in (1, 2, 3)]
 T_COLUMNS = [f"t_{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3, 4)]
@@ -93,12 +95,13 @@ def ingest_pose_run(store: Store, data: dict[str, Any], run: str) -> int:
     cams["n_keypoints0"] = pl.Series([p["n_keypoints0"] for p in data["pairs"]], dtype=pl.Int64)
     run_id = store.ingest_keypoints(matches, run=run, pairs=pl.DataFrame(cams), git_commit=None)
     for p in data["pairs"]:
-        for th, conf, err_t, err_r in p["estimates"]:
+        # each estimator's (a protocol's rules name theirs), the same errors
+        for method, (th, conf, err_t, err_r) in itertools.product(sorted(METHODS), p["estimates"]):
             store.con.execute(  # test-only: the estimates the metrics read, as stated
                 "insert into pose_estimates (run_id, pair_no, method, threshold, confidence,"
-                " err_t, err_r, n_inliers) select run_id, pair_no, 'opencv', $th, $conf, $et,"
+                " err_t, err_r, n_inliers) select run_id, pair_no, $method, $th, $conf, $et,"
                 " $er, 0 from pairs where run_id = $run and pair_id = $pair",
                 {"run": run_id.run_id, "pair": p["pair_id"], "th": th, "conf": conf,
-                 "et": err_t, "er": err_r},
+                 "et": err_t, "er": err_r, "method": method},
             )  # fmt: skip
     return int(run_id.run_id)
