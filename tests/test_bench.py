@@ -63,6 +63,18 @@ CASES: dict[str, tuple[list[str], list[str], list[pytest.MarkDecorator]]] = {
         ],
         [],
     ),
+    "numpy_sort.py": (
+        ["--rows", "20000", "--lists", "20", "--repeat", "1"],
+        [
+            r"this CPU is AMD Zen 4 with AVX-512: (yes|no)",
+            rf"np\.sort of 2\^20 values, NumPy's own: uint64 {NUM} ms, float32 {NUM} ms",
+            rf"np\.sort of 2\^20 values, AVX-512 disabled: uint64 {NUM} ms, float32 {NUM} ms",
+            rf"\| as it runs \| {NUM} \| {NUM} \| {NUM} \|",
+            rf"as it runs / NumPy's own: {X} CPU",
+            r"the same rows stored: yes",
+        ],
+        [],
+    ),
     "detection.py": (
         ["--images", "20", "--repeat", "1"],
         [

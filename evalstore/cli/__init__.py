@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import typer
 
 from evalstore.cli.common import app
+from evalstore.cli.numpy_sort import prefer_avx2_sort
 
 __all__ = ["app", "app_for", "main"]
 
@@ -41,4 +42,5 @@ def main(argv: Sequence[str] | None = None) -> None:
     import sys
 
     args = list(sys.argv[1:] if argv is None else argv)
+    prefer_avx2_sort(args)
     app_for(args)(args=args, prog_name="evalstore")
