@@ -4,6 +4,7 @@ the CLI; a configuration's t interval across seeds clipped to it, saying so."""
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from evalstore import dashboards as dash
 from evalstore.analysis import compare_caveats
 from evalstore.analysis.configurations import groups
 from evalstore.analysis.group_caveats import with_caveats
-from evalstore.dashboards import axes
+from evalstore.dashboards import axes, heatmap
 from evalstore.metrics import registry as metrics
 from evalstore.metrics.ranges import value_range
 from evalstore.metrics.user import load_metrics
@@ -30,9 +31,9 @@ def test_the_range_table() -> None:
     assert value_range("tide_cls") == (0.0, 100.0)
     assert value_range("reprojection_error") == (0.0, None)
     assert value_range("no_such_metric") is None and value_range(None) is None
-    # the dashboards clip to a bounded range only; the UI reads the same table
+    # the dashboards clip to the range, an unbounded top as +inf; the UI reads the same table
     assert axes.value_range("tide_cls") == (0.0, 100.0)
-    assert axes.value_range("reprojection_error") is None
+    assert axes.value_range("reprojection_error") == (0.0, math.inf)
     assert caveats.value_range("reprojection_error") == (0.0, None)
 
 
@@ -116,6 +117,29 @@ def test_dashboard_leaderboard_error_bars_stay_in_0_1() -> None:
     assert bars["error_y"]["array"][1] == pytest.approx(0.02)  # not cut: unchanged
     notes = [c[2] for c in bars["customdata"]]
     assert "clipped" in notes[0] and notes[1] == ""
+
+
+def test_dashboard_error_bars_of_pixels_stop_at_0() -> None:
+    """reprojection_error has no upper bound: a configuration's sd bar is cut at 0 below, as
+    the caveat says, and not above; a heatmap of it is coloured over its values' span."""
+    frame = pl.DataFrame({
+        "experiment": ["kp", "kp"], "config": ["c", "d"],
+        "runs": [["kp/c-seed0", "kp/c-seed1"], ["kp/d-seed0", "kp/d-seed1"]],
+        "n_runs": [2, 2], "task": ["keypoints"] * 2,
+        "metric": ["reprojection_error"] * 2, "base_metric": ["reprojection_error"] * 2,
+        "params": ["{}"] * 2, "mean": [0.5, 40.0], "sd": [2.0, 30.0],
+    })  # fmt: skip
+    panel = dash.Panel(index=1, title="t", kind="leaderboard", query="dashboards/leaderboard",
+                       facet_cols=1)  # fmt: skip
+    fig = dash.panel_figure(panel, frame)
+    assert fig is not None
+    (bars,) = [t for t in json.loads(fig.to_json())["data"] if t.get("error_y")]
+    assert bars["error_y"]["arrayminus"] == pytest.approx([0.5, 30.0])
+    assert bars["error_y"]["array"] == pytest.approx([2.0, 30.0])
+    notes = [c[2] for c in bars["customdata"]]
+    assert "clipped" in notes[0] and notes[1] == ""
+    assert heatmap._scales([frame], "mean") == [(0.5, 40.0)]
+    assert heatmap._scales([frame.with_columns(base_metric=pl.lit("ap"))], "mean") == [(0, 1)]
 
 
 def test_cli_compare_warns_of_few_lists_and_clips(db: Path, cli: Any) -> None:

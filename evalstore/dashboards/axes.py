@@ -38,11 +38,12 @@ _CODE = re.compile(r"`([^`]+)`")
 
 def value_range(metric: str | None) -> tuple[float, float] | None:
     """The range of a metric's values (:func:`evalstore.metrics.ranges.value_range`) to clip
-    to: (0, 1) for the fractions, (0, 100) for TIDE's; None when unknown or unbounded."""
+    to: (0, 1) for the fractions, (0, 100) for TIDE's, (0, inf) for the pixels of
+    ``reprojection_error`` (an error bar stops at 0); None when unknown."""
     span = ranges.value_range(metric)
-    if span is None or span[1] is None:
+    if span is None:
         return None
-    return (span[0], span[1])
+    return (span[0], math.inf if span[1] is None else span[1])
 
 
 def clipped(

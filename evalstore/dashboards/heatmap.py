@@ -12,6 +12,7 @@ read; the hover always gives them.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import polars as pl
@@ -100,7 +101,10 @@ def _scales(parts: list[pl.DataFrame], z: str) -> list[tuple[float | None, float
     for part in parts:
         metric = _facet_metric(part)
         fixed = value_range(metric)
-        scales.append(fixed if fixed is not None else spans.get(metric, (None, None)))
+        if fixed is not None and math.isfinite(fixed[1]):  # pixels: the values' span
+            scales.append(fixed)
+        else:
+            scales.append(spans.get(metric, (None, None)))
     return scales
 
 
