@@ -209,6 +209,7 @@ CASES: dict[str, tuple[list[str], list[str], list[pytest.MarkDecorator]]] = {
             rf"one ingest\s+{NUM} CPU s\s+{NUM} CPU ns per row",
             rf"ratio \(steps / one ingest\): {NUM}",
             rf"DuckDB alone, 3 insert\+commit of a step's file / one of all: {NUM}",
+            rf"DuckDB alone, the same inserts committed 10 at a time / one of all: {NUM}",
             rf"the first tenth of the steps {NUM} CPU s, the last {NUM} \({X}\)",
         ],
         [],
