@@ -89,6 +89,27 @@ def test_this_machine() -> None:
             assert got["exp"] == "X86_V4", got
 
 
+def test_a_numpy_that_refuses_starts_the_command_again() -> None:
+    """A NumPy whose baseline holds the targets refuses the variable at import (here: its
+    baseline, X86_V2, stands for them): the process starts again as given, without them."""
+    code = (
+        "import os, sys\n"
+        "import evalstore.cli.numpy_sort as m\n"
+        "m.AVX512_TARGETS = 'X86_V2'\n"
+        "m.slow_avx512_sort = lambda text: True\n"
+        "m._numpy_names_known = lambda: True\n"
+        "print('start', repr(os.environ.get(m.VARIABLE)), flush=True)\n"
+        "did = m.prefer_avx2_sort(['ingest'])\n"
+        "import numpy\n"
+        "print('ran', did, numpy.add(1, 2), flush=True)\n"
+    )
+    environ = {k: v for k, v in os.environ.items() if k != VARIABLE}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=environ, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["start None", "start ''", "ran False 3"], done.stdout
+
+
 def _ranked(path: Path, rows: int, lists: int, *, f64: bool = False, decimals: int | None = None,
             text: bool = False) -> Path:  # fmt: skip
     rng = np.random.default_rng(rows + lists)

@@ -16,7 +16,8 @@ correctly rounded on every path, so what it stores is the same byte for byte
 Nothing is changed when ``NPY_DISABLE_CPU_FEATURES`` is set already (set it, even empty, to
 keep NumPy's own choice), when NumPy was imported before (the Python API: a process imports
 NumPy once), when NumPy is older than 2.4 (whose targets have other names), or on any other
-command or CPU.
+command or CPU. A NumPy built with AVX-512 in its baseline refuses the variable at its import;
+the command then starts again as given, with NumPy's own choice.
 """
 
 from __future__ import annotations
@@ -87,6 +88,12 @@ def prefer_avx2_sort(argv: Sequence[str]) -> bool:
     os.environ[VARIABLE] = AVX512_TARGETS
     try:
         import numpy  # noqa: F401  (read the variable once, at its import)
+    except RuntimeError as exc:
+        if VARIABLE not in str(exc):
+            raise
+        # a NumPy built with AVX-512 in its baseline refuses to disable it, and cannot be
+        # imported again in this process: the command starts again with NumPy's own choice
+        os.execve(sys.executable, sys.orig_argv, {**os.environ, VARIABLE: ""})
     finally:
-        del os.environ[VARIABLE]
+        os.environ.pop(VARIABLE, None)
     return True
