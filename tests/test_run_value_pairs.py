@@ -38,6 +38,7 @@ from evalstore.analysis.run_value_pairs import (
     resamples_pairs,
     swapped,
 )
+from evalstore.analysis.statistics import percentile_interval
 from evalstore.core import pose
 from evalstore.metrics.pose_catalogue import POSE, PoseRules
 from evalstore.metrics.pose_references import PoseRun
@@ -125,6 +126,24 @@ def test_leaving_the_matches_out_changes_no_replicate(name: str) -> None:
         for r, run in enumerate(runs):
             whole = run_draws.expand(run, w[aligned.index[r]])
             assert got[r, j] == run_draws.run_value(metric, whole, call)
+
+
+def test_an_infinite_median_error_is_tested_without_nan() -> None:
+    """Run A fails 4 of 10 pairs (its median error finite), B the same 4 and one more (its
+    median +inf): every swap leaves one run with 5 failures, so |d*| is infinite each time and
+    p = 1; the interval takes order statistics of replicates holding +inf (no NaN)."""
+    names = [f"p{i}" for i in range(10)]
+    errors = np.random.default_rng(0).uniform(1, 5, 10)
+    errors[:4] = np.inf
+    worse = errors * 1.01
+    worse[4] = np.inf
+    aligned = align([_run(names, errors), _run(names, worse)])
+    assert aligned is not None
+    got = compared(METRICS["pose_error"], aligned, Params(), 1, False, 200, 0)
+    assert got["p_value"] == 1.0 and got["resampled"] == "pairs"
+    assert 0 < got["ci_low"] < np.inf and got["ci_high"] == np.inf
+    assert percentile_interval(np.array([1.0, 2.0, np.inf, np.inf])) == (1.0, np.inf)
+    assert percentile_interval(np.arange(101.0)) == pytest.approx((2.5, 97.5))  # as ever
 
 
 def _keypoints(names: list[str], rng: np.random.Generator) -> KeypointRun:

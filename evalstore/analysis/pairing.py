@@ -65,8 +65,8 @@ __all__ = [
 #: ``--resample``: ``auto`` (items below MIN_LISTS lists for ranking metrics, else lists),
 #: ``lists`` or ``items`` (ranking metrics; others resample lists).
 RESAMPLING = ("auto", "lists", "items")
-#: ``resampled`` below MIN_LISTS lists of a metric that reads a sample's rows in every list
-#: (single-label) or is one value of the whole run (``ece``): no test, wins counted.
+#: ``resampled`` where items would be resampled, of a metric reading a sample's rows in every
+#: list (single-label) or one value of a whole run (``ece``: always): no test, wins counted.
 ACROSS_LISTS = "samples: read across lists, no item test"
 
 

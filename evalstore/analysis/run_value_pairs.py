@@ -173,7 +173,9 @@ def swap_p(
     if np.isnan(observed):
         return float("nan")
     both = pooled(aligned)
-    tol = 1e-12 * max(1.0, abs(observed))
+    # an infinite observed difference (one run's median pose error +inf) is met by an
+    # infinite swapped one alone; a relative tolerance of it would be inf - inf
+    tol = 0.0 if np.isinf(observed) else 1e-12 * max(1.0, abs(observed))
     hits = 0
     for i in range(n_perm):
         star_a, star_b = swapped(aligned, rng.random(aligned.n) < 0.5)
@@ -242,7 +244,8 @@ def compared(
         diffs = seed_replicates(reps[:n_a], reps[n_a:], rng)
         p, resampled = inversion_p(diffs[~np.isnan(diffs)]), "seeds+pairs"
     else:
-        diffs = reps[1] - reps[0]
+        with np.errstate(invalid="ignore"):  # both runs' values +inf: no difference (NaN)
+            diffs = reps[1] - reps[0]
         p, resampled = swap_p(metric, aligned, call, rng, n_boot), "pairs"
     kept = diffs[~np.isnan(diffs)]
     low, high = percentile_interval(kept) if kept.size else (nan, nan)

@@ -109,9 +109,16 @@ def effect_size(diffs: np.ndarray) -> float:
 
 
 def percentile_interval(replicates: np.ndarray, level: float = 0.95) -> tuple[float, float]:
-    """The percentile interval of bootstrap replicates."""
+    """The percentile interval of bootstrap replicates. Replicates that hold an infinity (a
+    difference of median pose errors, where a run's median is +inf) take the order
+    statistics themselves (``inverted_cdf``), not a line between two of them, whose
+    ``inf - inf`` would be NaN; finite replicates are interpolated as always."""
     alpha = (1 - level) / 2
-    low, high = np.quantile(replicates, [alpha, 1 - alpha])
+    values = np.asarray(replicates, dtype=np.float64)
+    if np.isfinite(values).all():
+        low, high = np.quantile(values, [alpha, 1 - alpha])
+    else:
+        low, high = np.quantile(values, [alpha, 1 - alpha], method="inverted_cdf")
     return float(low), float(high)
 
 
