@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-__all__ = ["clip_intervals", "unbounded"]
+__all__ = ["clip_intervals"]
 
 
 def clip_intervals(
@@ -54,8 +54,3 @@ def clip_intervals(
         ci_high=pl.Series(highs, dtype=pl.Float64),
         caveat=pl.Series(caveats, dtype=pl.String),
     )
-
-
-def unbounded(high: float | None) -> float:
-    """An upper bound, ``inf`` where the range has none."""
-    return math.inf if high is None else high

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from evalstore.analysis.clipping import clip_intervals, unbounded
+from evalstore.analysis.clipping import clip_intervals
 from evalstore.analysis.intervals import FEW_LISTS
-from evalstore.metrics.ranges import value_range
+from evalstore.metrics.ranges import clip_bounds
 
 __all__ = ["FEW_LISTS", "with_caveats"]
 
@@ -40,8 +40,8 @@ def with_caveats(result: pl.DataFrame) -> pl.DataFrame:
 
 def _difference_bounds(metric: str) -> tuple[float, float] | None:
     """What a difference of two values of ``metric`` can take: +-(its range's width)."""
-    span = value_range(metric)
+    span = clip_bounds(metric)
     if span is None:
         return None
-    width = unbounded(span[1]) - span[0]
+    width = span[1] - span[0]
     return -width, width

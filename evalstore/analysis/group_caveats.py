@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from evalstore.analysis.clipping import clip_intervals, unbounded
-from evalstore.metrics.ranges import value_range
+from evalstore.analysis.clipping import clip_intervals
+from evalstore.metrics.ranges import clip_bounds
 
 __all__ = ["FEW_SEEDS", "with_caveats"]
 
@@ -26,13 +26,8 @@ def with_caveats(frame: pl.DataFrame) -> pl.DataFrame:
     (wide)."""
     return clip_intervals(
         frame,
-        bounds=_bounds,
+        bounds=clip_bounds,
         count="n_runs",
         few=FEW_SEEDS,
         few_note=lambda n: f"{n} seeds: t interval wide",
     )
-
-
-def _bounds(metric: str) -> tuple[float, float] | None:
-    span = value_range(metric)
-    return None if span is None else (span[0], unbounded(span[1]))

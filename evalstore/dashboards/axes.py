@@ -1,7 +1,7 @@
 """Dashboard axes (pure): what a reader needs to read a chart without hovering.
 
 :func:`value_range` is a metric's range (0..1 for the fractions: AP, accuracy, MMA...; 0..100
-for TIDE's; None for unbounded ones such as ``reprojection_error``); :func:`clipped` cuts an
+for TIDE's; 0..inf for the pixels of ``reprojection_error``); :func:`clipped` cuts an
 interval to it; :func:`time_axis` picks tick labels for a span of times (``14:05``, not
 ``03:52:08.9995``, for runs of one day); :func:`value_axis` zooms a y axis to the values drawn
 (within the metric's range); :func:`wrap_title` fits a chart title into its column (the whole
@@ -40,10 +40,7 @@ def value_range(metric: str | None) -> tuple[float, float] | None:
     """The range of a metric's values (:func:`evalstore.metrics.ranges.value_range`) to clip
     to: (0, 1) for the fractions, (0, 100) for TIDE's, (0, inf) for the pixels of
     ``reprojection_error`` (an error bar stops at 0); None when unknown."""
-    span = ranges.value_range(metric)
-    if span is None:
-        return None
-    return (span[0], math.inf if span[1] is None else span[1])
+    return ranges.clip_bounds(metric)
 
 
 def clipped(

@@ -15,10 +15,12 @@ True
 
 from __future__ import annotations
 
+import math
+
 from evalstore.errors import InvalidInput
 from evalstore.metrics.registry import get
 
-__all__ = ["value_range"]
+__all__ = ["clip_bounds", "value_range"]
 
 _TIDE = (0.0, 100.0)
 _UNBOUNDED: dict[str, tuple[float, float | None]] = {
@@ -42,3 +44,13 @@ def value_range(metric: str | None) -> tuple[float, float | None] | None:
     if found.name.startswith("tide_"):
         return _TIDE
     return _UNBOUNDED.get(found.name, (0.0, 1.0))
+
+
+def clip_bounds(metric: str | None) -> tuple[float, float] | None:
+    """:func:`value_range` as a value is clipped to it: an unbounded top is +inf.
+
+    >>> clip_bounds("map"), clip_bounds("reprojection_error"), clip_bounds("my_loss")
+    ((0.0, 1.0), (0.0, inf), None)
+    """
+    span = value_range(metric)
+    return None if span is None else (span[0], math.inf if span[1] is None else span[1])
