@@ -7,7 +7,6 @@ one run's value")."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -172,11 +171,12 @@ def test_each_multi_label_replicate_is_ml_gcns_number_on_the_drawn_images(runs: 
         assert cf1 == pytest.approx(want, rel=1e-12)
 
 
-def test_compare_gives_no_item_test_where_a_samples_rows_span_the_lists(db: Path) -> None:
+def test_compare_resamples_samples_where_a_samples_rows_span_the_lists(db: Path) -> None:
     """Below 10 classes, compare resamples items list by list, which would split a sample's
     rows across its class lists: the single-label metrics and the values of the whole run
-    (ece, f1_micro) get no interval or p-value there (wins counted), never a [0, 0] interval;
-    AP, a mean over classes of each list's own ranking, keeps its item test."""
+    (ece, f1_micro) resample whole samples instead (``samples``, tests/test_compare_samples.py),
+    never a [0, 0] interval; AP, a mean over classes of each list's own ranking, keeps its
+    item test."""
     rng = np.random.default_rng(3)
     with Store(db) as store:
         rows_a = _single_label(rng)[0]  # b: the same samples and truth, other scores
@@ -188,8 +188,8 @@ def test_compare_gives_no_item_test_where_a_samples_rows_span_the_lists(db: Path
     rows = {r["metric"]: r for r in found.to_dicts()}
     for name in ("ece", "f1_micro", "f1_macro", "balanced_accuracy"):
         row = rows[name]
-        assert row["resampled"] in UNTESTED, row
-        assert math.isnan(row["ci_low"]) and row["p_value"] is None, row
-        assert row["caveat"] == "", row
+        assert row["resampled"] == "samples" and row["resampled"] not in UNTESTED, row
+        assert row["ci_low"] < row["ci_high"] and 0 < row["p_value"] <= 1, row
+        assert row["n_lists"] == N and row["caveat"] == "", row
     assert rows["map"]["resampled"] == "items", rows.keys()
     assert rows["map"]["ci_low"] < rows["map"]["ci_high"]

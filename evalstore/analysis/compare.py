@@ -222,10 +222,9 @@ def compare_units(
             if not _is_default(params, ties, protocol, metrics is None):
                 continue
             stats = pairing.stats(store, base, other, task, metric, params, n_boot, resample, seed)
-            if metric.overall == "run row":  # the run's value is not the lists' mean
-                stats |= run_value_pairs.stats(
-                    store, base, other, task, metric, params, n_boot, seed
-                )  # fmt: skip
+            if run_value_pairs.tests_run_value(metric, stats["resampled"]):
+                stats |= run_value_pairs.stats(store, base, other, task, metric, params, n_boot,
+                                               seed)  # fmt: skip
             value_a = _unit_value(overall, base, key)
             value_b = _unit_value(overall, other, key)
             better, worse = (

@@ -25,16 +25,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from evalstore.core.single_label import SampleMatrix, sample_cells
 from evalstore.errors import InvalidInput
 from evalstore.metrics.pose_references import PoseRun, expand_pose_run, read_pose_run
+from evalstore.metrics.references import Result
 from evalstore.metrics.registry import Inputs, KeypointRun, Metric, Outcomes, Params, RankedLists
 
 if TYPE_CHECKING:
     from evalstore.store.facade import Store
 
 __all__ = [
-    "expand", "item_codes", "one_value", "read_inputs", "read_ranked", "run_value",
-    "value_replicates",
+    "expand", "item_codes", "one_value", "read_inputs", "read_ranked", "read_samples", "run_value",
+    "value_of", "value_replicates",
 ]  # fmt: skip
 
 #: The homographies of a pair, row-major: true, estimated, inverse (table ``pairs``).
@@ -74,6 +76,26 @@ def read_ranked(store: Store, run_id: int, task: str) -> RankedLists:
         lists=_ids(over["group_id"].to_list()) if over.height else None,
         n_positives=over["n_positives"].to_numpy().astype(np.int64) if over.height else None,
         gains=rows["gain"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
+    )
+
+
+def read_samples(store: Store, run_id: int, task: str) -> SampleMatrix:
+    """The single-label run ``run_id`` as the sample x class matrix that
+    :func:`~evalstore.metrics.single_label_references.single_label_samples` makes of
+    :func:`read_ranked`'s rows, read as cells (no Python object per row).
+
+    Raises:
+        InvalidInput: a run unfit for single-label metrics (as its evaluation says).
+    """
+    key = {"run_id": run_id, "task": task}
+    cells = store.query("eval/ci_sample_cells", key)
+    return sample_cells(
+        store.query("eval/ci_class_ids", key)["group_id"].to_list(),
+        store.query("eval/ci_sample_ids", key)["item_id"].to_list(),
+        cells["sample"].to_numpy().astype(np.int64),
+        cells["class"].to_numpy().astype(np.int64),
+        cells["score"].fill_null(-np.inf).to_numpy().astype(np.float64),
+        cells["label"].to_numpy().astype(np.int64),
     )
 
 
@@ -219,7 +241,11 @@ def run_value(metric: Metric, inputs: Inputs, params: Params) -> float:
     """The run's value as the twin gives it, at the sweep value of ``params`` (if any): its
     row of group None where it has one (``overall = "run row"``, or a single value of the
     whole run), else the mean of its lists' values (NaN left out); NaN where it has none."""
-    result = metric.reference(inputs, params)
+    return value_of(metric.reference(inputs, params), params)
+
+
+def value_of(result: Result, params: Params) -> float:
+    """:func:`run_value` of the twin's rows ``result``."""
     at = np.ones(result.group.size, dtype=bool)
     if result.at is not None and params.at:
         at = np.isclose(np.asarray(result.at, dtype=np.float64), float(params.at[0]))

@@ -13,8 +13,17 @@ between the runs with probability 1/2 and the difference recomputed, ``p = (1 + 
 draw of pairs, and the bootstrap's own p-value; ``seeds+pairs``). docs/statistics.md gives the
 scheme and the simulations that check it.
 
-Every other metric of ``overall = "run row"`` (TIDE's, the classification metrics of a whole
-run) keeps :data:`RUN_VALUE`: its values and their difference, no test.
+The single-label classification metrics (``top1_accuracy``, ``topk_accuracy``, ``ece``,
+``f1_micro``, and ``f1_macro`` and ``balanced_accuracy`` where ``compare`` would resample
+items) are tested the same way over the runs' shared *samples* (``resampled = samples``): a
+sample is drawn with its scores in every class list, the value recomputed by the twin's own
+code on the drawn samples (:func:`~evalstore.metrics.single_label_references.
+single_label_result`), and the swap test exchanges a sample's row of scores between the runs
+(for top-1 accuracy, the randomisation form of McNemar's test). The runs must hold the same
+samples and the same classes in the same list order, else :data:`DIFFERENT_SAMPLES`.
+
+Every other metric of ``overall = "run row"`` (TIDE's, the multi-label classification metrics
+of a whole run) keeps :data:`RUN_VALUE`: its values and their difference, no test.
 """
 
 from __future__ import annotations
@@ -29,8 +38,11 @@ from evalstore.analysis import run_draws, watching
 from evalstore.analysis.intervals import twin_params
 from evalstore.analysis.pairing import ACROSS_LISTS
 from evalstore.analysis.statistics import inversion_p, percentile_interval, seed_replicates
+from evalstore.core.single_label import SampleMatrix, Summary
 from evalstore.metrics.pose_references import PoseRun
 from evalstore.metrics.registry import Inputs, KeypointRun, Metric, Params
+from evalstore.metrics.single_label_catalogue import SINGLE_LABEL
+from evalstore.metrics.single_label_references import single_label_result, summarize
 
 if TYPE_CHECKING:
     from evalstore.analysis.configurations import Unit
@@ -38,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DIFFERENT_PAIRS",
+    "DIFFERENT_SAMPLES",
     "RUN_VALUE",
     "UNTESTED",
     "Aligned",
@@ -46,17 +59,21 @@ __all__ = [
     "paired_replicates",
     "pooled",
     "resamples_pairs",
+    "resamples_samples",
     "stats",
     "swap_p",
     "swapped",
+    "tests_run_value",
 ]
 
 #: ``resampled`` of a run value without a test (TIDE's): wins counted, no interval or p-value.
 RUN_VALUE = "run value: not a mean over lists, no test"
 #: ``resampled`` of a run value of runs whose image pairs differ: no paired test.
 DIFFERENT_PAIRS = "run value: the runs' pairs differ, no paired test"
+#: ``resampled`` of a single-label metric of runs whose samples or classes differ.
+DIFFERENT_SAMPLES = "run value: the runs' samples or classes differ, no paired test"
 #: The ``resampled`` of rows without a test.
-UNTESTED = (RUN_VALUE, DIFFERENT_PAIRS, ACROSS_LISTS)
+UNTESTED = (RUN_VALUE, DIFFERENT_PAIRS, DIFFERENT_SAMPLES, ACROSS_LISTS)
 
 #: The fields of a run's matches (no run value of :func:`resamples_pairs` reads them: left
 #: out, so a draw does not copy them) and of its pair ids.
@@ -67,8 +84,8 @@ _MATCHES = {
 _PAIR_IDS = {PoseRun: ("pairs", "est_pair"), KeypointRun: ("pairs",)}
 #: Replicates (and swaps) between two reports to a watching page (the UI's progress).
 _BLOCK = 50
-#: The inputs of a run value of image pairs.
-PairInputs = PoseRun | KeypointRun
+#: The inputs of a run value of image pairs, or of a single-label run's samples.
+PairInputs = PoseRun | KeypointRun | Summary
 
 
 def resamples_pairs(metric: Metric) -> bool:
@@ -76,6 +93,19 @@ def resamples_pairs(metric: Metric) -> bool:
     (source ``cameras`` or ``pairs``), which its twin computes from each pair's estimate alone
     (the pose errors, the homographies' corner errors), never from the matches."""
     return metric.overall == "run row" and metric.source in ("cameras", "pairs")
+
+
+def tests_run_value(metric: Metric, resampled: str) -> bool:
+    """Whether ``compare`` takes the statistics of ``metric`` from :func:`stats`, not from
+    its lists' (``resampled``: how :func:`~evalstore.analysis.pairing.stats` resampled them):
+    its run's value is not the lists' mean, or reads a sample across the lists."""
+    return metric.overall == "run row" or (resampled == ACROSS_LISTS and resamples_samples(metric))
+
+
+def resamples_samples(metric: Metric) -> bool:
+    """Whether ``compare`` tests ``metric`` here over samples: a single-label metric, whose
+    run value reads each sample's row of scores across the class lists."""
+    return metric.name in SINGLE_LABEL and metric.source == "scores"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,7 +126,7 @@ class Aligned:
         return int(self.index[0].size)
 
 
-def _without_matches(inputs: PairInputs) -> PairInputs:
+def _without_matches(inputs: PoseRun | KeypointRun) -> PairInputs:
     empty: dict[str, Any] = {f: getattr(inputs, f)[:0] for f in _MATCHES[type(inputs)]}
     return dataclasses.replace(inputs, **empty)
 
@@ -118,7 +148,31 @@ def align(runs: Sequence[Inputs]) -> Aligned | None:
     return Aligned([_without_matches(r) for r in pairs], index)
 
 
-def _value(metric: Metric, inputs: Inputs, counts: np.ndarray, call: Params) -> float:
+def align_samples(metric: Metric, runs: Sequence[SampleMatrix], call: Params) -> Aligned | None:
+    """The summaries (:func:`~evalstore.metrics.single_label_references.summarize`) of the
+    single-label runs' samples (:func:`~evalstore.analysis.run_draws.read_samples`) that
+    ``metric`` reads under ``call``, each run's in the first run's order of samples; None when
+    their samples or their classes (in list order) differ."""
+    first = runs[0]
+    order = first.samples.tolist()
+    out = [first]
+    for m in runs[1:]:
+        if m.classes.tolist() != first.classes.tolist() or len(m.samples) != len(order):
+            return None
+        row = {s: i for i, s in enumerate(m.samples.tolist())}
+        if row.keys() != set(order):
+            return None
+        rows = np.fromiter(map(row.__getitem__, order), np.int64, count=len(order))
+        out.append(SampleMatrix(first.classes, first.samples, m.scores[rows],
+                                m.candidate[rows], m.truth[rows]))  # fmt: skip
+    summaries: list[PairInputs] = [summarize(metric.name, m, call) for m in out]
+    return Aligned(summaries, [np.arange(len(order))] * len(out))
+
+
+def _value(metric: Metric, inputs: PairInputs, counts: np.ndarray, call: Params) -> float:
+    if isinstance(inputs, Summary):  # each sample as often as drawn
+        drawn = single_label_result(metric.name, inputs.take(counts), call)
+        return run_draws.value_of(drawn, call)
     return run_draws.run_value(metric, run_draws.expand(inputs, counts, call.ties), call)
 
 
@@ -141,6 +195,12 @@ def pooled(aligned: Aligned) -> PairInputs:
     """One input holding the first run's pairs (numbered by their shared index) then the
     second's (numbered ``n +`` theirs), for the swap test."""
     (a, b), (index_a, index_b) = aligned.runs, aligned.index
+    if isinstance(a, Summary) and isinstance(b, Summary):  # aligned: rows in order
+        both = {f.name: np.concatenate([getattr(a, f.name), getattr(b, f.name)])
+                for f in dataclasses.fields(a) if f.name != "classes"}  # fmt: skip
+        both["top_sample"] = np.concatenate([a.top_sample, a.truth.size + b.top_sample])
+        return Summary(a.classes, **both)
+    assert not isinstance(a, Summary) and not isinstance(b, Summary)
     codes_a = dict(zip(a.pairs.tolist(), index_a.tolist(), strict=True))
     codes_b = dict(zip(b.pairs.tolist(), (aligned.n + index_b).tolist(), strict=True))
     fields: dict[str, Any] = {}
@@ -208,13 +268,18 @@ def stats(
     nan = float("nan")
     untested: dict[str, Any] = {"ci_low": nan, "ci_high": nan, "p_value": None,
                                 "effect_size": None}  # fmt: skip
-    if not resamples_pairs(metric):
+    samples = resamples_samples(metric)
+    if not (samples or resamples_pairs(metric)):
         return {**untested, "resampled": RUN_VALUE}
     every = [*a.run_ids, *b.run_ids]
-    aligned = align([run_draws.read_inputs(store, r, task, metric) for r in every])
-    if aligned is None:
-        return {**untested, "resampled": DIFFERENT_PAIRS}
     call, _ = twin_params(metric, params)
+    if samples:
+        aligned = align_samples(metric, [run_draws.read_samples(store, r, task) for r in every],
+                                call)  # fmt: skip
+    else:
+        aligned = align([run_draws.read_inputs(store, r, task, metric) for r in every])
+    if aligned is None:
+        return {**untested, "resampled": DIFFERENT_SAMPLES if samples else DIFFERENT_PAIRS}
     grouped = a.group or b.group or len(every) > 2  # configurations, as pairing.stats has them
     watching.begin(a, b, task, metric.name, params, n_boot, seed, swaps=not grouped,
                    n_lists=aligned.n)  # fmt: skip
@@ -239,14 +304,15 @@ def compared(
         return {"ci_low": nan, "ci_high": nan, "p_value": None, "effect_size": None,
                 "resampled": "none", "n": 0}  # fmt: skip
     rng = np.random.default_rng(seed)
+    unit = "samples" if isinstance(aligned.runs[0], Summary) else "pairs"
     reps = paired_replicates(metric, aligned, call, _draws(rng, aligned.n, n_boot))
     if grouped:
         diffs = seed_replicates(reps[:n_a], reps[n_a:], rng)
-        p, resampled = inversion_p(diffs[~np.isnan(diffs)]), "seeds+pairs"
+        p, resampled = inversion_p(diffs[~np.isnan(diffs)]), f"seeds+{unit}"
     else:
         with np.errstate(invalid="ignore"):  # both runs' values +inf: no difference (NaN)
             diffs = reps[1] - reps[0]
-        p, resampled = swap_p(metric, aligned, call, rng, n_boot), "pairs"
+        p, resampled = swap_p(metric, aligned, call, rng, n_boot), unit
     kept = diffs[~np.isnan(diffs)]
     low, high = percentile_interval(kept) if kept.size else (nan, nan)
     return {

@@ -43,15 +43,22 @@ from evalstore.errors import InvalidInput
 
 __all__ = [
     "SampleMatrix",
+    "Summary",
+    "accuracy_of",
     "accuracy_per_class",
     "bin_edges",
     "bin_of",
+    "class_sums",
     "confidences",
     "ece",
     "f1_micro",
+    "f1_micro_of",
+    "f1_of",
     "f1_per_class",
     "hits",
+    "sample_cells",
     "sample_matrix",
+    "summarize",
     "top1",
 ]
 
@@ -103,6 +110,28 @@ def sample_matrix(
     i_of = np.fromiter(map(row.__getitem__, item_list), dtype=np.int64, count=len(item_list))
     j_of = np.fromiter(map(column.__getitem__, np.asarray(group, dtype=object).tolist()),
                        dtype=np.int64, count=len(item_list))  # fmt: skip
+    return sample_cells(classes, sample_ids, i_of, j_of, scores, labels)
+
+
+def sample_cells(
+    classes: Sequence[object] | np.ndarray,
+    sample_ids: Sequence[object] | np.ndarray,
+    i_of: np.ndarray,
+    j_of: np.ndarray,
+    scores: np.ndarray,
+    labels: np.ndarray,
+) -> SampleMatrix:
+    """:func:`sample_matrix` of rows given as cells: row ``r`` is sample ``i_of[r]`` (of
+    ``sample_ids``) in class ``j_of[r]`` (of ``classes``, in list order). Raises as
+    :func:`sample_matrix`.
+
+    >>> s = sample_cells(["a", "b"], ["s1"], np.array([0, 0]), np.array([0, 1]),
+    ...                  np.array([0.8, 0.2]), np.array([1, -1]))
+    >>> s.scores.tolist(), s.truth.tolist()
+    ([[0.8, 0.2]], [0])
+    """
+    classes = np.asarray(list(classes), dtype=object)
+    sample_ids = list(sample_ids)
     n_s, n_c = len(sample_ids), classes.size
     matrix = np.full((n_s, n_c), np.nan)
     candidate = np.zeros((n_s, n_c), dtype=bool)
@@ -178,40 +207,123 @@ def confidences(s: SampleMatrix) -> np.ndarray:
     return np.max(np.where(s.candidate, s.scores, -np.inf), axis=1)
 
 
-def accuracy_per_class(s: SampleMatrix, ties: str, k: int) -> tuple[np.ndarray, float]:
+@dataclass(frozen=True)
+class Summary:
+    """What the single-label metrics read of each sample of a run under one tie policy
+    (:func:`summarize`): each metric is a sum over samples of these, so a draw of samples
+    (:meth:`take`) is summarised by drawing them, without the score matrix.
+
+    Attributes:
+        classes: (C,) the class ids, in list order.
+        truth: (S,) the column of each sample's true class.
+        hits: (S,) its top-``k`` hit (:func:`hits`; the ``k`` of :func:`summarize`).
+        hits1: (S,) its top-1 hit.
+        conf: (S,) its confidence (:func:`confidences`).
+        tp: (S,) the weight of its true class as its top-1 (:func:`top1`).
+        top_sample, top_class, top_weight: (E,) the non-zero weights of :func:`top1`: the
+            sample, the class and the weight of each.
+    """
+
+    classes: np.ndarray
+    truth: np.ndarray
+    hits: np.ndarray
+    hits1: np.ndarray
+    conf: np.ndarray
+    tp: np.ndarray
+    top_sample: np.ndarray
+    top_class: np.ndarray
+    top_weight: np.ndarray
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.classes.size)
+
+    def take(self, counts: np.ndarray) -> Summary:
+        """The summary of the samples drawn ``counts[i]`` times each, copies side by side."""
+        rows = np.repeat(np.arange(counts.size), counts)
+        starts = np.cumsum(counts) - counts
+        each = counts[self.top_sample]
+        entry = np.repeat(np.arange(self.top_sample.size), each)
+        copy = np.arange(entry.size) - np.repeat(np.cumsum(each) - each, each)
+        return Summary(self.classes, self.truth[rows], self.hits[rows], self.hits1[rows],
+                       self.conf[rows], self.tp[rows], starts[self.top_sample[entry]] + copy,
+                       self.top_class[entry], self.top_weight[entry])  # fmt: skip
+
+
+def summarize(s: SampleMatrix, ties: str, k: int = 1) -> Summary:
+    """The :class:`Summary` of the samples ``s`` under ``ties``, top-``k`` hits in ``hits``."""
+    w = top1(s, ties)
+    sample, column = np.nonzero(w)
+    rows = np.arange(s.truth.size)
+    h1 = hits(s, ties, 1)
+    return Summary(s.classes, s.truth, h1 if k == 1 else hits(s, ties, k), h1,
+                   confidences(s), w[rows, s.truth], sample, column,
+                   w[sample, column])  # fmt: skip
+
+
+def class_sums(values: np.ndarray, keys: np.ndarray, n: int) -> np.ndarray:
+    """(n,) the sum of ``values`` per key ``0 <= key < n``, exactly rounded (``math.fsum``'s
+    value; whole numbers below 2^53 are summed exactly by ``np.bincount`` itself).
+
+    >>> class_sums(np.array([0.1, 0.2, 1.0]), np.array([0, 0, 2]), 3).tolist()
+    [0.30000000000000004, 0.0, 1.0]
+    """
+    if not values.size or (np.all(values == np.floor(values)) and np.all(np.abs(values) < 2**52)):
+        return np.bincount(keys, weights=values, minlength=n).astype(np.float64)
+    order = np.argsort(keys, kind="stable")
+    bounds = np.searchsorted(keys[order], np.arange(n + 1)).tolist()
+    ordered = values[order].tolist()
+    return np.array([math.fsum(ordered[bounds[j] : bounds[j + 1]]) for j in range(n)])
+
+
+def _total(values: np.ndarray) -> float:
+    return float(class_sums(values, np.zeros(values.size, np.int64), 1)[0])
+
+
+def accuracy_of(u: Summary) -> tuple[np.ndarray, float]:
     """The share of each class's samples that are top-``k`` hits (its recall; NaN for a class
     without samples), and the share of all samples (NaN without samples)."""
-    h = hits(s, ties, k)
-    per_class = np.full(s.classes.size, np.nan)
-    for j in range(s.classes.size):
-        mine = h[s.truth == j]
-        if mine.size:
-            per_class[j] = math.fsum(mine.tolist()) / mine.size
-    run = math.fsum(h.tolist()) / h.size if h.size else math.nan
+    n_true = np.bincount(u.truth, minlength=u.n_classes)
+    sums = class_sums(u.hits, u.truth, u.n_classes)
+    per_class = np.full(u.n_classes, np.nan)
+    np.divide(sums, n_true, out=per_class, where=n_true > 0)
+    run = _total(u.hits) / u.hits.size if u.hits.size else math.nan
     return per_class, run
 
 
-def f1_per_class(s: SampleMatrix, ties: str) -> np.ndarray:
+def f1_of(u: Summary) -> np.ndarray:
     """(C,) each class's F1 = 2 TP / (n_true + n_pred) of the top-1 classes; NaN for a class
     neither true nor predicted (scikit-learn leaves it out of the macro mean)."""
-    w = top1(s, ties)
-    out = np.full(s.classes.size, np.nan)
-    for j in range(s.classes.size):
-        tp = math.fsum(w[s.truth == j, j].tolist())
-        n_pred = math.fsum(w[:, j].tolist())
-        n_true = float(np.sum(s.truth == j))
-        if n_true + n_pred:
-            out[j] = 2.0 * tp / (n_true + n_pred)
+    tp = class_sums(u.tp, u.truth, u.n_classes)
+    n_pred = class_sums(u.top_weight, u.top_class, u.n_classes)
+    n_true = np.bincount(u.truth, minlength=u.n_classes).astype(np.float64)
+    out = np.full(u.n_classes, np.nan)
+    np.divide(2.0 * tp, n_true + n_pred, out=out, where=(n_true + n_pred) != 0)
     return out
 
 
-def f1_micro(s: SampleMatrix, ties: str) -> float:
+def f1_micro_of(u: Summary) -> float:
     """F1 pooled over classes, 2 TP / (2 TP + FP + FN): TP the (expected) correct top-1s,
     FP = FN the others; NaN without samples."""
-    h = hits(s, ties, 1)
-    tp = math.fsum(h.tolist())
-    fp = fn = math.fsum((1.0 - h).tolist())
-    return 2.0 * tp / (2.0 * tp + fp + fn) if h.size else math.nan
+    if not u.hits1.size:
+        return math.nan
+    tp, fp = _total(u.hits1), _total(1.0 - u.hits1)
+    return 2.0 * tp / (2.0 * tp + fp + fp)
+
+
+def accuracy_per_class(s: SampleMatrix, ties: str, k: int) -> tuple[np.ndarray, float]:
+    """:func:`accuracy_of` the samples ``s``: each class's top-``k`` recall, and the run's."""
+    return accuracy_of(summarize(s, ties, k))
+
+
+def f1_per_class(s: SampleMatrix, ties: str) -> np.ndarray:
+    """:func:`f1_of` the samples ``s``."""
+    return f1_of(summarize(s, ties))
+
+
+def f1_micro(s: SampleMatrix, ties: str) -> float:
+    """:func:`f1_micro_of` the samples ``s``."""
+    return f1_micro_of(summarize(s, ties))
 
 
 def bin_edges(n_bins: int) -> np.ndarray:

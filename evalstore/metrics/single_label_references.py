@@ -20,7 +20,7 @@ from evalstore.errors import InvalidInput
 from evalstore.metrics.references import Inputs, Params, RankedLists, Reference, Result
 from evalstore.metrics.single_label_catalogue import BINS, TOPK_DEFAULT
 
-__all__ = ["single_label_reference", "single_label_samples"]
+__all__ = ["single_label_reference", "single_label_result", "single_label_samples", "summarize"]
 
 
 def single_label_samples(lists: RankedLists) -> core.SampleMatrix:
@@ -52,6 +52,37 @@ def _ids(values: list[object]) -> np.ndarray:
     return out
 
 
+def single_label_result(name: str, u: core.Summary, params: Params) -> Result:
+    """The twin's rows of the single-label metric ``name`` over the samples summarised by
+    ``u`` (:func:`summarize`): one per class and, where the run's value is not the mean over
+    the classes, the run's (group None). ``compare`` calls it on the samples it draws
+    (:mod:`evalstore.analysis.run_value_pairs`)."""
+    classes = u.classes.tolist()
+    if name in ("top1_accuracy", "topk_accuracy", "balanced_accuracy"):
+        per_class, run = core.accuracy_of(u)
+        if name == "balanced_accuracy":
+            return Result(_ids(classes), per_class)
+        return Result(_ids([None, *classes]), np.concatenate([[run], per_class]))
+    if name == "f1_macro":
+        return Result(_ids(classes), core.f1_of(u))
+    if name == "f1_micro":
+        return Result(_ids([None]), np.array([core.f1_micro_of(u)]))
+    if name != "ece":
+        raise InvalidInput(f"{name} is not a single-label metric")
+    at = np.asarray(BINS if params.at is None else params.at, dtype=np.float64)
+    if u.truth.size == 0:  # no row, as in SQL
+        return Result(_ids([]), np.zeros(0), np.zeros(0))
+    values = np.array([core.ece(u.conf, u.hits1, int(b)) for b in at])
+    return Result(_ids([None] * at.size), values, at)
+
+
+def summarize(name: str, s: core.SampleMatrix, params: Params) -> core.Summary:
+    """The summary of the samples ``s`` that the metric ``name`` reads: its hits at its
+    cut-off (``topk_accuracy``'s ``k``, else 1), under the tie policy of ``params``."""
+    k = (params.k or TOPK_DEFAULT) if name == "topk_accuracy" else 1
+    return core.summarize(s, params.ties, k)
+
+
 def single_label_reference(name: str) -> Reference:
     """The twin of the single-label metric ``name`` (``top1_accuracy``, ``topk_accuracy``,
     ``balanced_accuracy``, ``f1_macro``, ``f1_micro``, ``ece``)."""
@@ -60,23 +91,7 @@ def single_label_reference(name: str) -> Reference:
         if not isinstance(inputs, RankedLists):
             raise InvalidInput(f"{name} reads RankedLists, got {type(inputs).__name__}")
         s = single_label_samples(inputs)
-        classes = s.classes.tolist()
-        if name in ("top1_accuracy", "topk_accuracy", "balanced_accuracy"):
-            k = 1 if name != "topk_accuracy" else params.k or TOPK_DEFAULT
-            per_class, run = core.accuracy_per_class(s, params.ties, k)
-            if name == "balanced_accuracy":
-                return Result(_ids(classes), per_class)
-            return Result(_ids([None, *classes]), np.concatenate([[run], per_class]))
-        if name == "f1_macro":
-            return Result(_ids(classes), core.f1_per_class(s, params.ties))
-        if name == "f1_micro":
-            return Result(_ids([None]), np.array([core.f1_micro(s, params.ties)]))
-        at = np.asarray(BINS if params.at is None else params.at, dtype=np.float64)
-        if s.samples.size == 0:  # no row, as in SQL
-            return Result(_ids([]), np.zeros(0), np.zeros(0))
-        conf, acc = core.confidences(s), core.hits(s, params.ties, 1)
-        values = np.array([core.ece(conf, acc, int(b)) for b in at])
-        return Result(_ids([None] * at.size), values, at)
+        return single_label_result(name, summarize(name, s, params), params)
 
     reference.__name__ = reference.__qualname__ = f"{name}_reference"
     reference.__doc__ = (

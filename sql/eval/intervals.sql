@@ -55,3 +55,40 @@ order by pair_id;
 select count(group_id) as n
 from groups
 where run_id = $run_id and task = $task;
+
+-- name: ci_sample_cells
+-- The rows of the single-label run $run_id INTEGER in the task $task VARCHAR as the cells of
+-- its sample x class matrix (evalstore.core.single_label.sample_cells), without a text per
+-- row: each row's sample (numbered from 0 in order of the samples' first rows), its class
+-- (from 0 in order of the classes' first rows: the order
+-- evalstore.metrics.single_label_references gives the rows of ci_ranked_rows), score and label.
+-- Output: sample, class, score, label.
+with r as (
+    select group_id, item_id, score, label, seq from scores where run_id = $run_id and task = $task
+),
+samples as (
+    select item_id, cast(row_number() over (order by min(seq)) - 1 as integer) as sample
+    from r group by item_id
+),
+classes as (
+    select group_id, cast(row_number() over (order by min(seq)) - 1 as integer) as class
+    from r group by group_id
+)
+select s.sample, c.class, r.score, r.label
+from r
+join samples s on s.item_id is not distinct from r.item_id
+join classes c on c.group_id is not distinct from r.group_id;
+
+-- name: ci_sample_ids
+-- The samples (item ids) of the run $run_id INTEGER in the task $task VARCHAR, in the order
+-- ci_sample_cells numbers them.
+-- Output: item_id.
+select item_id from scores where run_id = $run_id and task = $task
+group by item_id order by min(seq);
+
+-- name: ci_class_ids
+-- The classes (group ids) of the run $run_id INTEGER in the task $task VARCHAR, in the order
+-- ci_sample_cells numbers them.
+-- Output: group_id.
+select group_id from scores where run_id = $run_id and task = $task
+group by group_id order by min(seq);
