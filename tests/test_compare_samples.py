@@ -267,3 +267,22 @@ def test_the_cells_read_give_the_matrix_of_the_ranked_rows(db: Path, ids: str) -
     assert np.array_equal(got.scores, want.scores) and np.array_equal(got.truth, want.truth)
     assert np.array_equal(got.candidate, want.candidate)
     assert np.isneginf(got.scores).sum() == 1 and (~got.candidate).sum() == 1
+
+
+@pytest.mark.parametrize("ties", ["grouped", "input", "optimistic", "pessimistic"])
+def test_eval_ci_replicates_from_summaries_are_the_twins(db: Path, ties: str) -> None:
+    """``eval --ci`` of a single-label run draws the samples' summaries: the replicates are
+    those of the twin on the expanded lists, to the bit, for the same seed (scores rounded
+    to 1 decimal: ties at the top; 12 samples, so ids "10" and "2" sort as text)."""
+    rng = np.random.default_rng(11)
+    truth = rng.integers(0, 3, 12)
+    rows = _rows(np.round(_probabilities(rng, truth, 3, 1.0), 1), truth)
+    with Store(db) as store:
+        run_id = store.ingest(rows, task="classification", run="x/a", git_commit=None).run_id
+        s = run_draws.read_samples(store, run_id, "classification")
+        ranked = run_draws.read_ranked(store, run_id, "classification")
+    call = Params(ties=ties, k=2)
+    for m in SINGLE:
+        got = run_draws.sample_replicates(METRICS[m], s, call, np.random.default_rng(1), 50)
+        want = run_draws.value_replicates(METRICS[m], ranked, call, np.random.default_rng(1), 50)
+        assert np.array_equal(got, want, equal_nan=True), m

@@ -178,7 +178,12 @@ def _whole_items(
     ci: CI,
 ) -> Interval:
     """The interval of the run's value recomputed by the metric's twin on resamples of the
-    run's items, each with all its rows (:mod:`~evalstore.analysis.run_draws`)."""
+    run's items, each with all its rows (:mod:`~evalstore.analysis.run_draws`); a single-label
+    run's from its samples' summaries (the same replicates)."""
+    if run_draws.single_label(metric):
+        s = run_draws.read_samples(store, run_id, task)
+        reps = run_draws.sample_replicates(metric, s, call, rng, ci.replicates)
+        return Interval(*_bounds(reps, ci.level), "items", int(s.classes.size))
     inputs = run_draws.read_inputs(store, run_id, task, metric)
     reps = run_draws.value_replicates(metric, inputs, call, rng, ci.replicates)
     return Interval(*_bounds(reps, ci.level), "items", _n_lists(inputs))

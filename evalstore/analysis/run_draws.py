@@ -30,13 +30,15 @@ from evalstore.errors import InvalidInput
 from evalstore.metrics.pose_references import PoseRun, expand_pose_run, read_pose_run
 from evalstore.metrics.references import Result
 from evalstore.metrics.registry import Inputs, KeypointRun, Metric, Outcomes, Params, RankedLists
+from evalstore.metrics.single_label_catalogue import SINGLE_LABEL
+from evalstore.metrics.single_label_references import single_label_result, summarize
 
 if TYPE_CHECKING:
     from evalstore.store.facade import Store
 
 __all__ = [
     "expand", "item_codes", "one_value", "read_inputs", "read_ranked", "read_samples", "run_value",
-    "value_of", "value_replicates",
+    "sample_replicates", "single_label", "value_of", "value_replicates",
 ]  # fmt: skip
 
 #: The homographies of a pair, row-major: true, estimated, inverse (table ``pairs``).
@@ -263,6 +265,35 @@ def _draws(rng: np.random.Generator, n: int, n_boot: int) -> Iterator[np.ndarray
     uniform = np.full(n, 1.0 / n)
     for _ in range(n_boot):
         yield rng.multinomial(n, uniform)
+
+
+def single_label(metric: Metric) -> bool:
+    """Whether ``metric`` is a single-label metric, read from a run's per-sample summary
+    (:func:`sample_replicates`)."""
+    return metric.name in SINGLE_LABEL and metric.source == "scores"
+
+
+def sample_replicates(
+    metric: Metric, s: SampleMatrix, params: Params, rng: np.random.Generator, n_boot: int
+) -> np.ndarray:
+    """:func:`value_replicates` of a single-label run (:func:`read_samples`), each replicate
+    computed from the drawn samples' summaries (:func:`~evalstore.metrics.
+    single_label_references.summarize`) instead of the twin on the expanded lists: the same
+    draws of :func:`item_codes`' numbering (the samples' ids as text, sorted), so the same
+    replicates, in time linear in the samples."""
+    n = int(s.samples.size)
+    if n == 0:
+        return np.full(n_boot, np.nan)
+    keys = np.empty(n, dtype=object)
+    keys[:] = [str(v) for v in s.samples.tolist()]
+    code = np.unique(keys, return_inverse=True)[1].reshape(-1)
+    u = summarize(metric.name, s, params)
+    return np.array(
+        [
+            value_of(single_label_result(metric.name, u.take(w[code]), params), params)
+            for w in _draws(rng, n, n_boot)
+        ]
+    )
 
 
 def value_replicates(

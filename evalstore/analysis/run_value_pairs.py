@@ -41,7 +41,6 @@ from evalstore.analysis.statistics import inversion_p, percentile_interval, seed
 from evalstore.core.single_label import SampleMatrix, Summary
 from evalstore.metrics.pose_references import PoseRun
 from evalstore.metrics.registry import Inputs, KeypointRun, Metric, Params
-from evalstore.metrics.single_label_catalogue import SINGLE_LABEL
 from evalstore.metrics.single_label_references import single_label_result, summarize
 
 if TYPE_CHECKING:
@@ -105,7 +104,7 @@ def tests_run_value(metric: Metric, resampled: str) -> bool:
 def resamples_samples(metric: Metric) -> bool:
     """Whether ``compare`` tests ``metric`` here over samples: a single-label metric, whose
     run value reads each sample's row of scores across the class lists."""
-    return metric.name in SINGLE_LABEL and metric.source == "scores"
+    return run_draws.single_label(metric)
 
 
 @dataclasses.dataclass(frozen=True)
