@@ -14,8 +14,7 @@ The resampling is chosen per metric (formulas in docs/statistics.md):
   order (:mod:`evalstore.analysis.reweighting`) and take the bootstrap's p-value; the other
   metrics re-sort every resample and two runs get the rank-swap test.
 
-A detection run's ranked lists are paired by category (the mean over its IoU thresholds), and
-never resampled by items (each run ranks its own detections).
+A detection run's lists pair by category (the mean over its IoU thresholds), never by items.
 """
 
 from __future__ import annotations
@@ -183,7 +182,8 @@ def stats(
     by_items = (metric.source == "scores" and task != "detection") and (
         resample == "items" or (resample == "auto" and n < MIN_LISTS)
     )
-    if by_items and (bool(metric.checks) or one_value(store, a.run_ids[0], task, metric, lists)):
+    across = bool(metric.checks) or metric.overall == "run row"  # the run's value, not lists'
+    if by_items and (across or one_value(store, a.run_ids[0], task, metric, lists)):
         return {**out, "ci_low": nan, "ci_high": nan, "p_value": None, "resampled": ACROSS_LISTS}
     items = None
     p_json = json.loads(params)

@@ -37,9 +37,14 @@ if TYPE_CHECKING:
     from evalstore.store.facade import Store
 
 __all__ = [
-    "expand", "item_codes", "one_value", "read_inputs", "read_ranked", "read_samples", "run_value",
-    "sample_replicates", "single_label", "value_of", "value_replicates",
+    "Cells", "expand", "item_codes", "one_value", "read_cells", "read_inputs", "read_ranked",
+    "read_samples", "run_value", "sample_replicates", "single_label", "value_of",
+    "value_replicates",
 ]  # fmt: skip
+
+#: :func:`read_cells`' arrays: class ids, sample ids, then each row's sample, class, score
+#: and label.
+Cells = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 #: The homographies of a pair, row-major: true, estimated, inverse (table ``pairs``).
 _HOMOGRAPHY = [f"{m}{i}{j}" for m in "her" for i in (1, 2, 3) for j in (1, 2, 3)]
@@ -89,11 +94,18 @@ def read_samples(store: Store, run_id: int, task: str) -> SampleMatrix:
     Raises:
         InvalidInput: a run unfit for single-label metrics (as its evaluation says).
     """
+    return sample_cells(*read_cells(store, run_id, task))
+
+
+def read_cells(store: Store, run_id: int, task: str) -> Cells:
+    """A classification run's rows as cells: its class ids and its sample (image) ids, each
+    in order of their first rows, then each row's sample code, class code, score (-inf for
+    NULL) and label (``eval/ci_sample_cells``: numbered in SQL, no Python object a row)."""
     key = {"run_id": run_id, "task": task}
     cells = store.query("eval/ci_sample_cells", key)
-    return sample_cells(
-        store.query("eval/ci_class_ids", key)["group_id"].to_list(),
-        store.query("eval/ci_sample_ids", key)["item_id"].to_list(),
+    return (
+        _ids(store.query("eval/ci_class_ids", key)["group_id"].to_list()),
+        _ids(store.query("eval/ci_sample_ids", key)["item_id"].to_list()),
         cells["sample"].to_numpy().astype(np.int64),
         cells["class"].to_numpy().astype(np.int64),
         cells["score"].fill_null(-np.inf).to_numpy().astype(np.float64),

@@ -20,10 +20,15 @@ sample is drawn with its scores in every class list, the value recomputed by the
 code on the drawn samples (:func:`~evalstore.metrics.single_label_references.
 single_label_result`), and the swap test exchanges a sample's row of scores between the runs
 (for top-1 accuracy, the randomisation form of McNemar's test). The runs must hold the same
-samples and the same classes in the same list order, else :data:`DIFFERENT_SAMPLES`.
+samples and the same classes in the same list order, else :data:`DIFFERENT_SAMPLES`. The
+multi-label run values (ML-GCN's ``cp`` ... ``of1`` and their ``_at_k`` forms) are tested over
+the shared images the same way (``samples``): each run's rows are counted once as ML-GCN counts
+them (:class:`~evalstore.core.multilabel.Rows`), a draw weights each image's rows by how often
+it is drawn, and a swap exchanges an image's rows between the runs (their classes matched by
+id; each run's top k and ties are its own).
 
-Every other metric of ``overall = "run row"`` (TIDE's, the multi-label classification metrics
-of a whole run) keeps :data:`RUN_VALUE`: its values and their difference, no test.
+Every other metric of ``overall = "run row"`` (TIDE's) keeps :data:`RUN_VALUE`: its values and
+their difference, no test.
 """
 
 from __future__ import annotations
@@ -38,7 +43,10 @@ from evalstore.analysis import run_draws, watching
 from evalstore.analysis.intervals import twin_params
 from evalstore.analysis.pairing import ACROSS_LISTS
 from evalstore.analysis.statistics import inversion_p, percentile_interval, seed_replicates
+from evalstore.core.multilabel import NAMES as MULTILABEL
+from evalstore.core.multilabel import Rows
 from evalstore.core.single_label import SampleMatrix, Summary
+from evalstore.metrics.multilabel_references import multilabel_result, multilabel_rows
 from evalstore.metrics.pose_references import PoseRun
 from evalstore.metrics.registry import Inputs, KeypointRun, Metric, Params
 from evalstore.metrics.single_label_references import single_label_result, summarize
@@ -53,10 +61,13 @@ __all__ = [
     "RUN_VALUE",
     "UNTESTED",
     "Aligned",
+    "ImageRows",
     "align",
+    "align_images",
     "compared",
     "paired_replicates",
     "pooled",
+    "resamples_images",
     "resamples_pairs",
     "resamples_samples",
     "stats",
@@ -83,8 +94,20 @@ _MATCHES = {
 _PAIR_IDS = {PoseRun: ("pairs", "est_pair"), KeypointRun: ("pairs",)}
 #: Replicates (and swaps) between two reports to a watching page (the UI's progress).
 _BLOCK = 50
-#: The inputs of a run value of image pairs, or of a single-label run's samples.
-PairInputs = PoseRun | KeypointRun | Summary
+
+
+@dataclasses.dataclass(frozen=True)
+class ImageRows:
+    """A multi-label run's rows as ML-GCN's numbers count them (``rows``), images numbered by
+    the shared index, and its class ids (``ids``, in the order of ``rows``' class codes)."""
+
+    rows: Rows
+    ids: np.ndarray
+
+
+#: The inputs of a run value of image pairs, of a single-label run's samples, or of a
+#: multi-label run's images.
+PairInputs = PoseRun | KeypointRun | Summary | ImageRows
 
 
 def resamples_pairs(metric: Metric) -> bool:
@@ -99,6 +122,12 @@ def tests_run_value(metric: Metric, resampled: str) -> bool:
     its lists' (``resampled``: how :func:`~evalstore.analysis.pairing.stats` resampled them):
     its run's value is not the lists' mean, or reads a sample across the lists."""
     return metric.overall == "run row" or (resampled == ACROSS_LISTS and resamples_samples(metric))
+
+
+def resamples_images(metric: Metric) -> bool:
+    """Whether ``compare`` tests ``metric`` here over images: a multi-label run value (ML-GCN's
+    ``cp`` ... ``of1``, and their ``_at_k`` forms)."""
+    return metric.source == "scores" and metric.name.removesuffix("_at_k") in MULTILABEL
 
 
 def resamples_samples(metric: Metric) -> bool:
@@ -168,7 +197,34 @@ def align_samples(metric: Metric, runs: Sequence[SampleMatrix], call: Params) ->
     return Aligned(summaries, [np.arange(len(order))] * len(out))
 
 
+def align_images(metric: Metric, runs: Sequence[run_draws.Cells], call: Params) -> Aligned | None:
+    """The rows (:func:`~evalstore.metrics.multilabel_references.multilabel_rows`) of the
+    multi-label runs (:func:`~evalstore.analysis.run_draws.read_cells`) that ``metric`` counts
+    under ``call``, each run's images and classes numbered as the first run's; None when their
+    images or their classes differ."""
+    classes, images = runs[0][0].tolist(), runs[0][1].tolist()
+    out: list[PairInputs] = []
+    for ids, samples, image, cls, scores, labels in runs:
+        if sorted(ids.tolist()) != sorted(classes) or len(samples) != len(images):
+            return None
+        at = {s: i for i, s in enumerate(images)}
+        if set(samples.tolist()) != at.keys():
+            return None
+        to_image = np.fromiter(map(at.__getitem__, samples.tolist()), np.int64, len(images))
+        column = {c: j for j, c in enumerate(classes)}
+        to_class = np.fromiter(map(column.__getitem__, ids.tolist()), np.int64, len(classes))
+        first = np.empty(len(classes), np.int64)  # each class's place in this run's list order
+        first[to_class] = np.arange(len(classes))
+        rows = multilabel_rows(metric.name, runs[0][0], to_class[cls], to_image[image], scores,
+                               labels, first, call)  # fmt: skip
+        out.append(ImageRows(rows, runs[0][0]))
+    return Aligned(out, [np.arange(len(images))] * len(out))
+
+
 def _value(metric: Metric, inputs: PairInputs, counts: np.ndarray, call: Params) -> float:
+    if isinstance(inputs, ImageRows):  # each image's rows counted as often as it is drawn
+        result = multilabel_result(metric.name, inputs.rows, inputs.ids, call, counts)
+        return run_draws.value_of(result, call)
     if isinstance(inputs, Summary):  # each sample as often as drawn
         drawn = single_label_result(metric.name, inputs.take(counts), call)
         return run_draws.value_of(drawn, call)
@@ -199,7 +255,13 @@ def pooled(aligned: Aligned) -> PairInputs:
                 for f in dataclasses.fields(a) if f.name != "classes"}  # fmt: skip
         both["top_sample"] = np.concatenate([a.top_sample, a.truth.size + b.top_sample])
         return Summary(a.classes, **both)
-    assert not isinstance(a, Summary) and not isinstance(b, Summary)
+    if isinstance(a, ImageRows) and isinstance(b, ImageRows):  # B's images after A's
+        ra, rb = a.rows, b.rows
+        rows = Rows(ra.n_class, np.concatenate([ra.image, aligned.n + rb.image]),
+                    np.concatenate([ra.cls, rb.cls]), np.concatenate([ra.predicted, rb.predicted]),
+                    np.concatenate([ra.positive, rb.positive]))  # fmt: skip
+        return ImageRows(rows, a.ids)
+    assert isinstance(a, (PoseRun, KeypointRun)) and isinstance(b, (PoseRun, KeypointRun))
     codes_a = dict(zip(a.pairs.tolist(), index_a.tolist(), strict=True))
     codes_b = dict(zip(b.pairs.tolist(), (aligned.n + index_b).tolist(), strict=True))
     fields: dict[str, Any] = {}
@@ -267,18 +329,22 @@ def stats(
     nan = float("nan")
     untested: dict[str, Any] = {"ci_low": nan, "ci_high": nan, "p_value": None,
                                 "effect_size": None}  # fmt: skip
-    samples = resamples_samples(metric)
-    if not (samples or resamples_pairs(metric)):
+    samples, images = resamples_samples(metric), resamples_images(metric)
+    if not (samples or images or resamples_pairs(metric)):
         return {**untested, "resampled": RUN_VALUE}
     every = [*a.run_ids, *b.run_ids]
     call, _ = twin_params(metric, params)
     if samples:
         aligned = align_samples(metric, [run_draws.read_samples(store, r, task) for r in every],
                                 call)  # fmt: skip
+    elif images:
+        aligned = align_images(metric, [run_draws.read_cells(store, r, task) for r in every],
+                               call)  # fmt: skip
     else:
         aligned = align([run_draws.read_inputs(store, r, task, metric) for r in every])
     if aligned is None:
-        return {**untested, "resampled": DIFFERENT_SAMPLES if samples else DIFFERENT_PAIRS}
+        differ = DIFFERENT_SAMPLES if samples or images else DIFFERENT_PAIRS
+        return {**untested, "resampled": differ}
     grouped = a.group or b.group or len(every) > 2  # configurations, as pairing.stats has them
     watching.begin(a, b, task, metric.name, params, n_boot, seed, swaps=not grouped,
                    n_lists=aligned.n)  # fmt: skip
@@ -303,7 +369,8 @@ def compared(
         return {"ci_low": nan, "ci_high": nan, "p_value": None, "effect_size": None,
                 "resampled": "none", "n": 0}  # fmt: skip
     rng = np.random.default_rng(seed)
-    unit = "samples" if isinstance(aligned.runs[0], Summary) else "pairs"
+    first = aligned.runs[0]
+    unit = "pairs" if isinstance(first, (PoseRun, KeypointRun)) else "samples"
     reps = paired_replicates(metric, aligned, call, _draws(rng, aligned.n, n_boot))
     if grouped:
         diffs = seed_replicates(reps[:n_a], reps[n_a:], rng)

@@ -40,7 +40,8 @@ run's value only.
 >>> image = np.array([0, 0, 1, 1])
 >>> scores = np.array([0.9, 0.2, 0.6, 0.7])
 >>> labels = np.array([1, 1, -1, 1])
->>> nc, np_, ng = counts(cls, image, scores, labels, np.array([0, 1]), np.array([0.5]))
+>>> rows = rows_of(cls, image, scores, labels, np.array([0, 1]), np.array([0.5]))
+>>> nc, np_, ng = rows.counts()
 >>> nc[:, 0].tolist(), np_[:, 0].tolist(), ng.tolist()
 ([1.0, 1.0], [2.0, 1.0], [1, 2])
 >>> {name: float(overall(name, nc, np_, ng)[0]) for name in ("op", "or", "cp", "cr")}
@@ -49,9 +50,11 @@ run's value only.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-__all__ = ["NAMES", "TIES", "counts", "overall", "per_class"]
+__all__ = ["NAMES", "TIES", "Rows", "overall", "per_class", "rows_of"]
 
 #: The six numbers, in ML-GCN's names (lower case).
 NAMES = ("cp", "cr", "cf1", "op", "or", "of1")
@@ -90,7 +93,44 @@ def _in_top_k(
     return share
 
 
-def counts(
+@dataclass(frozen=True)
+class Rows:
+    """A run's non-ignored rows as its counts sum them (:func:`rows_of`): each row's image,
+    class, predicted weight at each threshold (its share of the top k where that form
+    applies) and whether it is positive. A draw of images weights its rows (:meth:`counts`).
+
+    >>> rows = rows_of(np.array([0, 1]), np.array([0, 0]), np.array([0.9, 0.2]),
+    ...                np.array([1, 1]), np.array([0, 1]), np.array([0.5]))
+    >>> [a.ravel().tolist() for a in rows.counts(np.array([3]))]  # the image drawn 3 times
+    [[3.0, 0.0], [3.0, 0.0], [3.0, 3.0]]
+    """
+
+    n_class: int
+    image: np.ndarray
+    cls: np.ndarray
+    predicted: np.ndarray
+    positive: np.ndarray
+
+    def counts(self, weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``Nc``, ``Np`` (each (C, T)) and ``Ng`` (C,); ``weight``: how often each image
+        counts (a draw of the images, each drawn copy counted once)."""
+        cls, n = self.cls, self.n_class
+        if weight is None:
+            ng = np.bincount(cls[self.positive], minlength=n)
+            row = None
+        else:
+            row = weight[self.image].astype(np.float64)
+            ng = np.bincount(cls, weights=row * self.positive, minlength=n)
+        nc = np.zeros((n, self.predicted.shape[1]))
+        np_ = np.zeros((n, self.predicted.shape[1]))
+        for j in range(self.predicted.shape[1]):
+            w = self.predicted[:, j] if row is None else self.predicted[:, j] * row
+            np_[:, j] = np.bincount(cls, weights=w, minlength=n)
+            nc[:, j] = np.bincount(cls, weights=w * self.positive, minlength=n)
+        return nc, np_, ng
+
+
+def rows_of(
     cls: np.ndarray,
     image: np.ndarray,
     scores: np.ndarray,
@@ -100,8 +140,9 @@ def counts(
     *,
     k: int | None = None,
     ties: str = "grouped",
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``Nc``, ``Np`` (each (C, T), T thresholds) and ``Ng`` (C,) of every class.
+) -> Rows:
+    """The :class:`Rows` of a run, whose :meth:`Rows.counts` are ``Nc``, ``Np`` (each (C, T),
+    T thresholds) and ``Ng`` (C,) of every class.
 
     Args:
         cls: (n,) the class code 0..C-1 of each (image, class) row.
@@ -117,17 +158,13 @@ def counts(
     n_class = class_order.size
     keep = labels != 0
     cls, image, scores, labels = cls[keep], image[keep], scores[keep], labels[keep]
-    ng = np.bincount(cls[labels == 1], minlength=n_class)
     share = np.ones(scores.size)
     if k is not None:
         share = _in_top_k(cls, image, scores, labels, class_order, k, ties)
-    nc = np.zeros((n_class, thresholds.size))
-    np_ = np.zeros((n_class, thresholds.size))
+    predicted = np.empty((scores.size, thresholds.size))
     for j, t in enumerate(thresholds):
-        w = share * ((scores >= t) & (scores > -np.inf))
-        np_[:, j] = np.bincount(cls, weights=w, minlength=n_class)
-        nc[:, j] = np.bincount(cls, weights=w * (labels == 1), minlength=n_class)
-    return nc, np_, ng
+        predicted[:, j] = share * ((scores >= t) & (scores > -np.inf))
+    return Rows(n_class, image, cls, predicted, labels == 1)
 
 
 def _ratio(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray:
@@ -139,7 +176,7 @@ def _ratio(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray:
 
 
 def overall(name: str, nc: np.ndarray, np_: np.ndarray, ng: np.ndarray) -> np.ndarray:
-    """The run's ``name`` (one of :data:`NAMES`) at each threshold, from :func:`counts`."""
+    """The run's ``name`` (one of :data:`NAMES`) at each threshold, from :meth:`Rows.counts`."""
     guarded = np.where(np_ == 0, 1.0, np_)
     n_class = nc.shape[0]
     if name in ("op", "or", "of1"):
