@@ -239,7 +239,8 @@ def test_compare_of_byte_identical_runs_is_all_ties(store: Store) -> None:
     assert frame.height > len(PER_LIST)
     for row in frame.to_dicts():
         what = (row["task"], row["metric"], row["params"])
-        if row["resampled"] in UNTESTED:  # no test: a run's value (cf1, op..), ece's below 10
+        # no test: TIDE's run values; no value (a NaN cf1): nothing to test
+        if row["resampled"] in UNTESTED or row["value"] is None:
             assert (get(row["metric"]).overall == "run row") or row["n_lists"] < 10, what
             assert row["value"] == row["baseline_value"] and row["p_value"] is None, what
             assert row["diff"] == (None if row["value"] is None else 0.0), what
