@@ -390,3 +390,39 @@ def test_the_image_swap_test_false_alarms_at_its_level_under_the_null(metric: st
     p = _simulate_multi(metric, seed=3 if metric == "of1" else 4)
     false_alarms = float(np.mean(p < 0.05))
     assert 0.05 - 3 * SD <= false_alarms <= 0.05 + 3 * SD, false_alarms
+
+
+def test_an_empty_run_has_no_value_and_no_error() -> None:
+    """A run without rows: its single-label twins give no value (NaN, or no row), as before
+    the summaries."""
+    none = np.zeros(0, dtype=object)
+    empty = RankedLists(group=none, scores=np.zeros(0), labels=np.zeros(0, np.int64), items=none)
+    for m in SINGLE:
+        value = run_draws.run_value(METRICS[m], empty, Params())
+        assert math.isnan(value), m
+
+
+def test_runs_with_another_ground_truth_get_no_paired_test() -> None:
+    """The same samples and classes, but a sample's true class (single-label) or an image's
+    positive labels (multi-label) differ: no pairing, no swap test."""
+    rng = np.random.default_rng(14)
+    truth = rng.integers(0, 3, 30)
+    other = truth.copy()
+    other[0] = (truth[0] + 1) % 3
+    p = _probabilities(rng, truth, 3, 1.0)
+    top1 = METRICS["top1_accuracy"]
+    assert align_samples(top1, [_matrix(p, truth), _matrix(p, other)], Params()) is None
+    assert align_samples(top1, [_matrix(p, truth), _matrix(p, truth)], Params()) is not None
+    scores, present = _multi(rng, 20, 1.0)
+    flipped = present.copy()
+    flipped[3, 1] = not flipped[3, 1]
+
+    def cells(mask: np.ndarray) -> run_draws.Cells:
+        return (np.array(["c0", "c1", "c2", "c3"], dtype=object),
+                np.array([str(i) for i in range(20)], dtype=object),
+                np.repeat(np.arange(20), 4), np.tile(np.arange(4), 20), scores.ravel(),
+                np.where(mask.ravel(), 1, -1))  # fmt: skip
+
+    of1 = METRICS["of1"]
+    assert align_images(of1, [cells(present), cells(flipped)], Params(at=[0.5])) is None
+    assert align_images(of1, [cells(present), cells(present)], Params(at=[0.5])) is not None

@@ -135,6 +135,8 @@ def test_compare_and_leaderboard_of_run_row_values(cli: Any, two_runs: Store) ->
     result = cli("compare", "m/a", "m/b", "-m", "of1", "--format", "json")
     assert result.exit_code == 0, result.output
     [row] = json.loads(result.stdout)
-    assert row["metric"] == "of1" and 0 < row["p_value"] <= 1  # tested over the images
+    # the two runs label the images differently (seeds 1 and 2): no pairing of their images
+    # (tests/test_compare_samples.py tests runs of one ground truth over images)
+    assert row["metric"] == "of1" and row["p_value"] is None
     assert row["diff"] == pytest.approx(row["value"] - row["baseline_value"], rel=1e-12)
-    assert row["resampled"] == "samples" and row["ci_low"] <= row["ci_high"]
+    assert "truth" in row["resampled"] and "no paired test" in row["resampled"]

@@ -290,9 +290,12 @@ def sample_replicates(
 ) -> np.ndarray:
     """:func:`value_replicates` of a single-label run (:func:`read_samples`), each replicate
     computed from the drawn samples' summaries (:func:`~evalstore.metrics.
-    single_label_references.summarize`) instead of the twin on the expanded lists: the same
-    draws of :func:`item_codes`' numbering (the samples' ids as text, sorted), so the same
-    replicates, in time linear in the samples."""
+    single_label_references.summarize`) instead of the twin on the expanded lists, in time
+    linear in the samples: the same draws of :func:`item_codes`' numbering (the samples' ids
+    as text, sorted). The classes keep the run's list order in every replicate; the expanded
+    lists took it from the drawn rows, which differs when the run's rows do not come sample
+    by sample in one order of classes (then ``input`` and ``pessimistic`` ties could break
+    otherwise than in the run's own value). Elsewhere the replicates are the same."""
     n = int(s.samples.size)
     if n == 0:
         return np.full(n_boot, np.nan)

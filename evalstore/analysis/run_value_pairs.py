@@ -8,10 +8,11 @@ run's value recomputed by the twin on its draw: the percentile interval of the d
 ``B - A`` (``resampled = pairs``). The p-value of two runs is a paired swap test: under the null
 the two runs' estimates of a pair are exchangeable, so each pair's two estimates are swapped
 between the runs with probability 1/2 and the difference recomputed, ``p = (1 + #{|d*| >= |d|})
-/ (B + 1)``. Configurations (several seeds) are resampled as ``compare`` resamples their items
-(:func:`~evalstore.analysis.statistics.seed_replicates` over the per-run replicates of each
-draw of pairs, and the bootstrap's own p-value; ``seeds+pairs``). docs/statistics.md gives the
-scheme and the simulations that check it.
+/ (B + 1)`` (a swapped difference that is NaN, a value undefined, counts among them: the
+p-value is never too small). Configurations (several seeds) are resampled as ``compare``
+resamples their items (:func:`~evalstore.analysis.statistics.seed_replicates` over the per-run
+replicates of each draw of pairs, and the bootstrap's own p-value; ``seeds+pairs``).
+docs/statistics.md gives the scheme and the simulations that check it.
 
 The single-label classification metrics (``top1_accuracy``, ``topk_accuracy``, ``ece``,
 ``f1_micro``, and ``f1_macro`` and ``balanced_accuracy`` where ``compare`` would resample
@@ -20,12 +21,13 @@ sample is drawn with its scores in every class list, the value recomputed by the
 code on the drawn samples (:func:`~evalstore.metrics.single_label_references.
 single_label_result`), and the swap test exchanges a sample's row of scores between the runs
 (for top-1 accuracy, the randomisation form of McNemar's test). The runs must hold the same
-samples and the same classes in the same list order, else :data:`DIFFERENT_SAMPLES`. The
+samples, the same ground truth and the same classes in the same list order, else
+:data:`DIFFERENT_SAMPLES`. The
 multi-label run values (ML-GCN's ``cp`` ... ``of1`` and their ``_at_k`` forms) are tested over
 the shared images the same way (``samples``): each run's rows are counted once as ML-GCN counts
 them (:class:`~evalstore.core.multilabel.Rows`), a draw weights each image's rows by how often
 it is drawn, and a swap exchanges an image's rows between the runs (their classes matched by
-id; each run's top k and ties are its own).
+id, their positive labels the same; each run's top k and ties are its own).
 
 Every other metric of ``overall = "run row"`` (TIDE's) keeps :data:`RUN_VALUE`: its values and
 their difference, no test.
@@ -81,7 +83,7 @@ RUN_VALUE = "run value: not a mean over lists, no test"
 #: ``resampled`` of a run value of runs whose image pairs differ: no paired test.
 DIFFERENT_PAIRS = "run value: the runs' pairs differ, no paired test"
 #: ``resampled`` of a single-label metric of runs whose samples or classes differ.
-DIFFERENT_SAMPLES = "run value: the runs' samples or classes differ, no paired test"
+DIFFERENT_SAMPLES = "run value: the runs' samples, truth or classes differ, no paired test"
 #: The ``resampled`` of rows without a test.
 UNTESTED = (RUN_VALUE, DIFFERENT_PAIRS, DIFFERENT_SAMPLES, ACROSS_LISTS)
 
@@ -191,6 +193,8 @@ def align_samples(metric: Metric, runs: Sequence[SampleMatrix], call: Params) ->
         if row.keys() != set(order):
             return None
         rows = np.fromiter(map(row.__getitem__, order), np.int64, count=len(order))
+        if not np.array_equal(m.truth[rows], first.truth):  # another ground truth
+            return None
         out.append(SampleMatrix(first.classes, first.samples, m.scores[rows],
                                 m.candidate[rows], m.truth[rows]))  # fmt: skip
     summaries: list[PairInputs] = [summarize(metric.name, m, call) for m in out]
@@ -204,6 +208,7 @@ def align_images(metric: Metric, runs: Sequence[run_draws.Cells], call: Params) 
     images or their classes differ."""
     classes, images = runs[0][0].tolist(), runs[0][1].tolist()
     out: list[PairInputs] = []
+    positives = np.zeros(0, np.int64)  # the first run's positive (image, class) cells
     for ids, samples, image, cls, scores, labels in runs:
         if sorted(ids.tolist()) != sorted(classes) or len(samples) != len(images):
             return None
@@ -217,6 +222,10 @@ def align_images(metric: Metric, runs: Sequence[run_draws.Cells], call: Params) 
         first[to_class] = np.arange(len(classes))
         rows = multilabel_rows(metric.name, runs[0][0], to_class[cls], to_image[image], scores,
                                labels, first, call)  # fmt: skip
+        truth = np.unique(rows.image[rows.positive] * len(classes) + rows.cls[rows.positive])
+        if out and not np.array_equal(truth, positives):  # another ground truth
+            return None
+        positives = truth
         out.append(ImageRows(rows, runs[0][0]))
     return Aligned(out, [np.arange(len(images))] * len(out))
 
@@ -301,7 +310,7 @@ def swap_p(
     for i in range(n_perm):
         star_a, star_b = swapped(aligned, rng.random(aligned.n) < 0.5)
         diff = _value(metric, both, star_b, call) - _value(metric, both, star_a, call)
-        hits += int(abs(diff) >= abs(observed) - tol)
+        hits += int(not abs(diff) < abs(observed) - tol)  # a NaN one counts: p not too small
         if (i + 1) % _BLOCK == 0 or i + 1 == n_perm:
             watching.swapped(i + 1, hits)
     return (hits + 1) / (n_perm + 1)

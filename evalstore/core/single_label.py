@@ -252,6 +252,9 @@ class Summary:
 
 def summarize(s: SampleMatrix, ties: str, k: int = 1) -> Summary:
     """The :class:`Summary` of the samples ``s`` under ``ties``, top-``k`` hits in ``hits``."""
+    if s.truth.size == 0:  # no sample (and so no class): nothing to rank
+        empty, none = np.zeros(0), np.zeros(0, np.int64)
+        return Summary(s.classes, s.truth, empty, empty, empty, empty, none, none, empty)
     w = top1(s, ties)
     sample, column = np.nonzero(w)
     rows = np.arange(s.truth.size)
