@@ -19,7 +19,9 @@ def main() -> None:
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         from evalstore.cli import main as run
         from evalstore.cli.interrupts import INTERRUPTS, stop_watching
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, RuntimeError) as exc:
+        if not _interrupt(exc):
+            raise
         sys.stderr.write("Error: interrupted while starting; nothing was done\n")
         raise SystemExit(130) from None
     try:
@@ -36,6 +38,16 @@ def main() -> None:
         # threads), printed as an "Exception ignored" traceback
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         stop_watching()
+
+
+def _interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is a Ctrl-C: a KeyboardInterrupt, or the RuntimeError Python raises
+    when one stops a class's ``__set_name__`` (``import platform`` builds such a class)."""
+    while exc is not None:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        exc = exc.__cause__  # type: ignore[assignment]
+    return False
 
 
 def _untold(interrupts: dict[str, bool]) -> None:

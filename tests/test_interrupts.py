@@ -588,3 +588,35 @@ def test_a_dropped_ctrl_c_is_held_in_a_held_block_and_forgotten_after_the_comman
         interrupts.stop_watching()
         assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
         time.sleep(0.05)  # nothing comes
+
+
+def test_a_ctrl_c_that_python_wraps_while_starting_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Ctrl-C inside a class's ``__set_name__`` during the start's imports (``import
+    platform``, which typer imports, builds such a class) reaches the start as the RuntimeError
+    Python raises from it: one line and exit 130, not a traceback (seen once in a CI run of
+    the sweep above, at 0.045 s). Any other RuntimeError is left alone."""
+    import types
+
+    from evalstore import __main__ as entry
+
+    def wrapped(error: BaseException) -> types.ModuleType:
+        fake = types.ModuleType("evalstore.cli")
+
+        def attribute(name: str) -> object:
+            raise error
+
+        fake.__getattr__ = attribute  # type: ignore[method-assign]
+        return fake
+
+    interrupted = RuntimeError("Error calling __set_name__ on 'cached_property' instance")
+    interrupted.__cause__ = KeyboardInterrupt()
+    monkeypatch.setitem(sys.modules, "evalstore.cli", wrapped(interrupted))
+    with pytest.raises(SystemExit) as stopped:
+        entry.main()
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err == "Error: interrupted while starting; nothing was done\n"
+    monkeypatch.setitem(sys.modules, "evalstore.cli", wrapped(RuntimeError("a bug of ours")))
+    with pytest.raises(RuntimeError, match="a bug of ours"):
+        entry.main()
