@@ -48,6 +48,7 @@ from evalstore.analysis.statistics import inversion_p, percentile_interval, seed
 from evalstore.core.multilabel import NAMES as MULTILABEL
 from evalstore.core.multilabel import Rows
 from evalstore.core.single_label import SampleMatrix, Summary
+from evalstore.errors import EvalstoreError
 from evalstore.metrics.multilabel_references import multilabel_result, multilabel_rows
 from evalstore.metrics.pose_references import PoseRun
 from evalstore.metrics.registry import Inputs, KeypointRun, Metric, Params
@@ -100,15 +101,13 @@ _BLOCK = 50
 
 @dataclasses.dataclass(frozen=True)
 class ImageRows:
-    """A multi-label run's rows as ML-GCN's numbers count them (``rows``), images numbered by
-    the shared index, and its class ids (``ids``, in the order of ``rows``' class codes)."""
+    """A multi-label run's rows as ML-GCN counts them (images by shared index), its class ids."""
 
     rows: Rows
     ids: np.ndarray
 
 
-#: The inputs of a run value of image pairs, of a single-label run's samples, or of a
-#: multi-label run's images.
+#: The inputs of a run value of image pairs, single-label samples or multi-label images.
 PairInputs = PoseRun | KeypointRun | Summary | ImageRows
 
 
@@ -270,7 +269,8 @@ def pooled(aligned: Aligned) -> PairInputs:
                     np.concatenate([ra.cls, rb.cls]), np.concatenate([ra.predicted, rb.predicted]),
                     np.concatenate([ra.positive, rb.positive]))  # fmt: skip
         return ImageRows(rows, a.ids)
-    assert isinstance(a, (PoseRun, KeypointRun)) and isinstance(b, (PoseRun, KeypointRun))
+    if not (isinstance(a, (PoseRun, KeypointRun)) and isinstance(b, (PoseRun, KeypointRun))):
+        raise EvalstoreError(f"no swap test of {type(a).__name__} with {type(b).__name__}")
     codes_a = dict(zip(a.pairs.tolist(), index_a.tolist(), strict=True))
     codes_b = dict(zip(b.pairs.tolist(), (aligned.n + index_b).tolist(), strict=True))
     fields: dict[str, Any] = {}
