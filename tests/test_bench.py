@@ -40,6 +40,15 @@ CASES: dict[str, tuple[list[str], list[str], list[pytest.MarkDecorator]]] = {
         ],
         [],
     ),
+    "compare_classes.py": (
+        ["--samples", "60", "--classes", "3", "--n-boot", "100"],
+        [
+            r"3 classes x 60 samples, 100 replicates",
+            rf"  top1_accuracy: {NUM} CPU s, resampled samples, p {NUM}",
+            rf"  ece: {NUM} CPU s, resampled samples, p {NUM}",
+        ],
+        [],
+    ),
     "counts.py": (
         ["--queries", "20", "--items", "100", "--repeat", "1"],
         [
